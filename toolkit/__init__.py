@@ -1,0 +1,78 @@
+"""toolkit: a notebook-first, PyTorch-shaped tensor, autograd and JIT library on numpy and numba.
+
+``import toolkit`` compiles nothing: numba kernels compile on first use and
+are cached on disk.
+"""
+
+from __future__ import annotations
+
+from . import ops as _ops  # registers every op
+from ._core import dtypes as _dtypes
+from ._core.device import device
+from ._core.dtypes import (
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._core.shape import Size
+from .tensor import Tensor, bind_methods as _bind_methods
+
+_bind_methods()
+
+from . import _tensor_methods  # noqa: E402
+
+_tensor_methods.install()
+
+from . import autograd  # noqa: E402
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+from .factories import as_tensor, asarray, from_numpy, scalar_tensor, tensor  # noqa: E402
+from .ops import api as _api  # noqa: E402
+from .printing import set_printoptions  # noqa: E402
+
+globals().update(_api.exported(None))
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t: Tensor) -> int:
+    return t.numel()
+
+
+def is_floating_point(t: Tensor) -> bool:
+    return t.is_floating_point()
+
+
+def can_cast(from_, to) -> bool:
+    return _dtypes.can_cast(from_, to)
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """The dtype an elementwise op on these two operands produces."""
+    dims, zeros, scalars = [], [], []
+    for x in (tensor1, tensor2):
+        if isinstance(x, Tensor):
+            (zeros if x.ndim == 0 else dims).append(x.dtype)
+        else:
+            scalars.append(x)
+    return _dtypes.result_type_from(dims, zeros, scalars)
+
+
+__version__ = "0.1.0"

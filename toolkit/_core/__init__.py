@@ -1,0 +1,1 @@
+"""Core metadata shared by every layer: dtypes, devices, shapes and storage."""

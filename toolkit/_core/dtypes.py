@@ -1,0 +1,220 @@
+"""Tensor dtypes and PyTorch's type-promotion rules.
+
+A ``dtype`` wraps a numpy dtype so CPU kernels can hand arrays straight to
+numpy, while promotion follows PyTorch rather than numpy (they differ, e.g.
+``int64 + float16`` is ``float16`` in PyTorch and ``float64`` in numpy, and
+Python scalars only promote across categories).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, printed as PyTorch prints it (``toolkit.float32``)."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "is_complex", "_rank", "_category")
+
+    def __init__(self, name: str, np_dtype, rank: int, category: int):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == FLOAT
+        self.is_complex = False
+        self.is_signed = name not in ("bool", "uint8")
+        self._rank = rank
+        self._category = category
+
+    def __repr__(self) -> str:
+        return f"toolkit.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self) -> dtype:
+        return self
+
+    @property
+    def is_integral(self) -> bool:
+        return self._category == INT
+
+
+BOOL, INT, FLOAT = 0, 1, 2
+
+bool = dtype("bool", np.bool_, 0, BOOL)  # noqa: A001
+uint8 = dtype("uint8", np.uint8, 1, INT)
+int8 = dtype("int8", np.int8, 1, INT)
+int16 = dtype("int16", np.int16, 2, INT)
+int32 = dtype("int32", np.int32, 3, INT)
+int64 = dtype("int64", np.int64, 4, INT)
+float16 = dtype("float16", np.float16, 5, FLOAT)
+float32 = dtype("float32", np.float32, 6, FLOAT)
+float64 = dtype("float64", np.float64, 7, FLOAT)
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+FLOATING = (float16, float32, float64)
+INTEGRAL = (uint8, int8, int16, int32, int64)
+
+# PyTorch's aliases.
+half = float16
+float = float32  # noqa: A001
+double = float64
+short = int16
+int = int32  # noqa: A001
+long = int64
+
+_NAMES = {d.name: d for d in ALL}
+_NAMES.update(half=half, float=float32, double=double, short=short, int=int32, long=long)
+_FROM_NP = {d.np: d for d in ALL}
+
+_default_dtype = float32
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+def get_default_dtype() -> dtype:
+    return _default_dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the dtype used for Python floats and float factories (float32 or float64 as in PyTorch)."""
+    global _default_dtype
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {d}")
+    _default_dtype = d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """Map a numpy dtype to ours; unsupported ones raise TypeError naming the dtype."""
+    try:
+        return _FROM_NP[np_dtype]
+    except KeyError:
+        pass
+    nd = np.dtype(np_dtype)
+    if nd in _FROM_NP:
+        return _FROM_NP[nd]
+    raise TypeError(
+        f"can't convert np.ndarray of type {nd}. The only supported types are: "
+        "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+    )
+
+
+def as_dtype(d) -> dtype:
+    """Accept our dtype, a numpy dtype, a Python type or a name and return our dtype."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtins_float:
+        return _default_dtype
+    if d is builtins_int:
+        return int64
+    if d is builtins_bool:
+        return bool
+    if isinstance(d, str):
+        key = d[6:] if d.startswith("torch.") else d[8:] if d.startswith("toolkit.") else d
+        if key in _NAMES:
+            return _NAMES[key]
+        raise TypeError(f"unknown dtype name {d!r}")
+    try:
+        return from_numpy_dtype(d)
+    except TypeError:
+        raise TypeError(f"expected a dtype, got {d!r}") from None
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_float = _builtins.float
+builtins_int = _builtins.int
+builtins_bool = _builtins.bool
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """PyTorch's ``promote_types``: the smallest dtype both can be cast to safely."""
+    if a is b:
+        return a
+    return _PROMOTE[a._rank if a is not uint8 else 8][b._rank if b is not uint8 else 8]
+
+
+def _build_promote_table():
+    # Index 8 is uint8 (rank 1 is shared with int8 for ordering).
+    order = [bool, int8, int16, int32, int64, float16, float32, float64, uint8]
+    table = [[None] * 9 for _ in range(9)]
+    for i, x in enumerate(order):
+        for j, y in enumerate(order):
+            if x is y:
+                r = x
+            elif x is bool:
+                r = y
+            elif y is bool:
+                r = x
+            elif x.is_floating_point or y.is_floating_point:
+                if x.is_floating_point and y.is_floating_point:
+                    r = x if x._rank > y._rank else y
+                else:
+                    r = x if x.is_floating_point else y
+            elif uint8 in (x, y):
+                other = y if x is uint8 else x
+                r = int16 if other is int8 else other
+            else:
+                r = x if x._rank > y._rank else y
+            table[i][j] = r
+    return table
+
+
+_PROMOTE = _build_promote_table()
+
+
+def scalar_category(value) -> int:
+    """Category of a Python number: bool < int < float."""
+    t = type(value)
+    if t is builtins_bool or t is np.bool_:
+        return BOOL
+    if t is builtins_int or isinstance(value, np.integer):
+        return INT
+    if t is builtins_float or isinstance(value, np.floating):
+        return FLOAT
+    if t is complex:
+        raise TypeError("complex numbers are not supported")
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def scalar_default_dtype(value) -> dtype:
+    """The dtype a Python scalar becomes as a tensor: bool, int64 or the default float dtype."""
+    c = scalar_category(value)
+    return bool if c == BOOL else int64 if c == INT else _default_dtype
+
+
+def _combine_categories(higher, lower):
+    # c10's combine_categories: a lower tier wins only by being of a higher category.
+    if higher is None:
+        return lower
+    if lower is None or higher._category == FLOAT:
+        return higher
+    if higher is bool or lower._category == FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type_from(dims_dtypes, zero_dim_dtypes, scalar_values) -> dtype:
+    """PyTorch's three-tier promotion: dimensioned tensors, then 0-dim tensors, then Python scalars.
+
+    A lower tier only affects the result when it is of a higher category (bool < int < float).
+    """
+    dim_r = None
+    for d in dims_dtypes:
+        dim_r = d if dim_r is None else promote_types(dim_r, d)
+    zero_r = None
+    for d in zero_dim_dtypes:
+        zero_r = d if zero_r is None else promote_types(zero_r, d)
+    wrapped = None
+    for v in scalar_values:
+        d = scalar_default_dtype(v)
+        wrapped = d if wrapped is None else promote_types(wrapped, d)
+    return _combine_categories(dim_r, _combine_categories(zero_r, wrapped))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """PyTorch's ``can_cast`` (same-kind casting: no float to int, no int to bool)."""
+    return from_._category <= to._category

@@ -1,0 +1,485 @@
+"""The single call path of every op: bind, promote, pick a kernel, run, wrap, record.
+
+Eager calls, Tensor methods and operators all arrive here. Autograd records
+here, and the tracer and profiler observe here, each through one hook that
+costs a single check while it is inactive.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._core import dtypes as _dt
+from ._core.device import CPU
+from ._core.shape import fmt_shape
+from .ops import registry as R
+from .ops.registry import OpDef
+from .tensor import Tensor, _wrap
+
+
+class _State:
+    """Global switches read on every call; autograd's grad modes flip them."""
+
+    __slots__ = ("grad_enabled", "inference_mode", "observers", "record")
+
+    def __init__(self):
+        self.grad_enabled = True
+        self.inference_mode = False
+        self.observers: list = []  # tracer, profiler: objects with on_call(op, bound, run)
+        self.record = None  # autograd's recorder: record(op, bound, outputs, saved_self)
+
+
+STATE = _State()
+
+_ELEMENTWISE_KINDS = (R.ELEMENTWISE, R.COMPARISON)
+_NUMBER = (int, float, bool, np.number, np.bool_)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binding arguments to a schema
+# ---------------------------------------------------------------------------------------------
+class _BindError(TypeError):
+    pass
+
+
+def _type_name(v) -> str:
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def _as_int(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, Tensor):
+        if v.numel() == 1 and not v.dtype.is_floating_point:
+            return int(v.item())
+        raise _BindError("Tensor")
+    try:
+        return v.__index__()
+    except (AttributeError, TypeError):
+        raise _BindError(type(v).__name__) from None
+
+
+def _check(op: OpDef, arg, v, pos: int):
+    """Validate and normalize one argument; raise PyTorch's kind of TypeError when it does not fit."""
+    t = arg.type
+    try:
+        if t == "Tensor":
+            if isinstance(v, Tensor):
+                return v
+            if op.kind in _ELEMENTWISE_KINDS and isinstance(v, _NUMBER):
+                return v
+            raise _BindError(_type_name(v))
+        if v is None:
+            if t.endswith("?") or (arg.has_default and arg.default is None):
+                return None
+            raise _BindError("NoneType")
+        if t == "Tensor?":
+            if isinstance(v, Tensor):
+                return v
+            raise _BindError(_type_name(v))
+        if t in ("Tensor[]", "Tensor?[]"):
+            if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
+                raise _BindError(_type_name(v))
+            for e in v:
+                if not (isinstance(e, Tensor) or (e is None and t == "Tensor?[]")):
+                    raise _BindError(f"{type(v).__name__} of {_type_name(e)}")
+            return list(v)
+        if t in ("int", "int?", "SymInt", "SymInt?"):
+            return _as_int(v)
+        if t.startswith("int[") or t.startswith("SymInt["):
+            if isinstance(v, (list, tuple)):
+                return tuple(_as_int(e) for e in v)
+            return (_as_int(v),)
+        if t in ("float", "float?"):
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+                return v
+            if isinstance(v, Tensor) and v.numel() == 1:
+                return v.item()
+            raise _BindError(type(v).__name__)
+        if t.startswith("float["):
+            if isinstance(v, (list, tuple)):
+                return tuple(float(e) for e in v)
+            return (float(v),)
+        if t in ("Scalar", "Scalar?"):
+            if isinstance(v, _NUMBER):
+                return v
+            if isinstance(v, Tensor) and v.numel() == 1:
+                return v.item()
+            raise _BindError(_type_name(v))
+        if t in ("bool", "bool?"):
+            if isinstance(v, (bool, np.bool_)):
+                return bool(v)
+            raise _BindError(type(v).__name__)
+        if t in ("str", "str?"):
+            if isinstance(v, str):
+                return v
+            raise _BindError(type(v).__name__)
+        if t in ("ScalarType", "ScalarType?"):
+            return _dt.as_dtype(v)
+        if t in ("Device", "Device?"):
+            from ._core.device import as_device
+
+            return as_device(v)
+        return v  # Generator?, Any, Layout?: checked by the kernel
+    except _BindError as e:
+        raise TypeError(
+            f"{op.name}(): argument '{arg.name}' (position {pos + 1}) must be {t}, not {e.args[0]}"
+        ) from None
+
+
+def bind(op: OpDef, args: tuple, kwargs: dict) -> list:
+    """Arguments in schema order with defaults filled in, validated."""
+    params = op.args
+    n_params = len(params)
+    if not kwargs and len(args) == n_params:
+        return [_check(op, params[i], args[i], i) for i in range(n_params)]
+    positional = [p for p in params if not p.kwarg_only]
+    if len(args) > len(positional):
+        last = positional[-1] if positional else None
+        if last is not None and last.type.startswith("int[") and len(args) > len(positional):
+            k = len(positional) - 1
+            args = tuple(args[:k]) + (tuple(args[k:]),)
+        else:
+            raise TypeError(
+                f"{op.name}() takes {len(positional)} positional arguments but {len(args)} were given"
+            )
+    out = []
+    for i, p in enumerate(params):
+        if i < len(args) and not p.kwarg_only:
+            if p.name in kwargs:
+                raise TypeError(f"{op.name}() got multiple values for argument '{p.name}'")
+            out.append(_check(op, p, args[i], i))
+        elif p.name in kwargs:
+            out.append(_check(op, p, kwargs[p.name], i))
+        elif p.has_default:
+            out.append(p.default if not p.type.startswith("int[") or p.default is None else _default_ints(p))
+        else:
+            raise TypeError(f"{op.name}() missing required argument '{p.name}' (pos {i + 1})")
+    if kwargs:
+        for k in kwargs:
+            if k not in op.arg_names:
+                raise TypeError(f"{op.name}() got an unexpected keyword argument '{k}'")
+    return out
+
+
+def _default_ints(p):
+    d = p.default
+    return tuple(d) if isinstance(d, (list, tuple)) else (d,)
+
+
+def call_op(op: OpDef, args: tuple, kwargs: dict):
+    """Call one op (a specific overload) with user arguments."""
+    return execute(op, bind(op, args, kwargs))
+
+
+def call_overloads(ops: list, args: tuple, kwargs: dict):
+    """Pick the first overload whose schema the arguments fit, as PyTorch's argument parser does."""
+    if len(ops) == 1:
+        return execute(ops[0], bind(ops[0], args, kwargs))
+    errors = []
+    for o in ops:
+        try:
+            bound = bind(o, args, kwargs)
+        except TypeError as e:
+            errors.append(f"  {o.schema}: {e}")
+            continue
+        return execute(o, bound)
+    sig = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+    raise TypeError(
+        f"{ops[0].name}() received an invalid combination of arguments - got ({sig}), but expected one of:\n"
+        + "\n".join(errors)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Execution
+# ---------------------------------------------------------------------------------------------
+def execute(op: OpDef, bound: list):
+    """Run a bound op: observers (tracer, profiler) see it when any is active."""
+    if STATE.observers:
+        return _observed(op, bound, 0)
+    return _run(op, bound)
+
+
+def _observed(op: OpDef, bound: list, i: int):
+    obs = STATE.observers
+    if i == len(obs):
+        return _run(op, bound)
+    return obs[i].on_call(op, bound, lambda: _observed(op, bound, i + 1))
+
+
+_promo_cache: dict = {}
+
+
+def _promotion(op: OpDef, bound: list):
+    """Compute dtype and result dtype of an elementwise op (cached on the input dtype signature)."""
+    key = [op.promotion]
+    for i in op.tensor_args:
+        v = bound[i]
+        if isinstance(v, Tensor):
+            a = v._data
+            key.append(a.dtype)
+            key.append(a.ndim == 0)
+        elif v is not None:
+            key.append(type(v))
+    key = tuple(key)
+    r = _promo_cache.get(key)
+    if r is None:
+        r = _promo_cache[key] = _compute_promotion(op, bound)
+    return r
+
+
+def _compute_promotion(op: OpDef, bound: list):
+    dims, zeros, scalars = [], [], []
+    for i in op.tensor_args:
+        v = bound[i]
+        if isinstance(v, Tensor):
+            (zeros if v._data.ndim == 0 else dims).append(v.dtype)
+        elif v is not None:
+            scalars.append(v)
+    common = _dt.result_type_from(dims, zeros, scalars)
+    p = op.promotion
+    if p == R.PROMOTE_INT_TO_FLOAT:
+        if not common.is_floating_point:
+            common = _dt.get_default_dtype()
+        return common, common
+    if p == R.PROMOTE_BOOL_OUT:
+        return common, _dt.bool
+    if p == R.PROMOTE_ALWAYS_BOOL:
+        return _dt.bool, _dt.bool
+    return common, common
+
+
+def _arrays(op: OpDef, bound: list, compute):
+    """Replace tensors by their arrays (cast to the compute dtype for elementwise ops)."""
+    arrays = list(bound)
+    for i in op.tensor_args:
+        v = bound[i]
+        if isinstance(v, Tensor):
+            a = v._data
+            if compute is not None and a.dtype != compute.np:
+                a = a.astype(compute.np)
+            arrays[i] = a
+        elif isinstance(v, list):
+            arrays[i] = [None if e is None else e._data for e in v]
+        elif compute is not None and v is not None:
+            arrays[i] = _scalar_as(v, compute)
+    return arrays
+
+
+def _scalar_as(v, d):
+    if d is _dt.bool:
+        return bool(v)
+    if d.is_floating_point:
+        return float(v)
+    if isinstance(v, float):
+        return v
+    iv = int(v)
+    info = np.iinfo(d.np)
+    if info.min <= iv <= info.max:
+        return iv
+    return np.array(iv).astype(d.np)[()]  # wraps around as PyTorch's integer arithmetic does
+
+
+def _device_of(op: OpDef, bound: list):
+    dev = None
+    for i in op.tensor_args:
+        v = bound[i]
+        if isinstance(v, Tensor):
+            d = v._storage.device
+            if dev is None:
+                dev = d
+            elif d != dev:
+                raise RuntimeError(
+                    f"{op.name}: Expected all tensors to be on the same device, but found at least two devices, "
+                    f"{dev} and {d}!"
+                )
+        elif isinstance(v, list):
+            for e in v:
+                if e is not None:
+                    d = e._storage.device
+                    if dev is None:
+                        dev = d
+                    elif d != dev:
+                        raise RuntimeError(
+                            f"{op.name}: Expected all tensors to be on the same device, but found at least two "
+                            f"devices, {dev} and {d}!"
+                        )
+    return dev or CPU
+
+
+def _kernel(op: OpDef, dev):
+    k = op.kernels.get(dev.type)
+    if k is None:
+        raise NotImplementedError(f"{op.name}: no kernel for device '{dev.type}'")
+    return k
+
+
+def _run_kernel(op: OpDef, kernel, arrays: list, bound: list):
+    try:
+        return kernel(*arrays)
+    except (ValueError, IndexError, TypeError, np.exceptions.AxisError, ZeroDivisionError, OverflowError) as e:
+        raise _explain(op, bound, e) from None
+
+
+def _explain(op: OpDef, bound: list, e: Exception) -> Exception:
+    """Turn a kernel's failure into an error that names the op, using its meta rule when it has one."""
+    if isinstance(e, (RuntimeError, IndexError)) and str(e).startswith(op.name):
+        return e
+    if op.meta is not None:
+        try:
+            op.meta(*bound)
+        except (RuntimeError, IndexError, TypeError, ValueError) as m:
+            return m
+    elif op.kind in _ELEMENTWISE_KINDS:
+        shapes = [tuple(bound[i].shape) for i in op.tensor_args if isinstance(bound[i], Tensor)]
+        from ._core.shape import broadcast_shapes_or_none
+
+        acc = ()
+        for s in shapes:
+            acc = broadcast_shapes_or_none(acc, s)
+            if acc is None:
+                return RuntimeError(
+                    f"{op.name}: shapes {' and '.join(fmt_shape(s) for s in shapes)} cannot be broadcast"
+                )
+    if isinstance(e, IndexError):
+        return IndexError(f"{op.name}: {e}")
+    return RuntimeError(f"{op.name}: {e}")
+
+
+def _needs_grad(op: OpDef, bound: list) -> bool:
+    for i in op.diff_args:
+        v = bound[i]
+        if isinstance(v, Tensor):
+            if v._requires_grad:
+                return True
+        elif isinstance(v, list):
+            for e in v:
+                if e is not None and e._requires_grad:
+                    return True
+    return False
+
+
+def _run(op: OpDef, bound: list):
+    if op.kind is R.INPLACE:
+        return _run_inplace(op, bound)
+    dev = _device_of(op, bound)
+    if op.device_arg is not None and bound[op.device_arg] is not None:
+        dev = bound[op.device_arg]
+    if op.kind in _ELEMENTWISE_KINDS and op.promotion != R.PROMOTE_NONE:
+        compute, result_dtype = _promotion(op, bound)
+        arrays = _arrays(op, bound, compute)
+    else:
+        result_dtype = None
+        arrays = _arrays(op, bound, None)
+    out = _run_kernel(op, _kernel(op, dev), arrays, bound)
+    if not op.returns_tensor:
+        return out
+    outputs = _wrap_outputs(op, bound, out, result_dtype, dev)
+    if STATE.inference_mode:
+        _mark_inference(outputs)
+    if op.requires_grad_arg is not None and bound[op.requires_grad_arg]:
+        outputs.requires_grad_(True)
+    if STATE.grad_enabled and op.derivative is not None and _needs_grad(op, bound):
+        STATE.record(op, bound, outputs, None)
+    return outputs
+
+
+def _as_array(a, result_dtype):
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)
+    if result_dtype is not None and a.dtype != result_dtype.np:
+        a = a.astype(result_dtype.np)
+    return a
+
+
+def _wrap_outputs(op: OpDef, bound: list, out, result_dtype, dev):
+    view_src = bound[0] if op.kind is R.VIEW and isinstance(bound[0], Tensor) else None
+    if op.returns_list:
+        return [_wrap_one(_as_array(a, None), view_src, op, bound, dev) for a in out]
+    if op.n_outputs == 1:
+        return _wrap_one(_as_array(out, result_dtype), view_src, op, bound, dev)
+    ts = tuple(_wrap_one(_as_array(a, None), view_src, op, bound, dev) for a in out)
+    return op.return_type(*ts) if op.return_type is not None else ts
+
+
+def _wrap_one(a: np.ndarray, view_src, op, bound, dev):
+    if view_src is not None:
+        st = view_src._storage
+        root = a.base if a.base is not None else a
+        if root is st.base or (root is not a and np.shares_memory(a, view_src._data)):
+            t = _wrap(a, st)
+            src_base = view_src._base
+            t._base = src_base if src_base is not None else view_src
+            chain = view_src._view_chain or ()
+            t._view_chain = chain + ((op, bound[1:]),)
+            return t
+    return _wrap(a, None, dev)
+
+
+def _run_inplace(op: OpDef, bound: list):
+    """``self.op_(...)``: compute as the functional op, check the result fits ``self``, write it back."""
+    self_t = bound[0]
+    if not isinstance(self_t, Tensor):
+        raise TypeError(f"{op.name}(): self must be a Tensor, not {_type_name(self_t)}")
+    f = op.inplace_of or op
+    dev = _device_of(op, bound)
+    if f.kind in _ELEMENTWISE_KINDS and f.promotion != R.PROMOTE_NONE:
+        compute, result_dtype = _promotion(f, bound)
+        arrays = _arrays(f, bound, compute)
+    else:
+        result_dtype = None
+        arrays = _arrays(f, bound, None)
+    target = self_t.dtype
+    if result_dtype is not None and not _dt.can_cast(result_dtype, target):
+        raise RuntimeError(
+            f"{op.name}: result type {_dt_title(result_dtype)} can't be cast to the desired output type "
+            f"{_dt_title(target)}"
+        )
+    recording = STATE.grad_enabled and op.derivative is not None and (_needs_grad(op, bound))
+    if recording:
+        _check_inplace_allowed(op, self_t)
+    if STATE.inference_mode is False and self_t._extra and self_t._extra.get("inference"):
+        raise RuntimeError(f"{op.name}: Inplace update to inference tensor outside InferenceMode is not allowed.")
+    saved_self = None
+    if recording and "self" in op.saved_names:
+        saved_self = _wrap(self_t._data.copy(), None, dev)
+    out = _run_kernel(op, _kernel(op, dev), arrays, bound)
+    out = _as_array(out, None)
+    if out.shape != self_t._data.shape:
+        raise RuntimeError(
+            f"{op.name}: output with shape {list(self_t.shape)} doesn't match the broadcast shape {list(out.shape)}"
+        )
+    np.copyto(self_t._data, out, casting="unsafe")
+    self_t._storage.version += 1
+    if recording:
+        STATE.record(op, bound, self_t, saved_self)
+    return self_t
+
+
+def _mark_inference(outputs) -> None:
+    for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+        o._extras()["inference"] = True
+
+
+def _dt_title(d) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[d.name]
+
+
+def _check_inplace_allowed(op: OpDef, t: Tensor):
+    if t.grad_fn is None and t._requires_grad and t._base is None:
+        raise RuntimeError(
+            f"{op.name}: a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    b = t._base
+    if b is not None and b.grad_fn is None and b._requires_grad:
+        raise RuntimeError(
+            f"{op.name}: a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def is_number(v) -> bool:
+    return isinstance(v, numbers.Number)

@@ -1,0 +1,58 @@
+"""Callable functions for registry ops, built on first use: ``api.add(x, y)``.
+
+The package namespaces (``toolkit.add``, ``toolkit.linalg.norm``,
+``toolkit.nn.functional.relu``) and derivative rules call ops through here, so
+every call takes the one dispatch path.
+"""
+
+from __future__ import annotations
+
+from . import registry as _registry
+
+_cache: dict = {}
+
+
+def function_for(name: str):
+    """The Python-facing function of op ``name``, choosing among its overloads per call."""
+    fn = _cache.get(name)
+    if fn is not None:
+        return fn
+    ops = _registry.overloads(name)
+    if not ops:
+        raise AttributeError(f"no op named {name!r}")
+    from ..dispatch import bind, call_overloads, execute
+
+    if len(ops) == 1:
+        o = ops[0]
+
+        def fn(*args, **kwargs):
+            return execute(o, bind(o, args, kwargs))
+
+    else:
+
+        def fn(*args, **kwargs):
+            return call_overloads(ops, args, kwargs)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = "\n\n".join(f"{o.schema}\n\n{o.doc}" for o in ops)
+    fn.__wrapped_ops__ = ops
+    _cache[name] = fn
+    return fn
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return function_for(name)
+
+
+def exported(namespace: str | None = None) -> dict:
+    """Functions exposed in a namespace: ``None`` for ``toolkit``, or ``"linalg"``, ``"nn.functional"``..."""
+    out = {}
+    for d in _registry.all_ops():
+        if not d.function or d.namespace != namespace:
+            continue
+        public = d.function if isinstance(d.function, str) else d.name
+        out[public] = function_for(d.name)
+    return out

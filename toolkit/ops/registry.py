@@ -1,0 +1,249 @@
+"""The op registry: every op is defined here once, and everything else reads it.
+
+An ``OpDef`` carries an op's schema, kind, meta rule, kernels per device, its
+derivative (written with registered ops, so double backward works), the scalar
+formula the fusion code generator inlines, its test samples and its docstring.
+Eager calls, Tensor methods and operators, autograd, tracing, the IR's types
+and the profiler all look ops up here; there is no other list of ops.
+
+Example::
+
+    @op("mul(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
+        formula="self * other", inplace=True, dunders=("mul", "rmul"))
+    def mul(self, other):
+        "Multiply elementwise, broadcasting as PyTorch does."
+        return np.multiply(self, other)
+
+    @mul.grad
+    def _(grad, self, other):
+        return grad * other, grad * self
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from .schema import Schema, parse_schema
+
+# Kinds: passes and tests ask kinds, never names.
+ELEMENTWISE = "elementwise"
+COMPARISON = "comparison"  # elementwise with a bool result
+REDUCTION = "reduction"
+VIEW = "view"
+SHAPE = "shape"  # reshuffles data into a new buffer
+INDEXING = "indexing"
+LINALG = "linalg"
+FACTORY = "factory"
+RANDOM = "random"
+CONVERSION = "conversion"
+NN = "nn"
+INPLACE = "inplace"
+COMPOSITE = "composite"
+
+# Type-promotion policies of elementwise ops (PyTorch's ELEMENTWISE_TYPE_PROMOTION_KIND).
+PROMOTE_DEFAULT = "default"  # common dtype in, common dtype out
+PROMOTE_INT_TO_FLOAT = "int_to_float"  # integers and bool compute in the default float dtype
+PROMOTE_BOOL_OUT = "bool_out"  # common dtype in, bool out (comparisons)
+PROMOTE_ALWAYS_BOOL = "always_bool"  # inputs as bool, bool out (logical ops)
+PROMOTE_NONE = "none"  # the kernel handles dtypes itself
+
+_GRAD_EXTRA_PARAMS = ("result", "needs_input_grad")
+
+
+class OpDef:
+    """One op's complete definition. Build it with the ``op`` decorator, not directly."""
+
+    def __init__(
+        self,
+        schema: Schema,
+        *,
+        kind: str,
+        cpu: Callable | None,
+        formula: str | None = None,
+        promotion: str = PROMOTE_DEFAULT,
+        method: bool | str = True,
+        function: bool | str = True,
+        namespace: str | None = None,
+        dunders: tuple = (),
+        inplace: bool = False,
+        differentiable: bool = True,
+        nondiff_args: tuple = (),
+        doc: str | None = None,
+    ):
+        self.schema = schema
+        self.name = schema.name
+        self.overload = schema.overload
+        self.qualified_name = f"aten::{schema.name}"
+        self.kind = kind
+        self.kernels: dict[str, Callable] = {}
+        if cpu is not None:
+            self.kernels["cpu"] = cpu
+        self.formula = formula
+        self.promotion = promotion
+        self.method = method
+        self.function = function
+        self.namespace = namespace
+        self.dunders = tuple(dunders)
+        self.has_inplace = inplace
+        self.differentiable = differentiable
+        self.doc = inspect.cleandoc(doc or (cpu.__doc__ if cpu is not None else "") or "")
+        self.args = schema.args
+        self.arg_names = tuple(a.name for a in schema.args)
+        self.tensor_args = tuple(i for i, a in enumerate(schema.args) if a.is_tensor)
+        self.diff_args = tuple(i for i in self.tensor_args if schema.args[i].name not in nondiff_args)
+        self.n_outputs = len(schema.returns)
+        self.returns_list = bool(schema.returns) and schema.returns[0].type == "Tensor[]"
+        self.returns_tensor = bool(schema.returns) and schema.returns[0].type.startswith("Tensor")
+        self.meta = None
+        self.derivative = None
+        self.saved_names: tuple = ()
+        self.wants_needs_input_grad = False
+        self.samples = None
+        self.device_arg = self.arg_names.index("device") if "device" in self.arg_names else None
+        self.requires_grad_arg = self.arg_names.index("requires_grad") if "requires_grad" in self.arg_names else None
+        self.inplace_of: OpDef | None = None  # set on the derived in-place variant
+        self.inplace_variant: OpDef | None = None
+        self.return_type = None  # namedtuple class for named multi-returns
+        self._node_class = None
+
+    # -- decorators that complete the definition -------------------------------------------
+    def derivative_rule(self, fn: Callable) -> Callable:
+        """Attach the vjp: ``fn(grad, <arg names or 'result' it needs>) -> grads per tensor input``.
+
+        The parameter names say what must be saved for backward: an argument by
+        name, ``result`` for the output, ``<arg>_shape``/``<arg>_dtype`` for just
+        a tensor's metadata. So an in-place change to an input the rule does not
+        read is never an error.
+        """
+        params = list(inspect.signature(fn).parameters)
+        if not params or params[0] != "grad":
+            raise ValueError(f"{self.name}: derivative's first parameter must be 'grad'")
+        for p in params[1:]:
+            base = p.rsplit("_", 1)[0] if p.endswith(("_shape", "_dtype")) else p
+            if base not in self.arg_names and p not in _GRAD_EXTRA_PARAMS:
+                raise ValueError(f"{self.name}: derivative parameter {p!r} is not an argument of {self.schema}")
+        self.derivative = fn
+        self.saved_names = tuple(p for p in params[1:] if p != "needs_input_grad")
+        self.wants_needs_input_grad = "needs_input_grad" in params
+        if self.inplace_variant is not None:
+            self.inplace_variant._copy_autograd_from(self)
+        return fn
+
+    def grad(self, fn: Callable) -> Callable:
+        return self.derivative_rule(fn)
+
+    def meta_rule(self, fn: Callable) -> Callable:
+        """Attach the meta rule: from input metadata to output ``TensorMeta`` (no data touched)."""
+        self.meta = fn
+        if self.inplace_variant is not None:
+            self.inplace_variant.meta = fn
+        return fn
+
+    def sample_inputs(self, fn: Callable) -> Callable:
+        """Attach test samples: ``fn(rng)`` yields ``(args, kwargs)`` with numpy arrays for tensors."""
+        self.samples = fn
+        return fn
+
+    def kernel(self, device: str) -> Callable:
+        """Register a kernel for another device: ``@mul.kernel('cuda')``."""
+
+        def deco(fn):
+            self.kernels[device] = fn
+            return fn
+
+        return deco
+
+    def _copy_autograd_from(self, other: OpDef) -> None:
+        self.derivative = other.derivative
+        self.saved_names = other.saved_names
+        self.wants_needs_input_grad = other.wants_needs_input_grad
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.qualified_name}: {self.schema}>"
+
+    def __call__(self, *args, **kwargs):
+        from ..dispatch import call_op
+
+        return call_op(self, args, kwargs)
+
+
+# name -> overloads, in registration order (the first whose arguments fit wins).
+_REGISTRY: dict[str, list[OpDef]] = {}
+_ALL: list[OpDef] = []
+
+
+def register(d: OpDef) -> OpDef:
+    key = d.name
+    overloads = _REGISTRY.setdefault(key, [])
+    for o in overloads:
+        if o.overload == d.overload:
+            raise ValueError(f"op {d.schema.full_name} is registered twice")
+    overloads.append(d)
+    _ALL.append(d)
+    return d
+
+
+def op(schema: str, *, kind: str, **options) -> Callable[[Callable], OpDef]:
+    """Define an op: the decorated function is its CPU kernel, and the result is its ``OpDef``."""
+
+    def deco(fn: Callable) -> OpDef:
+        d = OpDef(parse_schema(schema), kind=kind, cpu=fn, **options)
+        register(d)
+        if d.has_inplace:
+            register(_make_inplace(d))
+        return d
+
+    return deco
+
+
+def _make_inplace(d: OpDef) -> OpDef:
+    """Derive ``add_`` from ``add``: same kernel and derivative, result written into ``self``."""
+    s = d.schema
+    schema = Schema(s.name + "_", s.overload, s.args, s.returns)
+    v = OpDef(
+        schema,
+        kind=INPLACE,
+        cpu=None,
+        formula=d.formula,
+        promotion=d.promotion,
+        method=True,
+        function=False,
+        namespace=d.namespace,
+        differentiable=d.differentiable,
+        doc=f"In-place version of :func:`{d.name}`.",
+    )
+    v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both
+    v.diff_args = d.diff_args
+    v.meta = d.meta
+    v.samples = None
+    v.inplace_of = d
+    d.inplace_variant = v
+    return v
+
+
+def get(name: str, overload: str = "") -> OpDef:
+    """Look an op up by name (``"add"``, ``"aten::add"``, ``"max.dim"``)."""
+    if name.startswith("aten::"):
+        name = name[6:]
+    if "." in name and not overload:
+        name, _, overload = name.partition(".")
+    for d in _REGISTRY.get(name, ()):
+        if d.overload == overload:
+            return d
+    if name in _REGISTRY and not overload:
+        return _REGISTRY[name][0]
+    raise KeyError(f"no op named {name!r}" + (f" with overload {overload!r}" if overload else ""))
+
+
+def overloads(name: str) -> list[OpDef]:
+    return list(_REGISTRY.get(name, ()))
+
+
+def all_ops() -> list[OpDef]:
+    """Every registered op, in-place variants included."""
+    return list(_ALL)
+
+
+def names() -> list[str]:
+    return list(_REGISTRY)

@@ -1,0 +1,406 @@
+"""The Tensor: an array, the storage it shares with its views, and autograd metadata.
+
+Tensors are thin on purpose: data lives in a numpy array (a strided view of
+the storage's buffer), and every operation is an op from the registry, bound
+as a method or operator by ``bind_methods``. The class is slotted so that
+creating one on the hot path costs a few attribute stores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import dtypes as _dt
+from ._core.device import CPU, as_device
+from ._core.shape import Size, wrap_dim
+from ._core.storage import Storage
+
+_from_np = _dt._FROM_NP
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
+
+    __slots__ = (
+        "_data",
+        "_storage",
+        "_requires_grad",
+        "grad_fn",
+        "_grad",
+        "_base",
+        "_view_chain",
+        "_output_nr",
+        "_extra",
+        "__weakref__",
+    )
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    def __init__(self, data=None, *args, **kwargs):
+        # ``Tensor(...)`` behaves like the legacy ``torch.Tensor`` constructor.
+        from .factories import _legacy_tensor_init
+
+        _legacy_tensor_init(self, data, *args, **kwargs)
+
+    # ----------------------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[wrap_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return _from_np[self._data.dtype]
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._storage.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._storage.device.type == "cpu"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        if dim is None:
+            return st
+        return st[wrap_dim(dim, self._data.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        base = self._storage.base
+        if not isinstance(base, np.ndarray) or self._data.size == 0:
+            return 0
+        start = base.__array_interface__["data"][0]
+        return (self._data.__array_interface__["data"][0] - start) // self._data.itemsize
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def untyped_storage(self) -> Storage:
+        return self._storage
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        a = self._data
+        expected = a.itemsize
+        for size, stride in zip(reversed(a.shape), reversed(a.strides)):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
+                "in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if requires_grad and self._data.dtype.kind not in "f":
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients, got {self.dtype}"
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {tuple(value.shape)} vs {tuple(self.shape)}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: {value.dtype} vs {self.dtype}")
+        self._grad = value
+
+    @property
+    def data(self) -> Tensor:
+        """The same data, detached from autograd (shares storage)."""
+        t = _wrap(self._data, self._storage)
+        return t
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+        self._storage = value._storage
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(self._extra and self._extra.get("retains_grad"))
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def name(self):
+        return self._extra.get("name") if self._extra else None
+
+    def _extras(self) -> dict:
+        if self._extra is None:
+            self._extra = {}
+        return self._extra
+
+    # ------------------------------------------------------------------------ conversions
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a numpy array sharing memory (no copy), as ``torch.Tensor.numpy``."""
+        if self._storage.device.type != "cpu":
+            raise TypeError(
+                f"can't convert {self._storage.device.type}:{self._storage.device.index or 0} device type tensor to "
+                "numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+            )
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._data
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous"
+            )
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.size != 1 or self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from .printing import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol):
+        # Pickling (DataLoader workers, multiprocessing) keeps data, dtype and requires_grad.
+        return (_rebuild, (np.ascontiguousarray(self._data), self._requires_grad, str(self._storage.device)))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
+            )
+        t = _wrap(self._data.copy(), None, self._storage.device)
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    # ------------------------------------------------------------------------ autograd API
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        from .autograd.hooks import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
+
+    def retain_grad(self) -> None:
+        from .autograd.hooks import retain_grad
+
+        retain_grad(self)
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing storage, cut from the graph (a view, as in PyTorch)."""
+        t = _wrap(self._data, self._storage)
+        t._base = self._base if self._base is not None else self
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+
+def _rebuild(data, requires_grad, device):
+    t = _wrap(np.array(data), None, as_device(device))
+    t._requires_grad = requires_grad
+    return t
+
+
+_new = object.__new__
+
+
+def _wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor:
+    """Make a Tensor around an array; with ``storage`` it is a view sharing that storage."""
+    t = _new(Tensor)
+    t._data = arr
+    if storage is None:
+        base = arr.base
+        storage = Storage(base if isinstance(base, np.ndarray) else arr, device)
+    t._storage = storage
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._base = None
+    t._view_chain = None
+    t._output_nr = 0
+    t._extra = None
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# Methods and operators from the registry
+# ---------------------------------------------------------------------------------------------
+def bind_methods() -> None:
+    """Bind every registry op that is a method or operator onto Tensor.
+
+    Called once when ``toolkit`` is imported, after all op families are registered.
+    An op's ``dunders`` name Python's operators: ``"add"`` binds ``__add__``,
+    ``"radd"`` the reflected form, ``"iadd"`` the in-place variant.
+    """
+    from .dispatch import call_overloads
+    from .ops import registry
+
+    grouped: dict[str, list] = {}
+    for d in registry.all_ops():
+        if d.method:
+            grouped.setdefault(d.method if isinstance(d.method, str) else d.name, []).append(d)
+    for name, ops in grouped.items():
+        existing = Tensor.__dict__.get(name)
+        if existing is not None and not getattr(existing, "_from_registry", False):
+            continue  # a hand-written method or property takes precedence
+        setattr(Tensor, name, _make_method(name, ops, call_overloads))
+    for d in registry.all_ops():
+        if not d.dunders:
+            continue
+        ops = [o for o in registry.overloads(d.name) if o.dunders]
+        for dunder in d.dunders:
+            if dunder.startswith("i") and dunder[1:] in d.dunders:
+                target = [o.inplace_variant for o in ops if o.inplace_variant is not None]
+                fn = _make_method(f"__{dunder}__", target, call_overloads)
+            elif dunder.startswith("r") and dunder[1:] in d.dunders:
+                fn = _make_reflected(dunder, ops, call_overloads)
+            else:
+                fn = _make_method(f"__{dunder}__", ops, call_overloads)
+            setattr(Tensor, f"__{dunder}__", fn)
+
+
+def _make_method(name, ops, call_overloads):
+    if len(ops) == 1:
+        from .dispatch import bind, execute
+
+        o = ops[0]
+
+        def method(self, *args, **kwargs):
+            return execute(o, bind(o, (self, *args), kwargs))
+
+    else:
+
+        def method(self, *args, **kwargs):
+            return call_overloads(ops, (self, *args), kwargs)
+
+    method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = ops[0].doc
+    method._from_registry = True
+    return method
+
+
+def _make_reflected(name, ops, call_overloads):
+    def method(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+            return NotImplemented
+        return call_overloads(ops, (other, self), {})
+
+    method.__name__ = f"__{name}__"
+    method._from_registry = True
+    return method
