@@ -159,6 +159,18 @@ class OpDef:
         self.saved_names = other.saved_names
         self.wants_needs_input_grad = other.wants_needs_input_grad
 
+    def infer(self, *bound):
+        """Output metadata from input metadata: the op's meta rule, or its kind's default rule."""
+        if self.meta is not None:
+            return self.meta(*bound)
+        if self.kind in (ELEMENTWISE, COMPARISON):
+            from ._meta_rules import elementwise_meta
+
+            return elementwise_meta(self, *bound)
+        if self.inplace_of is not None:
+            return self.inplace_of.infer(*bound)
+        raise NotImplementedError(f"{self.name}: no meta rule")
+
     def __repr__(self) -> str:
         return f"<OpDef {self.qualified_name}: {self.schema}>"
 

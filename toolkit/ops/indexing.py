@@ -1,0 +1,1 @@
+"""Indexing ops: index, index_put, gather, scatter, index_select, index_add, masked_*, take."""

@@ -1,0 +1,1 @@
+"""Random ops: rand, randn, randint, randperm, normal, bernoulli, multinomial and in-place fills."""
