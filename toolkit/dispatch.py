@@ -68,7 +68,7 @@ def _check(op: OpDef, arg, v, pos: int):
         if t == "Tensor":
             if isinstance(v, Tensor):
                 return v
-            if op.kind in _ELEMENTWISE_KINDS and isinstance(v, _NUMBER):
+            if op.scalar_tensors and isinstance(v, _NUMBER):
                 return v
             raise _BindError(_type_name(v))
         if v is None:

@@ -136,3 +136,5 @@ __all__ = [
     "is_inference_mode_enabled",
     "Sequence",
 ]
+
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402, F401

@@ -153,3 +153,60 @@ def relu(self):
 @relu.grad
 def _(grad, result):
     return grad * (result > 0)
+
+
+# ----------------------------------------------------------------------------- samples
+def _unary_samples(rng, low=-2.0, high=2.0):
+    yield (rng.uniform(low, high, (3, 4)),), {}
+    yield (rng.uniform(low, high, (4, 3)).T,), {}
+    yield (np.array(rng.uniform(low, high)),), {}
+    yield (rng.uniform(low, high, (0, 3)),), {}
+
+
+def _binary_samples(rng, low=-2.0, high=2.0):
+    yield (rng.uniform(low, high, (3, 4)), rng.uniform(low, high, (3, 4))), {}
+    yield (rng.uniform(low, high, (2, 3, 4)), rng.uniform(low, high, (4,))), {}
+    yield (rng.uniform(low, high, (4, 3)).T, rng.uniform(low, high, (3, 1))), {}
+    yield (rng.uniform(low, high, (3,)), 1.5), {}
+    yield (np.array(rng.uniform(low, high)), rng.uniform(low, high, (2, 2))), {}
+
+
+for _o in (mul, exp, tanh):
+    _o.sample_inputs(_unary_samples if _o is not mul else _binary_samples)
+
+
+@add.sample_inputs
+def _(rng):
+    yield from _binary_samples(rng)
+    yield (rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (3, 2))), {"alpha": 2.5}
+    yield (rng.integers(-5, 5, (3,)), rng.integers(-5, 5, (3,))), {}
+
+
+@sub.sample_inputs
+def _(rng):
+    yield from _binary_samples(rng)
+    yield (rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (2,))), {"alpha": -0.5}
+
+
+@div.sample_inputs
+def _(rng):
+    yield (rng.uniform(-2, 2, (3, 4)), rng.uniform(0.5, 2, (3, 4))), {}
+    yield (rng.uniform(-2, 2, (2, 3)), rng.uniform(0.5, 2, (3,))), {}
+    yield (rng.integers(-9, 9, (4,)), rng.integers(1, 4, (4,))), {}
+    yield (rng.uniform(-5, 5, (4,)), rng.uniform(0.5, 2, (4,))), {"rounding_mode": "floor"}
+
+
+@neg.sample_inputs
+def _(rng):
+    yield from _unary_samples(rng)
+
+
+@log.sample_inputs
+def _(rng):
+    yield from _unary_samples(rng, 0.5, 3.0)
+
+
+@relu.sample_inputs
+def _(rng):
+    yield (np.array([-1.5, -0.3, 0.2, 1.7]),), {}
+    yield (rng.uniform(0.1, 1, (3, 3)) * rng.choice([-1, 1], (3, 3)),), {}

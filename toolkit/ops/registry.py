@@ -100,6 +100,8 @@ class OpDef:
         self.saved_names: tuple = ()
         self.wants_needs_input_grad = False
         self.samples = None
+        # Elementwise ops take Python numbers where a tensor is expected (PyTorch's Scalar overloads).
+        self.scalar_tensors = kind in (ELEMENTWISE, COMPARISON)
         self.device_arg = self.arg_names.index("device") if "device" in self.arg_names else None
         self.requires_grad_arg = self.arg_names.index("requires_grad") if "requires_grad" in self.arg_names else None
         self.inplace_of: OpDef | None = None  # set on the derived in-place variant
@@ -225,6 +227,7 @@ def _make_inplace(d: OpDef) -> OpDef:
         differentiable=d.differentiable,
         doc=f"In-place version of :func:`{d.name}`.",
     )
+    v.scalar_tensors = d.scalar_tensors
     v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both
     v.diff_args = d.diff_args
     v.meta = d.meta
