@@ -39,13 +39,17 @@ from . import _tensor_methods  # noqa: E402
 
 _tensor_methods.install()
 
-from . import autograd  # noqa: E402
+from . import autograd, cuda  # noqa: E402
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 from .factories import as_tensor, asarray, from_numpy, scalar_tensor, tensor  # noqa: E402
 from .ops import api as _api  # noqa: E402
 from .printing import set_printoptions  # noqa: E402
 
 globals().update(_api.exported(None))
+
+from ._legacy import CPU_TYPES as _LEGACY_TYPES  # noqa: E402
+
+globals().update(_LEGACY_TYPES)
 
 
 def is_tensor(obj) -> bool:

@@ -11,13 +11,6 @@ from ._core.device import as_device, device as _device_cls
 from .ops import api
 from .tensor import Tensor
 
-_TYPE_STRINGS = {
-    "torch.FloatTensor": _dt.float32, "torch.DoubleTensor": _dt.float64, "torch.HalfTensor": _dt.float16,
-    "torch.LongTensor": _dt.int64, "torch.IntTensor": _dt.int32, "torch.ShortTensor": _dt.int16,
-    "torch.CharTensor": _dt.int8, "torch.ByteTensor": _dt.uint8, "torch.BoolTensor": _dt.bool,
-}
-
-
 def _parse_to(args, kwargs):
     """Sort ``to``'s flexible arguments into (device, dtype, non_blocking, copy)."""
     device = kwargs.pop("device", None)
@@ -52,16 +45,19 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
 
 
 def type_(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
-    """With no argument, the type string (``'torch.FloatTensor'``); with one, a conversion."""
+    """With no argument, the type string (``'torch.FloatTensor'``); with a dtype, type or string, a conversion."""
     if dtype is None:
         from .autograd.saved import _type_str
 
         return _type_str(self).replace("toolkit.", "torch.")
+    from ._legacy import legacy_type
+
+    legacy = legacy_type(dtype)
+    if legacy is not None:
+        d, dev = legacy
+        return to(self, dev, d) if dev != self.device.type else to(self, d)
     if isinstance(dtype, str):
-        key = dtype.replace("toolkit.", "torch.").replace("torch.cuda.", "torch.")
-        if key not in _TYPE_STRINGS:
-            raise ValueError(f"invalid type: '{dtype}'")
-        dtype = _TYPE_STRINGS[key]
+        raise ValueError(f"invalid type: '{dtype}'")
     return to(self, dtype=dtype)
 
 

@@ -129,12 +129,43 @@ def _check(op: OpDef, arg, v, pos: int):
         ) from None
 
 
+def _plan(op: OpDef):
+    """Per-op binding plan, made once: positional range, tensor flags, default values."""
+    params = op.args
+    positional = [p for p in params if not p.kwarg_only]
+    n_min = 0
+    for i, p in enumerate(positional):
+        if not p.has_default:
+            n_min = i + 1
+    defaults = []
+    for p in params:
+        if p.has_default:
+            defaults.append(p.default if not p.type.startswith("int[") or p.default is None else _default_ints(p))
+        else:
+            defaults.append(None)
+    plan = (n_min, len(positional), tuple(p.type == "Tensor" for p in params), tuple(defaults), len(params))
+    op._bind_plan = plan
+    return plan
+
+
 def bind(op: OpDef, args: tuple, kwargs: dict) -> list:
     """Arguments in schema order with defaults filled in, validated."""
+    plan = op._bind_plan or _plan(op)
+    n = len(args)
+    if not kwargs and plan[0] <= n <= plan[1]:
+        is_tensor, params = plan[2], op.args
+        out = []
+        for i in range(n):
+            v = args[i]
+            out.append(v if is_tensor[i] and type(v) is Tensor else _check(op, params[i], v, i))
+        if n < plan[4]:
+            out.extend(plan[3][n:])
+        return out
+    return _bind_slow(op, args, kwargs)
+
+
+def _bind_slow(op: OpDef, args: tuple, kwargs: dict) -> list:
     params = op.args
-    n_params = len(params)
-    if not kwargs and len(args) == n_params:
-        return [_check(op, params[i], args[i], i) for i in range(n_params)]
     positional = [p for p in params if not p.kwarg_only]
     if len(args) > len(positional):
         last = positional[-1] if positional else None
@@ -365,19 +396,15 @@ def _needs_grad(op: OpDef, bound: list) -> bool:
 def _run(op: OpDef, bound: list):
     if op.kind is R.INPLACE:
         return _run_inplace(op, bound)
+    if op.pointwise:
+        return _run_pointwise(op, bound)
     dev = _device_of(op, bound)
     if op.device_arg is not None and bound[op.device_arg] is not None:
         dev = bound[op.device_arg]
-    if op.kind in _ELEMENTWISE_KINDS and op.promotion != R.PROMOTE_NONE:
-        compute, result_dtype = _promotion(op, bound)
-        arrays = _arrays(op, bound, compute)
-    else:
-        result_dtype = None
-        arrays = _arrays(op, bound, None)
-    out = _run_kernel(op, _kernel(op, dev), arrays, bound)
+    out = _run_kernel(op, _kernel(op, dev), _arrays(op, bound, None), bound)
     if not op.returns_tensor:
         return out
-    outputs = _wrap_outputs(op, bound, out, result_dtype, dev)
+    outputs = _wrap_outputs(op, bound, out, None, dev)
     if STATE.inference_mode:
         _mark_inference(outputs)
     if op.requires_grad_arg is not None and bound[op.requires_grad_arg]:
@@ -385,6 +412,59 @@ def _run(op: OpDef, bound: list):
     if STATE.grad_enabled and op.derivative is not None and _needs_grad(op, bound):
         STATE.record(op, bound, outputs, None)
     return outputs
+
+
+def _run_pointwise(op: OpDef, bound: list):
+    """The hot path of elementwise ops: one pass over the inputs for dtype key, device and grad."""
+    key = [op.promotion]
+    dev = None
+    grad = False
+    for i in op.tensor_args:
+        v = bound[i]
+        if type(v) is Tensor:
+            a = v._data
+            key.append(a.dtype)
+            key.append(a.ndim == 0)
+            d = v._storage.device
+            if dev is None:
+                dev = d
+            elif d is not dev and d != dev:
+                _device_of(op, bound)  # raises the mixed-device error
+            if v._requires_grad:
+                grad = True
+        elif v is not None:
+            key.append(type(v))
+    key = tuple(key)
+    promo = _promo_cache.get(key)
+    if promo is None:
+        promo = _promo_cache[key] = _compute_promotion(op, bound)
+    compute, result_dtype = promo
+    arrays = list(bound)
+    cnp = compute.np
+    for i in op.tensor_args:
+        v = bound[i]
+        if type(v) is Tensor:
+            a = v._data
+            arrays[i] = a if a.dtype == cnp else a.astype(cnp)
+        elif v is not None:
+            arrays[i] = _scalar_as(v, compute)
+    if dev is None:
+        dev = CPU
+    kernel = op.kernels.get(dev.type) or _kernel(op, dev)
+    try:
+        out = kernel(*arrays)
+    except (ValueError, IndexError, TypeError, np.exceptions.AxisError, ZeroDivisionError, OverflowError) as e:
+        raise _explain(op, bound, e) from None
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.dtype != result_dtype.np:
+        out = out.astype(result_dtype.np)
+    t = _wrap(out, None, dev)
+    if STATE.inference_mode:
+        _mark_inference(t)
+    if grad and STATE.grad_enabled and op.derivative is not None and _needs_grad(op, bound):
+        STATE.record(op, bound, t, None)
+    return t
 
 
 def _as_array(a, result_dtype):

@@ -102,6 +102,9 @@ class OpDef:
         self.samples = None
         # Elementwise ops take Python numbers where a tensor is expected (PyTorch's Scalar overloads).
         self.scalar_tensors = kind in (ELEMENTWISE, COMPARISON)
+        # Single-output elementwise ops take the dispatcher's fast path.
+        self.pointwise = self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
+        self._bind_plan = None
         self.device_arg = self.arg_names.index("device") if "device" in self.arg_names else None
         self.requires_grad_arg = self.arg_names.index("requires_grad") if "requires_grad" in self.arg_names else None
         self.inplace_of: OpDef | None = None  # set on the derived in-place variant
@@ -228,6 +231,7 @@ def _make_inplace(d: OpDef) -> OpDef:
         doc=f"In-place version of :func:`{d.name}`.",
     )
     v.scalar_tensors = d.scalar_tensors
+    v.pointwise = False
     v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both
     v.diff_args = d.diff_args
     v.meta = d.meta

@@ -1,0 +1,117 @@
+"""Foundation benchmarks: per-op overhead and the seed's two-layer network, against numpy and PyTorch.
+
+Targets: 1-element add at most 3x PyTorch's time; two-layer net with
+hand-written gradients at most 1.1x numpy's; with autograd at most 1.3x PyTorch's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import toolkit
+
+from .common import best_time, table
+
+torch.set_num_threads(max(1, torch.get_num_threads()))
+
+N, D_in, H, D_out = 64, 1000, 100, 10
+STEPS = 500
+
+
+def _data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(np.float32) for s in ((N, D_in), (N, D_out), (D_in, H), (H, D_out))]
+
+
+def per_op_overhead() -> list:
+    a, b = toolkit.ones(1), toolkit.ones(1)
+    ta, tb = torch.ones(1), torch.ones(1)
+    na, nb = np.ones(1, np.float32), np.ones(1, np.float32)
+    rows = [("add, 1 element", {
+        "toolkit": best_time(lambda: a + b, 20000),
+        "torch": best_time(lambda: ta + tb, 20000),
+        "numpy": best_time(lambda: na + nb, 20000),
+    })]
+    a, b = toolkit.ones(1, requires_grad=True), toolkit.ones(1)
+    ta, tb = torch.ones(1, requires_grad=True), torch.ones(1)
+    rows.append(("add, 1 element, input requires grad", {
+        "toolkit": best_time(lambda: a + b, 20000),
+        "torch": best_time(lambda: ta + tb, 20000),
+        "numpy": float("nan"),
+    }))
+    return rows
+
+
+def _numpy_manual(x, y, w1, w2):
+    for _ in range(STEPS):
+        h = x.dot(w1)
+        h_relu = np.maximum(h, 0)
+        y_pred = h_relu.dot(w2)
+        np.square(y_pred - y).sum()
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.T.dot(grad_y_pred)
+        grad_h = grad_y_pred.dot(w2.T)
+        grad_h[h < 0] = 0
+        grad_w1 = x.T.dot(grad_h)
+        w1 -= 1e-6 * grad_w1
+        w2 -= 1e-6 * grad_w2
+
+
+def _tensor_manual(lib, x, y, w1, w2):
+    for _ in range(STEPS):
+        h = x.mm(w1)
+        h_relu = h.clamp(min=0)
+        y_pred = h_relu.mm(w2)
+        (y_pred - y).pow(2).sum()
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.t().mm(grad_y_pred)
+        grad_h = grad_y_pred.mm(w2.t())
+        grad_h[h < 0] = 0
+        grad_w1 = x.t().mm(grad_h)
+        w1 -= 1e-6 * grad_w1
+        w2 -= 1e-6 * grad_w2
+
+
+def _tensor_autograd(lib, x, y, w1, w2):
+    for _ in range(STEPS):
+        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+        loss.backward()
+        with lib.no_grad():
+            w1 -= 1e-6 * w1.grad
+            w2 -= 1e-6 * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+
+
+def two_layer() -> tuple[list, list]:
+    def run_numpy():
+        _numpy_manual(*_data())
+
+    def run_lib(lib, fn, grad):
+        arrays = _data()
+        ts = [lib.from_numpy(a) for a in arrays]
+        if grad:
+            ts[2].requires_grad_(True)
+            ts[3].requires_grad_(True)
+        return lambda: fn(lib, *ts)
+
+    manual = [("500 steps, hand-written gradients", {
+        "toolkit": best_time(run_lib(toolkit, _tensor_manual, False), 1, 3),
+        "numpy": best_time(run_numpy, 1, 3),
+        "torch": best_time(run_lib(torch, _tensor_manual, False), 1, 3),
+    })]
+    auto = [("500 steps, autograd", {
+        "toolkit": best_time(run_lib(toolkit, _tensor_autograd, True), 1, 3),
+        "torch": best_time(run_lib(torch, _tensor_autograd, True), 1, 3),
+    })]
+    return manual, auto
+
+
+def main() -> str:
+    manual, auto = two_layer()
+    return "\n".join([
+        table("Per-op overhead", per_op_overhead(), "toolkit at most 3x torch"),
+        table("Two-layer network, hand-written gradients", manual, "toolkit at most 1.1x numpy"),
+        table("Two-layer network, autograd", auto, "toolkit at most 1.3x torch"),
+    ])

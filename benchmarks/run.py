@@ -1,0 +1,36 @@
+"""``make bench``: every benchmark, side by side with numpy and PyTorch CPU, in one run.
+
+Prints markdown tables; ``--write`` also stores them in benchmarks/RESULTS.md
+with the machine they came from.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks import bench_core  # noqa: E402
+from benchmarks.common import machine  # noqa: E402
+
+SUITES = [bench_core]
+
+
+def main() -> None:
+    parts = [f"Machine: {machine()}  ", f"Date: {datetime.date.today().isoformat()}", ""]
+    for suite in SUITES:
+        parts.append(suite.main())
+    report = "\n".join(parts)
+    print(report)
+    if "--write" in sys.argv:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("# Benchmark results\n\nRecorded by `make bench` (`python benchmarks/run.py --write`).\n\n" + report)
+        os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    main()

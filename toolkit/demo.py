@@ -1,0 +1,104 @@
+"""``make demo``: a tour of toolkit's tensors and autograd, checked against PyTorch when it is installed.
+
+Run with ``python -m toolkit.demo``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import toolkit
+
+
+def _section(title: str) -> None:
+    print(f"\n=== {title} " + "=" * max(0, 70 - len(title)))
+
+
+def tensors() -> None:
+    _section("Tensors")
+    toolkit.manual_seed(0)
+    x = toolkit.rand(5, 3)
+    print("x = toolkit.rand(5, 3)\n", x)
+    print("x.size() ->", x.size(), "  x.dtype ->", x.dtype)
+    print("x[:, 1] ->", x[:, 1])
+    print("x.t().is_contiguous() ->", x.t().is_contiguous(), " (a view sharing storage)")
+    y = toolkit.rand(5, 3)
+    print("x + y ->\n", x + y)
+    a = toolkit.ones(5)
+    b = a.numpy()
+    a.add_(1)
+    print("numpy bridge, zero copies: a.add_(1) shows in b ->", b)
+    print("type promotion: int tensor * 2.5 ->", toolkit.arange(3) * 2.5)
+
+
+def autograd_rnn_step() -> None:
+    _section("Autograd: the RNN step")
+    toolkit.manual_seed(0)
+    w_h = toolkit.randn(20, 20, requires_grad=True)
+    w_x = toolkit.randn(20, 10, requires_grad=True)
+    x = toolkit.randn(1, 10)
+    prev_h = toolkit.randn(1, 20)
+    next_h = (toolkit.mm(w_x, x.t()) + toolkit.mm(w_h, prev_h.t())).tanh()
+    next_h.backward(toolkit.ones(20, 1))
+    print("next_h.grad_fn ->", next_h.grad_fn, " next_functions ->", next_h.grad_fn.next_functions)
+    print("w_h.grad.sum() ->", w_h.grad.sum(), " w_x.grad.sum() ->", w_x.grad.sum())
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.manual_seed(0)
+    tw_h = torch.randn(20, 20, requires_grad=True)
+    tw_x = torch.randn(20, 10, requires_grad=True)
+    tx, tprev = torch.randn(1, 10), torch.randn(1, 20)
+    (torch.mm(tw_x, tx.t()) + torch.mm(tw_h, tprev.t())).tanh().backward(torch.ones(20, 1))
+    diff = np.abs(w_h.grad.numpy() - tw_h.grad.numpy()).max()
+    print(f"same seed in PyTorch: max |w_h.grad difference| = {diff:.2e}")
+
+
+def higher_order() -> None:
+    _section("Higher-order gradients")
+    x = toolkit.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = (x.tanh() * x).sum()
+    (g,) = toolkit.autograd.grad(y, x, create_graph=True)
+    (gg,) = toolkit.autograd.grad(g.sum(), x)
+    print("d/dx sum(x tanh x) ->", g)
+    print("d2/dx2 ->", gg)
+
+
+def two_layer_net(steps: int = 500) -> None:
+    _section("The seed's two-layer network with autograd")
+    from tqdm import tqdm
+
+    toolkit.manual_seed(0)
+    N, D_in, H, D_out = 64, 1000, 100, 10
+    x, y = toolkit.randn(N, D_in), toolkit.randn(N, D_out)
+    w1 = toolkit.randn(D_in, H, requires_grad=True)
+    w2 = toolkit.randn(H, D_out, requires_grad=True)
+    learning_rate = 1e-6
+    start = time.perf_counter()
+    bar = tqdm(range(steps), desc="training", unit="step")
+    for t in bar:
+        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+        loss.backward()
+        with toolkit.no_grad():
+            w1 -= learning_rate * w1.grad
+            w2 -= learning_rate * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+        if t % 25 == 0:
+            bar.set_postfix(loss=f"{loss.item():.1f}")
+    bar.close()
+    print(f"final loss {loss.item():.4f} after {steps} steps in {time.perf_counter() - start:.2f} s")
+
+
+def main() -> None:
+    tensors()
+    autograd_rnn_step()
+    higher_order()
+    two_layer_net()
+
+
+if __name__ == "__main__":
+    main()

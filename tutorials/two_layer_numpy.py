@@ -1,0 +1,41 @@
+"""The seed's two-layer network in numpy, with hand-written gradients (the baseline)."""
+
+import numpy as np
+
+# N is batch size; D_in is input dimension;
+# H is hidden dimension; D_out is output dimension.
+N, D_in, H, D_out = 64, 1000, 100, 10
+
+
+def train(x, y, w1, w2, steps=500, learning_rate=1e-6, log=print):
+    for t in range(steps):
+        # Forward pass: compute predicted y
+        h = x.dot(w1)
+        h_relu = np.maximum(h, 0)
+        y_pred = h_relu.dot(w2)
+
+        # Compute and print loss
+        loss = np.square(y_pred - y).sum()
+        log(t, loss)
+
+        # Backprop to compute gradients of w1 and w2 with respect to loss
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.T.dot(grad_y_pred)
+        grad_h_relu = grad_y_pred.dot(w2.T)
+        grad_h = grad_h_relu.copy()
+        grad_h[h < 0] = 0
+        grad_w1 = x.T.dot(grad_h)
+
+        # Update weights
+        w1 -= learning_rate * grad_w1
+        w2 -= learning_rate * grad_w2
+    return w1, w2, loss
+
+
+if __name__ == "__main__":
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, D_in))
+    y = rng.standard_normal((N, D_out))
+    w1 = rng.standard_normal((D_in, H))
+    w2 = rng.standard_normal((H, D_out))
+    train(x, y, w1, w2)
