@@ -397,7 +397,9 @@ def _make_method(name, ops, call_overloads):
 
 def _make_reflected(name, ops, call_overloads):
     def method(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+        if isinstance(other, np.ndarray):
+            other = _wrap(other, None, CPU)  # numpy defers to us (__array_priority__): result is a Tensor
+        elif not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
             return NotImplemented
         return call_overloads(ops, (other, self), {})
 

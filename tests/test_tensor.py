@@ -1,0 +1,131 @@
+"""The Tensor object: construction, numpy bridge, metadata, conversions, version counter."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import toolkit
+
+from .conftest import assert_close
+
+
+def test_tensor_infers_dtype_like_torch():
+    for data in ([1, 2], [1.0, 2], [True, False], [[1, 2], [3, 4.5]], 3, 2.5, True, [], [[]]):
+        assert str(toolkit.tensor(data).dtype).split(".")[1] == str(torch.tensor(data).dtype).split(".")[1], data
+    assert toolkit.tensor([1, 2], dtype=toolkit.float64).dtype is toolkit.float64
+    with pytest.raises(ValueError):
+        toolkit.tensor([[1, 2], [3]])
+
+
+def test_from_numpy_and_numpy_share_memory():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = toolkit.from_numpy(a)
+    a[0, 0] = 100
+    assert t[0, 0].item() == 100 if hasattr(t, "__getitem__") else True
+    assert t.numpy() is a or np.shares_memory(t.numpy(), a)
+    t.add_(1)
+    assert a[0, 0] == 101
+    assert toolkit.from_numpy(np.zeros(3, np.int16)).dtype is toolkit.int16
+    with pytest.raises(TypeError, match="can't convert np.ndarray of type complex128"):
+        toolkit.from_numpy(np.zeros(2, complex))
+
+
+def test_tensor_copies_data():
+    a = np.ones(3)
+    t = toolkit.tensor(a)
+    a[0] = 5
+    assert t.tolist() == [1.0, 1.0, 1.0]
+    assert t.dtype is toolkit.float64
+
+
+def test_as_tensor_shares_when_possible():
+    a = np.ones(3, np.float32)
+    assert np.shares_memory(toolkit.as_tensor(a).numpy(), a)
+    assert not np.shares_memory(toolkit.as_tensor(a, dtype=toolkit.float64).numpy(), a)
+
+
+def test_item_tolist_and_python_conversions():
+    t = toolkit.tensor([[1.5, 2.0]])
+    assert t.tolist() == [[1.5, 2.0]]
+    assert toolkit.tensor([3]).item() == 3 and isinstance(toolkit.tensor([3]).item(), int)
+    assert float(toolkit.tensor(2.5)) == 2.5 and int(toolkit.tensor(7)) == 7
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+        t.item()
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        bool(toolkit.ones(2))
+    assert len(toolkit.zeros(4, 2)) == 4
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(toolkit.tensor(1.0))
+
+
+def test_metadata():
+    t = toolkit.zeros(2, 3, 4)
+    assert t.shape == (2, 3, 4) and t.size(-1) == 4 and t.dim() == 3 and t.ndim == 3
+    assert t.numel() == 24 and t.stride() == (12, 4, 1) and t.element_size() == 4
+    assert t.is_contiguous() and not t.transpose(0, 2).is_contiguous()
+    assert t.transpose(0, 2).stride() == (1, 4, 12)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        t.size(3)
+
+
+def test_to_and_type_conversions():
+    t = toolkit.tensor([1.7, -2.2])
+    assert t.to(toolkit.int64).tolist() == [1, -2]
+    assert t.to("cpu") is t
+    assert t.to(toolkit.float64).dtype is toolkit.float64
+    assert t.to("cpu", toolkit.double).dtype is toolkit.float64
+    assert t.double().dtype is toolkit.float64 and t.long().dtype is toolkit.int64 and t.bool().dtype is toolkit.bool
+    assert t.type() == "torch.FloatTensor"
+    assert t.type(toolkit.DoubleTensor).dtype is toolkit.float64
+    assert isinstance(t, toolkit.FloatTensor) and not isinstance(t, toolkit.DoubleTensor)
+    assert t.type("torch.LongTensor").dtype is toolkit.int64
+    assert toolkit.FloatTensor(2, 3).shape == (2, 3)
+
+
+def test_to_is_differentiable():
+    x = toolkit.tensor([1.0, 2.0], requires_grad=True)
+    y = (x.to(toolkit.float64) * 3).sum()
+    y.backward()
+    assert x.grad.dtype is toolkit.float32
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_version_counter_shared_by_views():
+    x = toolkit.zeros(2, 3)
+    v = x.t()
+    assert x._version == 0
+    x.add_(1)
+    assert x._version == 1 and v._version == 1
+    v.mul_(2)
+    assert x._version == 2
+    assert x.tolist() == [[2.0] * 3] * 2
+
+
+def test_only_float_tensors_require_grad():
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+        toolkit.tensor([1, 2]).requires_grad_()
+
+
+def test_pickle_and_deepcopy_round_trip():
+    t = toolkit.tensor([[1.0, 2.0]], requires_grad=True)
+    u = pickle.loads(pickle.dumps(t))
+    assert_close(u.detach(), t.detach()) and u.requires_grad
+    d = copy.deepcopy(t)
+    assert d.requires_grad and not np.shares_memory(d.detach().numpy(), t.detach().numpy())
+
+
+def test_numpy_refuses_tensors_requiring_grad():
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        toolkit.ones(2, requires_grad=True).numpy()
+
+
+def test_numpy_interop_operators():
+    t = toolkit.ones(3)
+    r = np.ones(3, np.float32) + t
+    assert isinstance(r, toolkit.Tensor)
+    assert np.asarray(t).dtype == np.float32
