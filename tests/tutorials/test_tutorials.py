@@ -1,0 +1,93 @@
+"""The seed's examples in tutorials/ run, and give PyTorch's numbers with ``toolkit`` in place of ``torch``."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import toolkit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TUTORIALS = os.path.join(ROOT, "tutorials")
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"tutorial_{name}", os.path.join(TUTORIALS, f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) for s in ((64, 1000), (64, 10), (1000, 100), (100, 10))]
+
+
+@pytest.mark.parametrize("script", sorted(f for f in os.listdir(TUTORIALS) if f.endswith(".py")))
+def test_tutorial_runs(script):
+    out = subprocess.run([sys.executable, os.path.join(TUTORIALS, script)], capture_output=True, text=True,
+                         timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip()
+
+
+def _run_both(name, steps, grad=False, dtype=np.float64):
+    mod = _load(name)
+    arrays = [a.astype(dtype) for a in _data()]
+    results = {}
+    for lib in (toolkit, torch):
+        mod.torch = lib  # the tutorial's ``import toolkit as torch``, swapped for the oracle
+        ts = [lib.from_numpy(a.copy()) for a in arrays]
+        if grad:
+            ts[2].requires_grad_(True)
+            ts[3].requires_grad_(True)
+        losses = []
+        w1, w2, _ = mod.train(*ts, steps=steps, log=lambda t, v, losses=losses: losses.append(float(v)))
+        results[lib.__name__] = (w1.detach().numpy(), w2.detach().numpy(), np.array(losses))
+    return results
+
+
+def test_two_layer_tensors_match_pytorch():
+    r = _run_both("two_layer_tensors", steps=50)
+    for a, b in zip(r["toolkit"], r["torch"]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_two_layer_autograd_matches_pytorch():
+    r = _run_both("two_layer_autograd", steps=50, grad=True)
+    for a, b in zip(r["toolkit"], r["torch"]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_two_layer_tensors_match_numpy_version():
+    mod = _load("two_layer_numpy")
+    x, y, w1, w2 = _data()
+    losses = []
+    nw1, nw2, _ = mod.train(x, y, w1.copy(), w2.copy(), steps=50, log=lambda t, v: losses.append(v))
+    r = _run_both("two_layer_tensors", steps=50)
+    np.testing.assert_allclose(r["toolkit"][0], nw1, rtol=1e-9)
+    np.testing.assert_allclose(r["toolkit"][2], losses, rtol=1e-9)
+
+
+def test_rnn_step_matches_pytorch_and_seed_shape_error_matches():
+    rng = np.random.default_rng(0)
+    w_h, w_x, x, prev_h = (rng.standard_normal(s) for s in ((20, 20), (20, 10), (1, 10), (1, 20)))
+    grads = {}
+    for lib in (toolkit, torch):
+        wh = lib.tensor(w_h, requires_grad=True)
+        wx = lib.tensor(w_x, requires_grad=True)
+        next_h = (lib.mm(wx, lib.tensor(x).t()) + lib.mm(wh, lib.tensor(prev_h).t())).tanh()
+        # The slide's gradient has the wrong shape; both libraries refuse it the same way.
+        with pytest.raises(RuntimeError, match="Mismatch in shape"):
+            next_h.backward(lib.ones(1, 20, dtype=next_h.dtype))
+        next_h.backward(lib.ones(20, 1, dtype=next_h.dtype))
+        grads[lib.__name__] = (wh.grad.numpy(), wx.grad.numpy())
+        assert type(next_h.grad_fn).__name__ == "TanhBackward0"
+    for a, b in zip(grads["toolkit"], grads["torch"]):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-13)
