@@ -14,24 +14,16 @@ import numpy as np
 import toolkit
 from toolkit.ops.registry import ELEMENTWISE, PROMOTE_DEFAULT, op
 
-_kernel = None
-
 
 def _compiled():
-    """Compile the numba kernel on first use (``cache=True`` keeps it across processes)."""
-    global _kernel
-    if _kernel is None:
-        import numba
+    """The numba kernel, imported (and compiled, or loaded from numba's cache) on first use."""
+    import os
+    import sys
 
-        @numba.njit(cache=True, parallel=True)
-        def core(old_cell, candidate, input_gate, output_gate, out):
-            flat_out = out.reshape(-1)
-            a, b, c, d = old_cell.reshape(-1), candidate.reshape(-1), input_gate.reshape(-1), output_gate.reshape(-1)
-            for i in numba.prange(flat_out.size):
-                flat_out[i] = np.tanh(a[i] + b[i] * c[i]) * d[i]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _lltm_kernel import lltm_core
 
-        _kernel = core
-    return _kernel
+    return lltm_core
 
 
 @op("lltm_output(Tensor old_cell, Tensor candidate, Tensor input_gate, Tensor output_gate) -> Tensor",

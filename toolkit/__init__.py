@@ -31,19 +31,44 @@ from ._core.dtypes import (
     uint8,
 )
 from ._core.shape import Size
-from .tensor import Tensor, bind_methods as _bind_methods
+from .tensor import Tensor
+from .tensor import bind_methods as _bind_methods
 
 _bind_methods()
 
 from . import _tensor_methods  # noqa: E402
 
 _tensor_methods.install()
+from . import indexing as _indexing  # noqa: E402
 
-from . import autograd, cuda  # noqa: E402
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+_indexing.install()
+
+from . import (  # noqa: E402
+    autograd,
+    cuda,
+    linalg,  # noqa: E402
+    random,  # noqa: E402
+)
+from .autograd import (  # noqa: E402, E501
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .factories import as_tensor, asarray, from_numpy, scalar_tensor, tensor  # noqa: E402
 from .ops import api as _api  # noqa: E402
 from .printing import set_printoptions  # noqa: E402
+from .random import (  # noqa: E402,E501
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 
 globals().update(_api.exported(None))
 

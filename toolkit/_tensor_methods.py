@@ -7,9 +7,11 @@ tracer and autograd see the ops, not these helpers.
 from __future__ import annotations
 
 from ._core import dtypes as _dt
-from ._core.device import as_device, device as _device_cls
+from ._core.device import as_device
+from ._core.device import device as _device_cls
 from .ops import api
 from .tensor import Tensor
+
 
 def _parse_to(args, kwargs):
     """Sort ``to``'s flexible arguments into (device, dtype, non_blocking, copy)."""

@@ -143,6 +143,8 @@ def _plan(op: OpDef):
             defaults.append(p.default if not p.type.startswith("int[") or p.default is None else _default_ints(p))
         else:
             defaults.append(None)
+    if positional and positional[-1].type == "Tensor[]":
+        n_min = len(positional) + 1  # ``einsum(eq, a, b)``: trailing tensors are packed by _bind_slow
     plan = (n_min, len(positional), tuple(p.type == "Tensor" for p in params), tuple(defaults), len(params))
     op._bind_plan = plan
     return plan
@@ -167,6 +169,9 @@ def bind(op: OpDef, args: tuple, kwargs: dict) -> list:
 def _bind_slow(op: OpDef, args: tuple, kwargs: dict) -> list:
     params = op.args
     positional = [p for p in params if not p.kwarg_only]
+    k = len(positional) - 1
+    if k >= 0 and positional[k].type == "Tensor[]" and len(args) > k and all(isinstance(a, Tensor) for a in args[k:]):
+        args = tuple(args[:k]) + (list(args[k:]),)  # tensors passed as separate arguments, as torch.einsum allows
     if len(args) > len(positional):
         last = positional[-1] if positional else None
         if last is not None and last.type.startswith("int[") and len(args) > len(positional):
@@ -206,22 +211,44 @@ def call_op(op: OpDef, args: tuple, kwargs: dict):
 
 
 def call_overloads(ops: list, args: tuple, kwargs: dict):
-    """Pick the first overload whose schema the arguments fit, as PyTorch's argument parser does."""
+    """Pick the first overload whose schema the arguments fit, as PyTorch's argument parser does.
+
+    An overload that takes a tensor where a tensor is passed wins over one that
+    would turn that tensor into a number (``fill_(Tensor)`` over ``fill_(Scalar)``).
+    """
     if len(ops) == 1:
         return execute(ops[0], bind(ops[0], args, kwargs))
     errors = []
+    fallback = None
     for o in ops:
         try:
             bound = bind(o, args, kwargs)
         except TypeError as e:
-            errors.append(f"  {o.schema}: {e}")
+            errors.append((o, e))
+            continue
+        if _coerces_tensor(o, args, kwargs):
+            if fallback is None:
+                fallback = (o, bound)
             continue
         return execute(o, bound)
+    if fallback is not None:
+        return execute(*fallback)
     sig = ", ".join([_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
     raise TypeError(
         f"{ops[0].name}() received an invalid combination of arguments - got ({sig}), but expected one of:\n"
-        + "\n".join(errors)
+        + "\n".join(f"  {o.schema}: {e}" for o, e in errors)
     )
+
+
+def _coerces_tensor(op: OpDef, args: tuple, kwargs: dict) -> bool:
+    params = op.args
+    for i, v in enumerate(args):
+        if i < len(params) and isinstance(v, Tensor) and not params[i].is_tensor:
+            return True
+    for k, v in kwargs.items():
+        if isinstance(v, Tensor) and k in op.arg_names and not params[op.arg_names.index(k)].is_tensor:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,12 +269,13 @@ def _observed(op: OpDef, bound: list, i: int):
 
 
 _promo_cache: dict = {}
+_dt.default_dtype_listeners.append(_promo_cache.clear)  # Python floats promote to the default dtype
 
 
 def _promotion(op: OpDef, bound: list):
     """Compute dtype and result dtype of an elementwise op (cached on the input dtype signature)."""
     key = [op.promotion]
-    for i in op.tensor_args:
+    for i in op.promote_args:
         v = bound[i]
         if isinstance(v, Tensor):
             a = v._data
@@ -264,7 +292,7 @@ def _promotion(op: OpDef, bound: list):
 
 def _compute_promotion(op: OpDef, bound: list):
     dims, zeros, scalars = [], [], []
-    for i in op.tensor_args:
+    for i in op.promote_args:
         v = bound[i]
         if isinstance(v, Tensor):
             (zeros if v._data.ndim == 0 else dims).append(v.dtype)
@@ -290,12 +318,12 @@ def _arrays(op: OpDef, bound: list, compute):
         v = bound[i]
         if isinstance(v, Tensor):
             a = v._data
-            if compute is not None and a.dtype != compute.np:
+            if compute is not None and a.dtype != compute.np and i in op.promote_args:
                 a = a.astype(compute.np)
             arrays[i] = a
         elif isinstance(v, list):
             arrays[i] = [None if e is None else e._data for e in v]
-        elif compute is not None and v is not None:
+        elif compute is not None and v is not None and i in op.promote_args:
             arrays[i] = _scalar_as(v, compute)
     return arrays
 
@@ -357,8 +385,8 @@ def _run_kernel(op: OpDef, kernel, arrays: list, bound: list):
 
 def _explain(op: OpDef, bound: list, e: Exception) -> Exception:
     """Turn a kernel's failure into an error that names the op, using its meta rule when it has one."""
-    if isinstance(e, (RuntimeError, IndexError)) and str(e).startswith(op.name):
-        return e
+    if str(e).startswith((op.name, op.name.rstrip("_"))):
+        return e  # the kernel's own error already names the op: keep its type, as PyTorch's may differ
     if op.meta is not None:
         try:
             op.meta(*bound)
@@ -401,10 +429,13 @@ def _run(op: OpDef, bound: list):
     dev = _device_of(op, bound)
     if op.device_arg is not None and bound[op.device_arg] is not None:
         dev = bound[op.device_arg]
-    out = _run_kernel(op, _kernel(op, dev), _arrays(op, bound, None), bound)
+    result_dtype = compute = None
+    if op.promote_args is not op.tensor_args and op.promotion != R.PROMOTE_NONE:  # an op's own promote_args
+        compute, result_dtype = _promotion(op, bound)
+    out = _run_kernel(op, _kernel(op, dev), _arrays(op, bound, compute), bound)
     if not op.returns_tensor:
         return out
-    outputs = _wrap_outputs(op, bound, out, None, dev)
+    outputs = _wrap_outputs(op, bound, out, result_dtype, dev)
     if STATE.inference_mode:
         _mark_inference(outputs)
     if op.requires_grad_arg is not None and bound[op.requires_grad_arg]:
@@ -478,7 +509,8 @@ def _as_array(a, result_dtype):
 def _wrap_outputs(op: OpDef, bound: list, out, result_dtype, dev):
     view_src = bound[0] if op.kind is R.VIEW and isinstance(bound[0], Tensor) else None
     if op.returns_list:
-        return [_wrap_one(_as_array(a, None), view_src, op, bound, dev) for a in out]
+        # PyTorch's Python API returns Tensor[] results as tuples.
+        return tuple(_wrap_one(_as_array(a, None), view_src, op, bound, dev) for a in out)
     if op.n_outputs == 1:
         return _wrap_one(_as_array(out, result_dtype), view_src, op, bound, dev)
     ts = tuple(_wrap_one(_as_array(a, None), view_src, op, bound, dev) for a in out)
@@ -491,10 +523,15 @@ def _wrap_one(a: np.ndarray, view_src, op, bound, dev):
         root = a.base if a.base is not None else a
         if root is st.base or (root is not a and np.shares_memory(a, view_src._data)):
             t = _wrap(a, st)
-            src_base = view_src._base
-            t._base = src_base if src_base is not None else view_src
-            chain = view_src._view_chain or ()
-            t._view_chain = chain + ((op, bound[1:]),)
+            chain = view_src._view_chain
+            if chain is None:
+                t._base = view_src
+                t._view_chain = ((op, bound[1:]),)
+            else:
+                t._base = view_src._base
+                t._view_chain = chain + ((op, bound[1:]),)
+            if view_src._requires_grad and not STATE.grad_enabled:
+                t._extras()["no_grad_view"] = True  # autograd refuses to record in-place ops on it later
             return t
     return _wrap(a, None, dev)
 
@@ -518,16 +555,36 @@ def _run_inplace(op: OpDef, bound: list):
             f"{op.name}: result type {_dt_title(result_dtype)} can't be cast to the desired output type "
             f"{_dt_title(target)}"
         )
-    recording = STATE.grad_enabled and op.derivative is not None and (_needs_grad(op, bound))
+    recording = False
+    if STATE.grad_enabled and op.derivative is not None and (
+        _needs_grad(op, bound) or (self_t._view_chain is not None and self_t._base._requires_grad)
+    ):
+        from .autograd.grad_mode import LOCAL
+
+        recording = LOCAL.grad_enabled  # STATE's flag summarizes all threads; this thread's mode decides
     if recording:
         _check_inplace_allowed(op, self_t)
-    if STATE.inference_mode is False and self_t._extra and self_t._extra.get("inference"):
-        raise RuntimeError(f"{op.name}: Inplace update to inference tensor outside InferenceMode is not allowed.")
+    if self_t._extra and self_t._extra.get("inference"):
+        from .autograd.grad_mode import LOCAL
+
+        if not LOCAL.inference_mode:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                "more details."
+            )
     saved_self = None
     if recording and "self" in op.saved_names:
-        saved_self = _wrap(self_t._data.copy(), None, dev)
+        # The derivative reads self's old value: a recorded clone keeps its history for double backward.
+        saved_self = _run(R.get("clone"), [self_t, None]) if self_t._requires_grad else _wrap(
+            self_t._data.copy(), None, dev)
     out = _run_kernel(op, _kernel(op, dev), arrays, bound)
     out = _as_array(out, None)
+    if result_dtype is None and f.kind in _ELEMENTWISE_KINDS and not _dt.can_cast(_dt.from_numpy_dtype(out.dtype), target):
+        raise RuntimeError(  # PROMOTE_NONE ops (square of bool -> int64) learn their result type only here
+            f"{op.name}: result type {_dt_title(_dt.from_numpy_dtype(out.dtype))} can't be cast to the desired "
+            f"output type {_dt_title(target)}"
+        )
     if out.shape != self_t._data.shape:
         raise RuntimeError(
             f"{op.name}: output with shape {list(self_t.shape)} doesn't match the broadcast shape {list(out.shape)}"
@@ -540,6 +597,10 @@ def _run_inplace(op: OpDef, bound: list):
 
 
 def _mark_inference(outputs) -> None:
+    from .autograd.grad_mode import LOCAL
+
+    if not LOCAL.inference_mode:
+        return  # STATE's flag is set while any thread is in inference mode
     for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
         o._extras()["inference"] = True
 
@@ -550,15 +611,10 @@ def _dt_title(d) -> str:
 
 
 def _check_inplace_allowed(op: OpDef, t: Tensor):
-    if t.grad_fn is None and t._requires_grad and t._base is None:
-        raise RuntimeError(
-            f"{op.name}: a leaf Variable that requires grad is being used in an in-place operation."
-        )
-    b = t._base
-    if b is not None and b.grad_fn is None and b._requires_grad:
-        raise RuntimeError(
-            f"{op.name}: a view of a leaf Variable that requires grad is being used in an in-place operation."
-        )
+    """Refuse in-place ops autograd cannot record (leaves requiring grad, their views, multi-output views)."""
+    from .autograd.recording import check_inplace
+
+    check_inplace(op, t)
 
 
 def is_number(v) -> bool:

@@ -105,6 +105,8 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None) -> bool:
         a = self._data
+        if a.size == 0:
+            return True  # as in PyTorch; numpy gives empty arrays arbitrary strides
         expected = a.itemsize
         for size, stride in zip(reversed(a.shape), reversed(a.strides)):
             if size != 1 and stride != expected:
@@ -299,12 +301,17 @@ class Tensor:
         retain_grad(self)
 
     def detach(self) -> Tensor:
-        """A new tensor sharing storage, cut from the graph (a view, as in PyTorch)."""
-        t = _wrap(self._data, self._storage)
-        t._base = self._base if self._base is not None else self
-        return t
+        """A new tensor sharing storage and version counter, cut from the graph (not a view for autograd)."""
+        return _wrap(self._data, self._storage)
 
     def detach_(self) -> Tensor:
+        if self._view_chain is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) "
+                "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
+                "hence detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
         self.grad_fn = None
         self._requires_grad = False
         return self
@@ -369,6 +376,8 @@ def bind_methods() -> None:
                 fn = _make_method(f"__{dunder}__", target, call_overloads)
             elif dunder.startswith("r") and dunder[1:] in d.dunders:
                 fn = _make_reflected(dunder, ops, call_overloads)
+            elif dunder in _BINARY_OPERATORS:
+                fn = _make_binary(dunder, ops, call_overloads)
             else:
                 fn = _make_method(f"__{dunder}__", ops, call_overloads)
             setattr(Tensor, f"__{dunder}__", fn)
@@ -390,6 +399,29 @@ def _make_method(name, ops, call_overloads):
 
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
+    method.__doc__ = ops[0].doc
+    method._from_registry = True
+    return method
+
+
+_BINARY_OPERATORS = frozenset((
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift",
+    "eq", "ne", "lt", "le", "gt", "ge",
+))
+
+
+def _make_binary(name, ops, call_overloads):
+    # Python's protocol: an unsupported operand gives NotImplemented, so ``t == None`` is False and
+    # ``t < None`` raises Python's TypeError, as in PyTorch.
+    def method(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+            if not isinstance(other, np.ndarray):
+                return NotImplemented
+            other = _wrap(other, None, CPU)
+        return call_overloads(ops, (self, other), {})
+
+    method.__name__ = f"__{name}__"
+    method.__qualname__ = f"Tensor.__{name}__"
     method.__doc__ = ops[0].doc
     method._from_registry = True
     return method

@@ -63,6 +63,8 @@ def _th(x):
         return [_th(e) for e in x]
     if isinstance(x, tuple):
         return tuple(_th(e) for e in x)
+    if isinstance(x, dict):
+        return {k: _th(v) for k, v in x.items()}
     if isinstance(x, toolkit.dtype):
         return TORCH_DTYPES[x]
     if isinstance(x, toolkit.device):
@@ -76,6 +78,8 @@ def _call_tk(o, args, kwargs):
         if o.namespace is None:
             return getattr(toolkit, public)(*args, **kwargs)
         return api.function_for(o.name)(*args, **kwargs)
+    if not o.method:  # aten-only ops (slice, index): neither a function nor a method
+        return api.function_for(o.name)(*args, **kwargs)
     name = o.method if isinstance(o.method, str) else o.name
     return getattr(args[0], name)(*args[1:], **kwargs)
 
@@ -88,6 +92,8 @@ def _torch_fn(o):
         return getattr(mod, o.function if isinstance(o.function, str) else o.name)
     if o.function:
         return getattr(torch, o.function if isinstance(o.function, str) else o.name)
+    if not o.method:
+        return getattr(torch.ops.aten, o.name)
     name = o.method if isinstance(o.method, str) else o.name
     return lambda self, *a, **k: getattr(self, name)(*a, **k)
 

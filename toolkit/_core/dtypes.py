@@ -85,6 +85,11 @@ def set_default_dtype(d: dtype) -> None:
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {d}")
     _default_dtype = d
+    for forget in default_dtype_listeners:
+        forget()
+
+
+default_dtype_listeners: list = []  # caches of promotion results (the dispatcher's) to clear on a change
 
 
 def from_numpy_dtype(np_dtype) -> dtype:

@@ -21,12 +21,15 @@ def elementwise_meta(op, *bound):
     shapes, dims, zeros, scalars, device = [], [], [], [], None
     for i in op.tensor_args:
         v = bound[i]
+        if _is_tensorlike(v):
+            shapes.append(tuple(v.shape))
+            device = device or v.device
+    for i in op.promote_args:
+        v = bound[i]
         if v is None:
             continue
         if _is_tensorlike(v):
-            shapes.append(tuple(v.shape))
             (zeros if len(v.shape) == 0 else dims).append(v.dtype)
-            device = device or v.device
         else:
             scalars.append(v)
     acc: tuple = ()

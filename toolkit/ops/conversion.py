@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.meta import TensorMeta
+from .._core.shape import broadcast_shapes
 from .registry import CONVERSION, INPLACE, op
 
 
@@ -46,3 +48,86 @@ def _(grad):
     from . import api
 
     return api.zeros_like(grad), grad
+
+
+@_to_copy.sample_inputs
+def _(rng):
+    from .._core import dtypes as _dt
+
+    yield (rng.uniform(-3, 3, (3, 4)),), {"dtype": _dt.float64}
+    yield (rng.uniform(-3, 3, (4, 3)).T,), {"dtype": _dt.float64}
+    yield (rng.uniform(-3, 3, (2, 3)),), {"dtype": _dt.int32}
+    yield (np.array(rng.uniform(-1, 1)),), {}
+
+
+@clone.sample_inputs
+def _(rng):
+    yield (rng.uniform(-1, 1, (3, 4)),), {}
+    yield (rng.uniform(-1, 1, (4, 3)).T,), {}
+    yield (np.array(1.5),), {}
+    yield (rng.uniform(-1, 1, (0, 2)),), {}
+
+
+@_to_copy.meta_rule
+def _(self, dtype=None, device=None, non_blocking=False, copy=False):
+    return TensorMeta(self.shape, dtype or self.dtype, device or self.device)
+
+
+@clone.meta_rule
+def _(self, memory_format=None):
+    return TensorMeta(self.shape, self.dtype, self.device)
+
+
+@copy_.meta_rule
+def _(self, src, non_blocking=False):
+    broadcast_shapes(src.shape, self.shape, op="copy_")
+    if broadcast_shapes(src.shape, self.shape) != tuple(self.shape):
+        raise RuntimeError(f"copy_: the size of src {tuple(src.shape)} cannot be broadcast to self {tuple(self.shape)}")
+    return TensorMeta(self.shape, self.dtype, self.device)
+
+
+@op("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", kind=INPLACE, function=False)
+def fill_(self, value):
+    """Fill ``self`` with ``value`` (cast to ``self``'s dtype)."""
+    out = np.empty_like(self)
+    out.fill(value)
+    return out
+
+
+@fill_.grad
+def _(grad):
+    from . import api
+
+    return api.zeros_like(grad)
+
+
+@op("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", kind=INPLACE, function=False)
+def fill_tensor_(self, value):
+    """Fill ``self`` with the value of a 0-d tensor."""
+    if value.ndim != 0:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions."
+        )
+    out = np.empty_like(self)
+    out.fill(value[()])
+    return out
+
+
+@fill_tensor_.grad
+def _(grad):
+    from . import api
+
+    return api.zeros_like(grad), grad.sum()
+
+
+@op("zero_(Tensor(a!) self) -> Tensor(a!)", kind=INPLACE, function=False)
+def zero_(self):
+    """Fill ``self`` with zeros."""
+    return np.zeros_like(self)
+
+
+@zero_.grad
+def _(grad):
+    from . import api
+
+    return api.zeros_like(grad)

@@ -1,21 +1,72 @@
-"""Elementwise math: arithmetic, powers, exponentials, trigonometry, activations, rounding.
+"""Elementwise arithmetic, signs and rounding, and the helpers the other elementwise families share.
 
 Each op has a numpy kernel, a derivative written with registered ops, and a
 scalar ``formula`` (a Python expression over the schema's argument names,
-using ``math``) that the fusion code generator inlines into one loop body.
+using ``math``, ``min``/``max``/``abs`` and the helpers of
+``toolkit.backends.cpu.scalar``) that the fusion code generator inlines into
+one loop body. Exponentials, logarithms, trigonometry and ``erf`` live in
+``transcendental.py``; activations (sigmoid, relu, gelu, silu, softplus) in
+``activation.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op
+from .._core.meta import TensorMeta
+from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
+
+_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
 
 
-def _binary(a, b):
-    return [(a, b)]
+def not_implemented(op_name: str, kernel: str, dtype) -> NotImplementedError:
+    """PyTorch's error for a dtype a kernel does not support, prefixed with the op's name."""
+    name = getattr(dtype, "name", None) or np.dtype(dtype).name
+    return NotImplementedError(f'{op_name}: "{kernel}" not implemented for \'{_TORCH_NAMES.get(name, name)}\'')
 
 
+def reject_dtypes(opdef, kernel: str, *, bool_: bool = True, integer: bool = False) -> None:
+    """Give ``opdef`` a meta rule that raises, like its kernel, for bool (and integer) inputs."""
+
+    @opdef.meta_rule
+    def _(self, *rest):
+        from ._meta_rules import elementwise_meta
+
+        dt = getattr(self, "dtype", None)
+        if dt is not None and not dt.is_floating_point and (integer or (bool_ and dt.name == "bool")):
+            raise not_implemented(opdef.name, kernel, dt)
+        return elementwise_meta(opdef, self, *rest)
+
+
+def formula_kernel(name: str, params: tuple = (), constants: dict | None = None):
+    """The numba map kernel of registered op ``name``'s own formula (one source of truth for both paths)."""
+    from ..backends.cpu import map_kernel
+
+    d = get(name)
+    inputs = tuple(d.arg_names[i] for i in d.tensor_args)
+    return map_kernel(d.formula, inputs, params, constants)
+
+
+def float_unary(name: str, fn, formula: str, doc: str):
+    """Register a one-input op that computes in floating point (integers and bool promote to float)."""
+
+    def kernel(self):
+        with np.errstate(all="ignore"):
+            return fn(self)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = doc
+    return op(f"{name}(Tensor self) -> Tensor", kind=ELEMENTWISE, formula=formula, promotion=PROMOTE_INT_TO_FLOAT,
+              inplace=True)(kernel)
+
+
+def _zeros(grad):
+    """The gradient of a piecewise-constant op (floor, sign, ...): zero, kept in the graph for double backward."""
+    return grad * 0
+
+
+# ----------------------------------------------------------------------------- arithmetic
 @op("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
     formula="self + alpha * other", inplace=True, dunders=("add", "radd", "iadd"))
 def add(self, other, alpha=1):
@@ -90,7 +141,7 @@ def _(grad, self, other, rounding_mode, needs_input_grad):
 
 @op("neg(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="-self", inplace=True, dunders=("neg",))
 def neg(self):
-    """Negate elementwise."""
+    """Negate elementwise (integers wrap around, as in PyTorch)."""
     if self.dtype == np.bool_:
         raise RuntimeError(
             "neg: Negation, the `-` operator, on a bool tensor is not supported. "
@@ -99,68 +150,215 @@ def neg(self):
     return np.negative(self)
 
 
+@neg.meta_rule
+def _(self):
+    from ._meta_rules import elementwise_meta
+
+    if self.dtype.name == "bool":
+        raise RuntimeError(
+            "neg: Negation, the `-` operator, on a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return elementwise_meta(neg, self)
+
+
 @neg.grad
 def _(grad):
     return -grad
 
 
-@op("exp(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="math.exp(self)", promotion=PROMOTE_INT_TO_FLOAT,
-    inplace=True)
-def exp(self):
-    """``e ** self`` elementwise."""
-    with np.errstate(over="ignore"):
-        return np.exp(self)
-
-
-@exp.grad
-def _(grad, result):
-    return grad * result
-
-
-@op("log(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="math.log(self)", promotion=PROMOTE_INT_TO_FLOAT,
-    inplace=True)
-def log(self):
-    """Natural logarithm; ``-inf`` at 0 and ``nan`` below, as in PyTorch."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(self)
-
-
-@log.grad
-def _(grad, self):
-    return grad / self
-
-
-@op("tanh(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="math.tanh(self)", promotion=PROMOTE_INT_TO_FLOAT,
-    inplace=True)
-def tanh(self):
-    """Hyperbolic tangent."""
-    return np.tanh(self)
-
-
-@tanh.grad
-def _(grad, result):
-    return grad * (1 - result * result)
-
-
-@op("relu(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="max(self, 0)", inplace=True)
-def relu(self):
-    """``max(self, 0)`` elementwise."""
+@op("positive(Tensor(a) self) -> Tensor(a)", kind=VIEW, formula="self", dunders=("pos",))
+def positive(self):
+    """``+self``: the input itself (a view sharing its storage), as in PyTorch; bool tensors are refused."""
     if self.dtype == np.bool_:
-        raise RuntimeError('relu: "clamp_min_scalar_cpu" not implemented for \'Bool\'')
-    return np.maximum(self, 0, dtype=self.dtype)
+        raise RuntimeError("positive: The `+` operator, on a bool tensor is not supported.")
+    return self.view()
 
 
-@relu.grad
+@positive.grad
+def _(grad):
+    return grad
+
+
+@positive.meta_rule
+def _(self):
+    if self.dtype.name == "bool":
+        raise RuntimeError("positive: The `+` operator, on a bool tensor is not supported.")
+    return TensorMeta(self.shape, self.dtype, self.device)
+
+
+@op("abs(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="abs(self)", inplace=True, dunders=("abs",))
+def absolute(self):
+    """Absolute value, keeping integer dtypes (``abs(-128)`` stays ``-128`` in int8, as in PyTorch)."""
+    if self.dtype == np.bool_:
+        raise not_implemented("abs", "abs_cpu", self.dtype)
+    return np.abs(self)
+
+
+reject_dtypes(absolute, "abs_cpu")
+
+
+@absolute.grad
+def _(grad, self):
+    return grad * self.sign()
+
+
+@op("sign(Tensor self) -> Tensor", kind=ELEMENTWISE,
+    formula="(1.0 if self > 0 else (-1.0 if self < 0 else 0.0))", inplace=True)
+def sign(self):
+    """-1, 0 or 1 by the sign of each element; ``sign(nan)`` and ``sign(-0.0)`` are 0 as in PyTorch."""
+    if self.dtype == np.bool_:
+        return self.copy()
+    if self.dtype.kind == "f":
+        return (self > 0).astype(self.dtype) - (self < 0).astype(self.dtype)
+    return np.sign(self)
+
+
+@sign.grad
+def _(grad):
+    return _zeros(grad)
+
+
+@op("square(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="self * self", promotion=PROMOTE_NONE,
+    inplace=True)
+def square(self):
+    """``self * self``; bool squares to int64, as PyTorch's ``pow(self, 2)`` promotes it."""
+    if isinstance(self, np.ndarray) and self.dtype == np.bool_:
+        return self.astype(np.int64)
+    with np.errstate(over="ignore"):
+        return np.multiply(self, self)
+
+
+@square.meta_rule
+def _(self):
+    from .._core import dtypes
+
+    return TensorMeta(self.shape, dtypes.int64 if self.dtype.name == "bool" else self.dtype, self.device)
+
+
+@square.grad
+def _(grad, self):
+    return grad * 2 * self
+
+
+reciprocal = float_unary("reciprocal", np.reciprocal, "1.0 / self", "``1 / self`` elementwise (``inf`` at 0).")
+
+
+@reciprocal.grad
 def _(grad, result):
-    return grad * (result > 0)
+    return -grad * result * result
+
+
+# ----------------------------------------------------------------------------- rounding
+def _rounding(name: str, fn, formula: str, doc: str, vml: str):
+    """Register a rounding op: floats round, integers come back as a copy, bool is refused (as in PyTorch)."""
+
+    def kernel(self):
+        if self.dtype == np.bool_:
+            raise not_implemented(name, vml, self.dtype)
+        if self.dtype.kind != "f":
+            return self.copy()
+        return fn(self)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = doc
+    d = op(f"{name}(Tensor self) -> Tensor", kind=ELEMENTWISE, formula=formula, inplace=True)(kernel)
+    reject_dtypes(d, vml)
+    d.grad(lambda grad: _zeros(grad))
+    return d
+
+
+floor = _rounding("floor", np.floor, "floor(self)", "Round down to an integer value (same dtype).", "floor_vml_cpu")
+ceil = _rounding("ceil", np.ceil, "ceil(self)", "Round up to an integer value (same dtype).", "ceil_vml_cpu")
+trunc = _rounding("trunc", np.trunc, "trunc(self)", "Round toward zero (same dtype).", "trunc_vml_cpu")
+round_half_even = _rounding("round", np.rint, "rint(self)",
+                             "Round to the nearest integer, halves to even (``round(2.5) == 2``), as PyTorch does.",
+                             "round_vml_cpu")
+
+_ROUND_DECIMALS = (
+    "(rint(self * 10.0 ** decimals) / 10.0 ** decimals) if decimals >= 0 "
+    "else (rint(self / 10.0 ** -decimals) * 10.0 ** -decimals)"
+)
+
+
+@op("round.decimals(Tensor self, *, int decimals) -> Tensor", kind=ELEMENTWISE, formula=_ROUND_DECIMALS,
+    inplace=True)
+def round_decimals(self, decimals):
+    """Round to ``decimals`` decimal places (negative: to the left of the point), halves to even.
+
+    Computed as PyTorch does: scale by ``10 ** |decimals|`` in the input's
+    precision (float32 for half), round, scale back.
+    """
+    if self.dtype.kind != "f":
+        raise not_implemented("round", "round_vml_cpu" if decimals == 0 else "round_cpu", self.dtype)
+    compute = np.dtype(np.float32) if self.dtype == np.float16 else self.dtype
+    x = self.astype(compute, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if decimals >= 0:
+            p = compute.type(10.0 ** decimals)
+            out = np.rint(x * p) / p
+        else:
+            p = compute.type(10.0 ** -decimals)
+            out = np.rint(x / p) * p
+    return out.astype(self.dtype, copy=False)
+
+
+@round_decimals.meta_rule
+def _(self, decimals):
+    from ._meta_rules import elementwise_meta
+
+    if not self.dtype.is_floating_point:
+        raise not_implemented("round", "round_vml_cpu" if decimals == 0 else "round_cpu", self.dtype)
+    return elementwise_meta(round_decimals, self, decimals)
+
+
+@round_decimals.grad
+def _(grad):
+    return _zeros(grad)
+
+
+@op("frac(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="self - trunc(self)", inplace=True)
+def frac(self):
+    """The fractional part ``self - trunc(self)``, with the sign of ``self``; floats only."""
+    if self.dtype.kind != "f":
+        raise not_implemented("frac", "frac_cpu", self.dtype)
+    with np.errstate(invalid="ignore"):
+        return self - np.trunc(self)
+
+
+reject_dtypes(frac, "frac_cpu", integer=True)
+
+
+@frac.grad
+def _(grad):
+    return grad
 
 
 # ----------------------------------------------------------------------------- samples
-def _unary_samples(rng, low=-2.0, high=2.0):
+def unary_samples(rng, low=-2.0, high=2.0):
+    """A matrix, a transposed (non-contiguous) one, a 0-d and a zero-size input, values in [low, high)."""
     yield (rng.uniform(low, high, (3, 4)),), {}
     yield (rng.uniform(low, high, (4, 3)).T,), {}
     yield (np.array(rng.uniform(low, high)),), {}
     yield (rng.uniform(low, high, (0, 3)),), {}
+
+
+def away_from_zero(rng, low=0.3, high=2.0):
+    """Like ``unary_samples`` but with |x| in [low, high): for ops with a kink or pole at 0."""
+    for (x,), kw in unary_samples(rng, low, high):
+        yield (np.asarray(x * rng.choice([-1.0, 1.0], x.shape)),), kw
+
+
+def int_and_bool(rng):
+    yield (rng.integers(-5, 6, (2, 3)),), {}
+    yield (rng.random((2, 3)) > 0.5,), {}
+
+
+def _between_integers(rng):
+    """Values whose fractional part is in (0.1, 0.4) or (0.6, 0.9): away from the jumps of floor/round."""
+    for (x,), kw in unary_samples(rng, -3.0, 3.0):
+        frac = rng.uniform(0.1, 0.4, x.shape) + rng.choice([0.0, 0.5], x.shape)
+        yield (np.asarray(np.floor(x) + frac),), kw
 
 
 def _binary_samples(rng, low=-2.0, high=2.0):
@@ -171,8 +369,20 @@ def _binary_samples(rng, low=-2.0, high=2.0):
     yield (np.array(rng.uniform(low, high)), rng.uniform(low, high, (2, 2))), {}
 
 
-for _o in (mul, exp, tanh):
-    _o.sample_inputs(_unary_samples if _o is not mul else _binary_samples)
+def float_samples(*ops, low=-2.0, high=2.0, ints=True):
+    """Attach ``unary_samples`` in [low, high) (plus integer and bool inputs) to each op."""
+
+    def gen(rng):
+        yield from unary_samples(rng, low, high)
+        if ints:
+            yield from int_and_bool(rng)
+
+    for o in ops:
+        o.sample_inputs(gen)
+
+
+mul.sample_inputs(_binary_samples)
+float_samples(square)
 
 
 @add.sample_inputs
@@ -198,15 +408,50 @@ def _(rng):
 
 @neg.sample_inputs
 def _(rng):
-    yield from _unary_samples(rng)
+    yield from unary_samples(rng)
+    yield (rng.integers(-5, 6, (2, 3)),), {}
 
 
-@log.sample_inputs
+@positive.sample_inputs
 def _(rng):
-    yield from _unary_samples(rng, 0.5, 3.0)
+    yield from unary_samples(rng)
+    yield (rng.integers(-5, 6, (2, 3)),), {}
 
 
-@relu.sample_inputs
+@absolute.sample_inputs
 def _(rng):
-    yield (np.array([-1.5, -0.3, 0.2, 1.7]),), {}
-    yield (rng.uniform(0.1, 1, (3, 3)) * rng.choice([-1, 1], (3, 3)),), {}
+    yield from away_from_zero(rng)
+    yield (rng.integers(-5, 6, (2, 3)),), {}
+
+
+@sign.sample_inputs
+def _(rng):
+    yield from away_from_zero(rng)
+    yield from int_and_bool(rng)
+
+
+@reciprocal.sample_inputs
+def _(rng):
+    yield from away_from_zero(rng, 0.5, 2.0)
+    yield from int_and_bool(rng)
+
+
+def _rounding_samples(rng):
+    yield from _between_integers(rng)
+    yield (rng.integers(-5, 6, (2, 3)),), {}
+
+
+for _o in (floor, ceil, trunc, round_half_even):
+    _o.sample_inputs(_rounding_samples)
+
+
+@round_decimals.sample_inputs
+def _(rng):
+    yield (rng.uniform(-3, 3, (3, 4)) + 0.0013,), {"decimals": 2}
+    yield (rng.uniform(-300, 300, (4, 3)).T + 1.3,), {"decimals": -1}
+    yield (np.array([0.125, 0.375, -2.3, 1234.5678]),), {"decimals": 0}
+
+
+@frac.sample_inputs
+def _(rng):
+    yield from _between_integers(rng)

@@ -8,10 +8,14 @@ device from a tensor.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core.device import CPU
+from .._core.meta import TensorMeta
+from ._fma import fma
 from .registry import FACTORY, op
 
 _OPTS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool requires_grad=False"
@@ -25,6 +29,8 @@ def _float_or(dtype):
 def _check_size(name, size):
     for s in size:
         if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"{name}: Trying to create tensor with negative dimension {s}: {list(size)}")
     return tuple(size)
 
@@ -54,22 +60,23 @@ def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None
     return np.full(_check_size("full", size), fill_value, dtype=d)
 
 
-def _like(name, fill):
+def _like(name, fill, doc):
     def kernel(self, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
                memory_format=None, **extra):
         d = dtype.np if dtype is not None else self.dtype
         return fill(self.shape, d, **extra)
 
     kernel.__name__ = name
+    kernel.__doc__ = doc
     return kernel
 
 
 empty_like = op(f"empty_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
-                differentiable=False)(_like("empty_like", lambda s, d: np.empty(s, d)))
+                differentiable=False)(_like("empty_like", lambda s, d: np.empty(s, d), "Uninitialized memory shaped like ``self``."))
 zeros_like = op(f"zeros_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
-                differentiable=False)(_like("zeros_like", lambda s, d: np.zeros(s, d)))
+                differentiable=False)(_like("zeros_like", lambda s, d: np.zeros(s, d), "Zeros shaped like ``self``."))
 ones_like = op(f"ones_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
-               differentiable=False)(_like("ones_like", lambda s, d: np.ones(s, d)))
+               differentiable=False)(_like("ones_like", lambda s, d: np.ones(s, d), "Ones shaped like ``self``."))
 
 
 @op(f"full_like(Tensor self, Scalar fill_value, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
@@ -91,47 +98,316 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None, requir
 @op(f"arange(Scalar start, Scalar? end=None, Scalar step=1, *, {_OPTS}) -> Tensor", kind=FACTORY, method=False)
 def arange(start, end=None, step=1, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     """Values from ``start`` up to (not including) ``end`` by ``step``; integer args give int64."""
+    start, end, step, d, n = _arange_plan(start, end, step, dtype)
+    if d.kind in "iub":
+        return (math.trunc(start) + math.trunc(step) * np.arange(n, dtype=np.int64)).astype(d)
+    return _arange_floating(start, step, n, d)
+
+
+def _arange_plan(start, end, step, dtype):
+    """Checks, dtype and length of an arange, from its arguments alone (shared with the meta rule)."""
     if end is None:
         start, end = 0, start
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError(
-            f"arange: upper bound and larger bound inconsistent with step sign (start={start}, end={end}, step={step})"
+            f"arange: upper bound and lower bound inconsistent with step sign (start={start}, end={end}, step={step})"
         )
     if dtype is None:
         is_float = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
         dtype = _dt.get_default_dtype() if is_float else _dt.int64
-    n = max(0, math.ceil((end - start) / step))
-    # Computed in double then cast, as PyTorch does, so float ranges match it exactly.
-    if dtype.is_floating_point:
-        return (start + np.arange(n, dtype=np.float64) * step).astype(dtype.np)
-    return (np.arange(n, dtype=np.int64) * int(step) + int(start)).astype(dtype.np) if float(step).is_integer() and float(start).is_integer() else np.floor(start + np.arange(n) * step).astype(dtype.np)
+    d = dtype.np
+    if d == np.int64:  # int64 truncates the bounds and step first (a fractional step can become 0)
+        xs, xe, xp = math.trunc(start), math.trunc(end), math.trunc(step)
+        if xp == 0:
+            raise RuntimeError("arange: step must be nonzero")
+        num = xe - xs + xp - ((xp > 0) - (xp < 0))
+        n = abs(num) // abs(xp) * (1 if (num >= 0) == (xp > 0) else -1)
+    else:
+        n = math.ceil((float(end) - float(start)) / float(step))
+    return start, end, step, d, max(n, 0)
+
+
+_VEC = {"float64": (np.float64, 4), "float32": (np.float64, 8), "float16": (np.float32, 16)}  # AVX2 vector widths
+
+
+def _arange_floating(start, step, n: int, d: np.dtype) -> np.ndarray:
+    """PyTorch's CPU arange: pairs of vectors start at ``start + step * i`` rounded to the dtype and continue
+    by ``base + k * step``; the remainder is ``start + step * i``. All fused, in the accumulate type."""
+    acc, width = _VEC[d.name]
+    acc = np.dtype(acc)
+    out = fma(step, np.arange(n).astype(acc), start, acc).astype(d)
+    k = np.arange(width).astype(acc)
+    for lo, hi in _chunks(n):
+        nvec = ((hi - lo) // (2 * width)) * 2 * width
+        if nvec:
+            bases = fma(step, np.arange(lo, lo + nvec, width).astype(acc), start, acc).astype(d).astype(acc)
+            out[lo:lo + nvec] = fma(k[None, :], step, bases[:, None], acc).astype(d).reshape(-1)
+    return out
+
+
+def _chunks(n: int) -> list:
+    """How PyTorch's ``parallel_for`` splits ``range(n)`` over its threads (one chunk up to the grain size)."""
+    threads = min(_num_threads(), -(-n // _GRAIN)) if n else 1
+    size = -(-n // threads) if n else 0
+    return [(t * size, min(n, (t + 1) * size)) for t in range(threads) if t * size < n]
+
+
+def _num_threads() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+_GRAIN = 32768  # beyond this PyTorch splits the range across threads
+
+
+_C_TYPE = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+           "float16": "c10::Half"}
+
+
+def _scalar_to(value, d: np.dtype):
+    """``Scalar::to<T>()``: truncation for integers, rounding for floats, with PyTorch's overflow check."""
+    if d.kind in "iu":
+        info = np.iinfo(d)
+        if not info.min <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPE[d.name]} without overflow")
+        return d.type(math.trunc(value))
+    if d == np.float16 and math.isfinite(value) and abs(value) > 65504:
+        raise RuntimeError("value cannot be converted to type c10::Half without overflow")
+    return d.type(value)
+
+
+def _two_sided(start, end, step, steps: int, acc: np.dtype) -> np.ndarray:
+    """PyTorch's symmetric fill: ``start + step * i`` for the first half, ``end - step * (steps - 1 - i)``
+    for the second (each a fused multiply-add in ``acc``)."""
+    half = steps // 2
+    idx = np.arange(steps, dtype=np.float64)
+    out = np.empty(steps, dtype=acc)
+    out[:half] = fma(step, idx[:half].astype(acc), start, acc)
+    out[half:] = fma(-step, (steps - 1 - idx[half:]).astype(acc), end, acc)
+    return out
 
 
 @op(f"linspace(Scalar start, Scalar end, int steps, *, {_OPTS}) -> Tensor", kind=FACTORY, method=False)
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, rounded exactly as PyTorch rounds them."""
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
-    d = _float_or(dtype)
-    if steps == 1:
-        return np.array([start], dtype=d)
-    # PyTorch fills the first half from start and the second half from end, for symmetric rounding.
-    step = (end - start) / (steps - 1)
-    idx = np.arange(steps, dtype=np.float64)
-    half = steps // 2
-    out = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx))
-    if np.dtype(d).kind in "iu":
-        return out.astype(np.float64).astype(d)
-    return out.astype(d)
+    d = np.dtype(_float_or(dtype))
+    if d == np.bool_:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    s, e = _scalar_to(start, d), _scalar_to(end, d)
+    if steps <= 1:
+        return np.full(steps, s, dtype=d)
+    if d == np.float16:  # c10::Half arithmetic: every operation rounds to half
+        step = np.float16(np.float16(e - s) / np.float16(steps - 1))
+        idx = np.arange(steps).astype(np.float16)
+        half = steps // 2
+        low = s + step * idx[:half]
+        high = e - step * (np.float16(steps - 1) - idx[half:]).astype(np.float16)
+        return np.concatenate([low, high]).astype(np.float16)
+    if d.kind == "f":
+        step = d.type(d.type(e - s) / d.type(steps - 1))
+        return _two_sided(s, e, step, steps, d)
+    step = (float(e) - float(s)) / (steps - 1)
+    vals = _two_sided(float(s), float(e), step, steps, np.dtype(np.float64))
+    return np.trunc(vals).astype(d)
 
 
 @op(f"logspace(Scalar start, Scalar end, int steps, float base=10.0, *, {_OPTS}) -> Tensor", kind=FACTORY,
     method=False)
 def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None,
              requires_grad=False):
-    """``base ** linspace(start, end, steps)``."""
-    d = _float_or(dtype)
-    lin = linspace.kernels["cpu"](start, end, steps, _dt.float64)
-    return np.power(base, lin).astype(d)
+    """``base ** linspace(start, end, steps)``, with the exponents computed in double as PyTorch does."""
+    if steps < 0:
+        raise RuntimeError("logspace: number of steps must be non-negative")
+    d = np.dtype(_float_or(dtype))
+    if d == np.bool_:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if steps <= 1:
+        vals = [math.pow(base, float(start))] * steps
+    else:
+        s, e = _scalar_to(start, d), _scalar_to(end, d)
+        step = float(d.type(e - s) if d.kind == "f" else int(e) - int(s)) / (steps - 1)
+        half = steps // 2  # computed unfused: logspace is not in PyTorch's FMA-compiled kernels
+        exps = [float(s) + step * i if i < half else float(e) - step * (steps - i - 1) for i in range(steps)]
+        vals = [_pow(base, x) for x in exps]
+    out = np.array(vals, dtype=np.float64)
+    if d.kind in "iu":
+        with np.errstate(invalid="ignore"):
+            return np.trunc(out).astype(d)
+    with np.errstate(over="ignore"):
+        return out.astype(d)
+
+
+def _pow(base: float, x: float) -> float:
+    """The C library's ``pow`` (which numpy's vectorized power does not always match)."""
+    try:
+        return math.pow(base, x)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return math.nan
+
+
+# ---------------------------------------------------------------------------------------------
+# Samples for the registry-generated tests
+# ---------------------------------------------------------------------------------------------
+def _size_samples(rng):
+    yield ((2, 3),), {}
+    yield ((0, 4),), {}
+    yield ((),), {}
+    yield (3, 2), {"dtype": _dt.int32}
+    yield ((2,),), {"dtype": _dt.float64, "requires_grad": True}
+    yield ((4,),), {"dtype": _dt.bool}
+
+
+@empty.sample_inputs
+def _(rng):
+    # Only empty results: the contents of uninitialized memory cannot be compared.
+    yield ((0, 4),), {}
+    yield ((3, 0),), {"dtype": _dt.int32}
+
+
+zeros.sample_inputs(_size_samples)
+ones.sample_inputs(_size_samples)
+
+
+@full.sample_inputs
+def _(rng):
+    yield ((2, 3), 1.5), {}
+    yield ((2, 3), 7), {}
+    yield ((3,), True), {}
+    yield ((0, 2), 2.0), {}
+    yield ((2,), 3), {"dtype": _dt.float64}
+    yield ((), -1.25), {}
+
+
+def _like_samples(rng):
+    yield (rng.standard_normal((2, 3)),), {}
+    yield (rng.standard_normal((3, 2)).T,), {}
+    yield (np.arange(6, dtype=np.int64).reshape(2, 3),), {"dtype": _dt.float32}
+    yield (np.zeros((0, 3)),), {}
+    yield (rng.standard_normal(()),), {}
+
+
+@empty_like.sample_inputs
+def _(rng):
+    yield (np.zeros((0, 3)),), {}
+    yield (np.zeros((2, 0), dtype=np.int64),), {"dtype": _dt.float64}
+
+
+zeros_like.sample_inputs(_like_samples)
+ones_like.sample_inputs(_like_samples)
+
+
+@full_like.sample_inputs
+def _(rng):
+    yield (rng.standard_normal((2, 3)), 4.5), {}
+    yield (np.arange(4, dtype=np.int32), 7), {}
+    yield (np.arange(4, dtype=np.int64), 2), {"dtype": _dt.float64}
+
+
+@eye.sample_inputs
+def _(rng):
+    yield (3,), {}
+    yield (2, 4), {}
+    yield (0,), {}
+    yield (3,), {"dtype": _dt.int64}
+    yield (2, 2), {"dtype": _dt.bool}
+
+
+@arange.sample_inputs
+def _(rng):
+    yield (5,), {}
+    yield (1, 10), {}
+    yield (0, 1, 0.1), {}
+    yield (-1.5, 1.5, 0.1), {}
+    yield (10, 0, -3), {}
+    yield (0.0, 3.3, 0.7), {"dtype": _dt.float64}
+    yield (2.5,), {}
+    yield (0, 40, 0.5), {}
+    yield (1, 2.5, 0.5), {"dtype": _dt.int32}
+
+
+@linspace.sample_inputs
+def _(rng):
+    yield (0, 1, 5), {}
+    yield (-2.5, 7.3, 17), {}
+    yield (0, 10, 4), {"dtype": _dt.float64}
+    yield (3, 100, 33), {"dtype": _dt.int64}
+    yield (1, 0, 11), {}
+    yield (0, 1, 1), {}
+    yield (0, 1, 0), {}
+
+
+@logspace.sample_inputs
+def _(rng):
+    yield (0, 2, 5), {}
+    yield (-2.5, 7.3, 17), {"dtype": _dt.float64}
+    yield (0.1, 0.9, 7, 2.0), {}
+    yield (0, 3, 4), {"dtype": _dt.int64}
+
+
+# ---------------------------------------------------------------------------------------------
+# Meta rules
+# ---------------------------------------------------------------------------------------------
+def _opts_meta(size, dtype, device, default=None, name=""):
+    return TensorMeta(_check_size(name, size), dtype or default or _dt.get_default_dtype(), device or CPU)
+
+
+def _sized_meta(name):
+    def meta(size, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+        return _opts_meta(size, dtype, device, name=name)
+
+    return meta
+
+
+for _o in (empty, zeros, ones):
+    _o.meta_rule(_sized_meta(_o.name))
+
+
+@full.meta_rule
+def _(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    return _opts_meta(size, dtype, device, _dt.scalar_default_dtype(fill_value), "full")
+
+
+@empty_like.meta_rule
+def _(self, *args):
+    dtype, device = args[-6], args[-4]
+    return TensorMeta(self.shape, dtype or self.dtype, device or self.device)
+
+
+zeros_like.meta_rule(empty_like.meta)
+ones_like.meta_rule(empty_like.meta)
+full_like.meta_rule(empty_like.meta)
+
+
+@eye.meta_rule
+def _(n, m=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"eye: n must be greater or equal to 0, got {n if n < 0 else m}")
+    return _opts_meta((n, n if m is None else m), dtype, device)
+
+
+@arange.meta_rule
+def _(start, end=None, step=1, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    _, _, _, d, n = _arange_plan(start, end, step, dtype)
+    return TensorMeta((n,), _dt.from_numpy_dtype(d), device or CPU)
+
+
+@linspace.meta_rule
+def _(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    if steps < 0:
+        raise RuntimeError("linspace: number of steps must be non-negative")
+    return _opts_meta((steps,), dtype, device)
+
+
+@logspace.meta_rule
+def _(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    if steps < 0:
+        raise RuntimeError("logspace: number of steps must be non-negative")
+    return _opts_meta((steps,), dtype, device)

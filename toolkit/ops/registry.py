@@ -69,6 +69,7 @@ class OpDef:
         inplace: bool = False,
         differentiable: bool = True,
         nondiff_args: tuple = (),
+        promote_args: tuple | None = None,
         doc: str | None = None,
     ):
         self.schema = schema
@@ -92,6 +93,10 @@ class OpDef:
         self.arg_names = tuple(a.name for a in schema.args)
         self.tensor_args = tuple(i for i, a in enumerate(schema.args) if a.is_tensor)
         self.diff_args = tuple(i for i in self.tensor_args if schema.args[i].name not in nondiff_args)
+        # Arguments that take part in type promotion (elementwise kinds): every Tensor argument unless
+        # named here; naming lets a bool ``condition`` stay out and a Scalar ``min`` take part.
+        self.promote_args = self.tensor_args if promote_args is None else tuple(
+            i for i, a in enumerate(schema.args) if a.name in promote_args)
         self.n_outputs = len(schema.returns)
         self.returns_list = bool(schema.returns) and schema.returns[0].type == "Tensor[]"
         self.returns_tensor = bool(schema.returns) and schema.returns[0].type.startswith("Tensor")
@@ -103,7 +108,8 @@ class OpDef:
         # Elementwise ops take Python numbers where a tensor is expected (PyTorch's Scalar overloads).
         self.scalar_tensors = kind in (ELEMENTWISE, COMPARISON)
         # Single-output elementwise ops take the dispatcher's fast path.
-        self.pointwise = self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
+        self.pointwise = (self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
+                          and self.promote_args is self.tensor_args)
         self._bind_plan = None
         self.device_arg = self.arg_names.index("device") if "device" in self.arg_names else None
         self.requires_grad_arg = self.arg_names.index("requires_grad") if "requires_grad" in self.arg_names else None
@@ -234,6 +240,7 @@ def _make_inplace(d: OpDef) -> OpDef:
     v.pointwise = False
     v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both
     v.diff_args = d.diff_args
+    v.promote_args = d.promote_args
     v.meta = d.meta
     v.samples = None
     v.inplace_of = d

@@ -7,6 +7,7 @@ defaults are written; binding, the IR's signatures and documentation read it.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 
@@ -17,6 +18,7 @@ class Arg:
     default: object = None
     has_default: bool = False
     kwarg_only: bool = False
+    alias: str = ""  # PyTorch's alias annotation: "a" for a view of, "a!" for written in place
 
     @property
     def is_tensor(self) -> bool:
@@ -54,7 +56,7 @@ class Schema:
             if a.kwarg_only and not star:
                 parts.append("*")
                 star = True
-            s = f"{a.type} {a.name}"
+            s = f"{a.type[:6]}({a.alias}){a.type[6:]} {a.name}" if a.alias else f"{a.type} {a.name}"
             if a.has_default:
                 s += f"={a.default!r}"
             parts.append(s)
@@ -94,6 +96,17 @@ def _parse_default(text: str):
         return text
 
 
+_ALIAS = re.compile(r"\(([a-z]!?)\)")
+
+
+def _strip_alias(typ: str) -> tuple[str, str]:
+    """``Tensor(a!)`` -> (``Tensor``, ``a!``); ``Tensor(a)[]`` -> (``Tensor[]``, ``a``)."""
+    m = _ALIAS.search(typ)
+    if not m:
+        return typ, ""
+    return typ[: m.start()] + typ[m.end():], m.group(1)
+
+
 def parse_schema(text: str) -> Schema:
     """Parse one schema string; errors say which schema was malformed."""
     try:
@@ -109,15 +122,16 @@ def parse_schema(text: str) -> Schema:
                 continue
             decl, eq, default = piece.partition("=")
             typ, argname = decl.rsplit(None, 1)
-            args.append(Arg(argname, typ.strip(), _parse_default(default) if eq else None, bool(eq), kwonly))
+            typ, alias = _strip_alias(typ.strip())
+            args.append(Arg(argname, typ, _parse_default(default) if eq else None, bool(eq), kwonly, alias))
         ret = ret.strip()
         if ret.startswith("("):
             rets = []
             for r in _split_top(ret[1:-1]):
                 bits = r.split()
-                rets.append(Return(bits[1] if len(bits) > 1 else "", bits[0]))
+                rets.append(Return(bits[1] if len(bits) > 1 else "", _strip_alias(bits[0])[0]))
         else:
-            rets = [Return("", ret)] if ret else []
+            rets = [Return("", _strip_alias(ret)[0])] if ret else []
         return Schema(name, overload, tuple(args), tuple(rets))
     except Exception as e:  # pragma: no cover - only malformed registry entries
         raise ValueError(f"malformed op schema {text!r}: {e}") from e

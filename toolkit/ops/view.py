@@ -1,26 +1,61 @@
-"""View ops: results share storage with their input (and so see its in-place changes)."""
+"""View ops: results share storage with their input (and so see its in-place changes).
+
+Each kernel returns a numpy view of its input; the dispatcher then gives the
+result the input's storage and version counter. The shape arithmetic of each
+op lives in one ``*_shape`` helper that both the kernel and the meta rule call,
+so eager errors and the JIT's type propagation come from the same code.
+Views that reorder dims (permute, movedim, transpose, t) are in
+``view_order``; views that cut a tensor into parts (split, chunk, unbind,
+narrow, unfold, diagonal) are in ``view_parts``.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .._core import dtypes as _dt
+from .._core.meta import TensorMeta
 from .._core.shape import infer_size, wrap_dim
 from .registry import VIEW, op
 
 
-@op("view(Tensor(a) self, int[] size) -> Tensor(a)", kind=VIEW)
+def _meta(t, shape, dtype=None) -> TensorMeta:
+    return TensorMeta(shape, dtype or t.dtype, t.device)
+
+
+def _reshaped(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """A view with ``shape`` when the strides allow one, else a copy (``reshape``'s contract)."""
+    return np.reshape(a, shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# view, view_as, reshape
+# ---------------------------------------------------------------------------------------------
+@op("view(Tensor(a) self, int[] size) -> Tensor(a)", kind=VIEW, function=False)
 def view(self, size):
-    """Same data, new shape; fails (as in PyTorch) when the strides cannot express it without a copy."""
-    shape = infer_size(size, self.size, "view")
-    out = self.view()
+    """Same data, new shape; fails (as in PyTorch) when the strides cannot express it without a copy.
+
+    >>> x = toolkit.arange(6).view(2, 3)
+    """
+    return _view_to(self, size, "view")
+
+
+def _view_to(a: np.ndarray, size, name: str) -> np.ndarray:
+    shape = infer_size(size, a.size, name)
     try:
-        out.shape = shape  # numpy refuses instead of copying, which is exactly view's contract
-    except AttributeError:
+        return np.reshape(a, shape, copy=False)
+    except ValueError:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
             "two contiguous subspaces). Use .reshape(...) instead."
         ) from None
-    return out
+
+
+@view.meta_rule
+def _(self, size):
+    return _meta(self, infer_size(size, math.prod(self.shape), "view"))
 
 
 @view.grad
@@ -28,10 +63,103 @@ def _(grad, self_shape):
     return grad.reshape(self_shape)
 
 
+@view.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, (12,)), {}
+    yield (x, (2, -1, 3)), {}
+    yield (x, [4, 3]), {}
+    yield (x.T, (4, 3)), {}
+    yield (rng.standard_normal(()), (1, 1)), {}
+    yield (rng.standard_normal((1, 1)), ()), {}
+    yield (rng.standard_normal((0, 3)), (3, 0, 5)), {}
+
+
+def _view_dtype_shape(shape: tuple, old, new) -> tuple:
+    if old.itemsize == new.itemsize:
+        return tuple(shape)
+    what = f"to view {_title(old)} as {_title(new)} (different element sizes)"
+    if not shape:
+        raise RuntimeError(f"view(): self.dim() cannot be 0 {what}")
+    nbytes = shape[-1] * old.itemsize
+    if nbytes % new.itemsize:
+        raise RuntimeError(
+            f"view(): self.size(-1) must be divisible by {new.itemsize // old.itemsize} {what}, but got {shape[-1]}"
+        )
+    return tuple(shape[:-1]) + (nbytes // new.itemsize,)
+
+
+def _title(d) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[d.name]
+
+
+@op("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", kind=VIEW, function=False, differentiable=False)
+def view_dtype(self, dtype):
+    """Reinterpret the same bytes as another dtype; the last dim scales by the ratio of element sizes."""
+    old = _dt.from_numpy_dtype(self.dtype)
+    _view_dtype_shape(self.shape, old, dtype)
+    if old.itemsize != dtype.itemsize and self.size and self.shape[-1] != 1 and self.strides[-1] != self.itemsize:
+        raise RuntimeError(
+            f"view(): self.stride(-1) must be 1 to view {_title(old)} as {_title(dtype)} (different element sizes), "
+            f"but got {self.strides[-1] // self.itemsize}"
+        )
+    try:
+        return self.view(dtype.np)
+    except ValueError:
+        raise RuntimeError(
+            f"view(): the storage offset of self must be divisible by {dtype.itemsize // old.itemsize} to view "
+            f"{_title(old)} as {_title(dtype)} (different element sizes)"
+        ) from None
+
+
+@view_dtype.meta_rule
+def _(self, dtype):
+    return _meta(self, _view_dtype_shape(tuple(self.shape), self.dtype, dtype), dtype)
+
+
+@view_dtype.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, _dt.int64), {}
+    yield (x, _dt.float32), {}
+    yield (x, _dt.int16), {}
+    yield (rng.standard_normal(()), _dt.int64), {}
+    yield (rng.standard_normal((0, 2)), _dt.int64), {}
+
+
+@op("view_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",))
+def view_as(self, other):
+    """``self.view(other.size())``."""
+    return _view_to(self, other.shape, "view_as")
+
+
+@view_as.meta_rule
+def _(self, other):
+    return _meta(self, infer_size(tuple(other.shape), math.prod(self.shape), "view_as"))
+
+
+@view_as.grad
+def _(grad, self_shape):
+    return grad.reshape(self_shape), None
+
+
+@view_as.sample_inputs
+def _(rng):
+    yield (rng.standard_normal((3, 4)), rng.standard_normal((2, 6))), {}
+    yield (rng.standard_normal(()), rng.standard_normal((1,))), {}
+    yield (rng.standard_normal((0, 4)), rng.standard_normal((2, 0))), {}
+
+
 @op("reshape(Tensor(a) self, int[] shape) -> Tensor(a)", kind=VIEW)
 def reshape(self, shape):
     """A view when the strides allow it, else a copy."""
-    return np.reshape(self, infer_size(shape, self.size, "reshape"))
+    return _reshaped(self, infer_size(shape, self.size, "reshape"))
+
+
+@reshape.meta_rule
+def _(self, shape):
+    return _meta(self, infer_size(shape, math.prod(self.shape), "reshape"))
 
 
 @reshape.grad
@@ -39,65 +167,164 @@ def _(grad, self_shape):
     return grad.reshape(self_shape)
 
 
-@op("transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW)
-def transpose(self, dim0, dim1):
-    """Swap two dims (a view)."""
-    n = max(self.ndim, 1)
-    return np.swapaxes(self, wrap_dim(dim0, n, "transpose"), wrap_dim(dim1, n, "transpose")) if self.ndim else self.view()
+@reshape.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, (12,)), {}
+    yield (x.T, (-1,)), {}
+    yield (x, (2, 2, 3)), {}
+    yield (x, [-1, 6]), {}
+    yield (rng.standard_normal(()), (1,)), {}
+    yield (rng.standard_normal((1,)), ()), {}
+    yield (rng.standard_normal((2, 0)), (0, 4)), {}
+    yield (x,), {"shape": (6, 2)}
 
 
-@transpose.grad
-def _(grad, dim0, dim1):
-    return grad.transpose(dim0, dim1)
+# ---------------------------------------------------------------------------------------------
+# flatten, unflatten
+# ---------------------------------------------------------------------------------------------
+def flatten_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple:
+    n = len(shape)
+    if n == 0:
+        wrap_dim(start_dim, 0, "flatten")
+        wrap_dim(end_dim, 0, "flatten")
+        return (1,)
+    s, e = wrap_dim(start_dim, n, "flatten"), wrap_dim(end_dim, n, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    return tuple(shape[:s]) + (math.prod(shape[s : e + 1]),) + tuple(shape[e + 1 :])
 
 
-@op("t(Tensor(a) self) -> Tensor(a)", kind=VIEW)
-def t(self):
-    """Transpose a matrix; 0-d and 1-d tensors come back as they are."""
-    if self.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return self.T
+@op("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", kind=VIEW)
+def flatten(self, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one (a view when possible); a 0-d tensor becomes 1-d."""
+    return _reshaped(self, flatten_shape(self.shape, start_dim, end_dim))
 
 
-@t.grad
-def _(grad):
-    return grad.t()
+@flatten.meta_rule
+def _(self, start_dim=0, end_dim=-1):
+    return _meta(self, flatten_shape(tuple(self.shape), start_dim, end_dim))
 
 
-@op("expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)", kind=VIEW)
-def expand(self, size, implicit=False):
-    """Broadcast to ``size`` without copying (-1 keeps a dim)."""
-    size = tuple(size)
-    if len(size) < self.ndim:
-        raise RuntimeError(
-            f"expand: the number of sizes provided ({len(size)}) must be greater or equal to the number of "
-            f"dimensions in the tensor ({self.ndim})"
-        )
-    lead = len(size) - self.ndim
-    target = []
-    for i, s in enumerate(size):
-        if i < lead:
-            if s < 0:
-                raise RuntimeError(f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
-            target.append(s)
-            continue
-        cur = self.shape[i - lead]
-        if s == -1:
-            target.append(cur)
-        elif cur == 1 or cur == s:
-            target.append(s)
-        else:
-            raise RuntimeError(
-                f"expand: The expanded size of the tensor ({s}) must match the existing size ({cur}) at non-singleton "
-                f"dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: {list(self.shape)}"
-            )
-    out = np.broadcast_to(self, tuple(target))
-    return out
-
-
-@expand.grad
+@flatten.grad
 def _(grad, self_shape):
-    return grad.sum_to_size(self_shape)
+    return grad.reshape(self_shape)
+
+
+@flatten.sample_inputs
+def _(rng):
+    x = rng.standard_normal((2, 3, 4))
+    yield (x,), {}
+    yield (x, 1), {}
+    yield (x, 0, 1), {}
+    yield (x.transpose(2, 0, 1), -2, -1), {}
+    yield (x,), {"start_dim": 1, "end_dim": 1}
+    yield (rng.standard_normal(()),), {}
+    yield (rng.standard_normal((2, 0, 3)), 1), {}
+
+
+def unflatten_shape(shape: tuple, dim: int, sizes: tuple) -> tuple:
+    if not shape:
+        raise RuntimeError(f"unflatten: Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, len(shape), "unflatten")
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = shape[d]
+    inferred = [i for i, s in enumerate(sizes) if s == -1]
+    if len(inferred) > 1:
+        raise RuntimeError("unflatten: only one dimension can be inferred")
+    known = math.prod(s for s in sizes if s != -1)
+    if inferred:
+        if known == 0 and n == 0:
+            raise RuntimeError(
+                f"unflatten: cannot reshape tensor of 0 elements into shape {list(sizes)} because the unspecified "
+                "dimension size -1 can be any value and is ambiguous"
+            )
+        ok = known != 0 and n % known == 0
+        sizes = sizes[: inferred[0]] + (n // known if ok else -1,) + sizes[inferred[0] + 1 :]
+    else:
+        ok = known == n and all(s >= 0 for s in sizes)
+    if not ok:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} ({n}) in the input "
+            "tensor"
+        )
+    return tuple(shape[:d]) + sizes + tuple(shape[d + 1 :])
+
+
+@op("unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", kind=VIEW)
+def unflatten(self, dim, sizes):
+    """Split dim ``dim`` into ``sizes`` (one of them may be -1); always a view."""
+    return np.reshape(self, unflatten_shape(self.shape, dim, sizes))
+
+
+@unflatten.meta_rule
+def _(self, dim, sizes):
+    return _meta(self, unflatten_shape(tuple(self.shape), dim, sizes))
+
+
+@unflatten.grad
+def _(grad, self_shape):
+    return grad.reshape(self_shape)
+
+
+@unflatten.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, 1, (2, 2)), {}
+    yield (x, -1, (-1, 2)), {}
+    yield (x.T, 0, (2, 1, 2)), {}
+    yield (x, 0, (3,)), {}
+    yield (x,), {"dim": 0, "sizes": (1, 3)}
+    yield (rng.standard_normal((2, 0)), 1, (0, 5)), {}
+
+
+# ---------------------------------------------------------------------------------------------
+# squeeze, unsqueeze
+# ---------------------------------------------------------------------------------------------
+def squeeze_shape(shape: tuple, dim) -> tuple:
+    if dim is None:
+        return tuple(s for s in shape if s != 1)
+    dims = [wrap_dim(d, len(shape), "squeeze") for d in dim]
+    if len(set(dims)) != len(dims):
+        dup = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"squeeze: dim {dup} appears multiple times in the list of dims")
+    return tuple(s for i, s in enumerate(shape) if not (s == 1 and i in dims))
+
+
+@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW)
+def squeeze(self, dim=None):
+    """Remove dims of size 1 (all of them, or those in ``dim`` that have size 1)."""
+    return np.reshape(self, squeeze_shape(self.shape, dim))
+
+
+@squeeze.meta_rule
+def _(self, dim=None):
+    return _meta(self, squeeze_shape(tuple(self.shape), dim))
+
+
+@squeeze.grad
+def _(grad, self_shape):
+    return grad.reshape(self_shape)
+
+
+@squeeze.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 1, 4, 1))
+    yield (x,), {}
+    yield (x, 1), {}
+    yield (x, 0), {}
+    yield (x, (1, -1)), {}
+    yield (x.transpose(3, 2, 1, 0), -2), {}
+    yield (x,), {"dim": 3}
+    yield (rng.standard_normal(()), 0), {}
+    yield (rng.standard_normal((1, 0, 1)),), {}
+
+
+def unsqueeze_shape(shape: tuple, dim: int) -> tuple:
+    d = wrap_dim(dim, len(shape) + 1, "unsqueeze")
+    return tuple(shape[:d]) + (1,) + tuple(shape[d:])
 
 
 @op("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", kind=VIEW)
@@ -106,23 +333,107 @@ def unsqueeze(self, dim):
     return np.expand_dims(self, wrap_dim(dim, self.ndim + 1, "unsqueeze"))
 
 
+@unsqueeze.meta_rule
+def _(self, dim):
+    return _meta(self, unsqueeze_shape(tuple(self.shape), dim))
+
+
 @unsqueeze.grad
 def _(grad, dim):
     return grad.squeeze(dim)
 
 
-@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW)
-def squeeze(self, dim=None):
-    """Remove dims of size 1 (all of them, or those in ``dim`` that have size 1)."""
-    if dim is None:
-        return np.squeeze(self)
-    if self.ndim == 0:
-        wrap_dim(dim[0], 0, "squeeze")
-        return self.view()
-    axes = tuple(d for d in (wrap_dim(d, self.ndim, "squeeze") for d in dim) if self.shape[d] == 1)
-    return np.squeeze(self, axis=axes) if axes else self.view()
+@unsqueeze.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, 0), {}
+    yield (x, 2), {}
+    yield (x.T, -1), {}
+    yield (x,), {"dim": -3}
+    yield (rng.standard_normal(()), 0), {}
+    yield (rng.standard_normal((0, 2)), 1), {}
 
 
-@squeeze.grad
+# ---------------------------------------------------------------------------------------------
+# expand, expand_as
+# ---------------------------------------------------------------------------------------------
+def expand_shape(shape: tuple, size, name: str = "expand") -> tuple:
+    size = tuple(size)
+    if len(size) < len(shape):
+        raise RuntimeError(
+            f"{name}: the number of sizes provided ({len(size)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(shape)})"
+        )
+    lead = len(size) - len(shape)
+    target = []
+    for i, s in enumerate(size):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(
+                    f"{name}: The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing "
+                    f"dimension {i}"
+                )
+            target.append(s)
+            continue
+        cur = shape[i - lead]
+        if s == -1:
+            target.append(cur)
+        elif cur == 1 and s >= 0 or cur == s:
+            target.append(s)
+        else:
+            raise RuntimeError(
+                f"{name}: The expanded size of the tensor ({s}) must match the existing size ({cur}) at non-singleton "
+                f"dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: {list(shape)}"
+            )
+    return tuple(target)
+
+
+@op("expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)", kind=VIEW, function=False)
+def expand(self, size, implicit=False):
+    """Broadcast to ``size`` without copying (-1 keeps a dim); the result's new dims have stride 0."""
+    return np.broadcast_to(self, expand_shape(self.shape, size))
+
+
+@expand.meta_rule
+def _(self, size, implicit=False):
+    return _meta(self, expand_shape(tuple(self.shape), size))
+
+
+@expand.grad
 def _(grad, self_shape):
-    return grad.reshape(self_shape)
+    return grad.sum_to_size(self_shape)
+
+
+@expand.sample_inputs
+def _(rng):
+    yield (rng.standard_normal((3, 1)), (3, 4)), {}
+    yield (rng.standard_normal((3, 1)), (2, -1, 4)), {}
+    yield (rng.standard_normal((1, 3)).T, (3, 2)), {}
+    yield (rng.standard_normal(4), [2, 4]), {}
+    yield (rng.standard_normal(()), (2, 2)), {}
+    yield (rng.standard_normal(()), ()), {}
+    yield (rng.standard_normal((1, 2)), (0, 2)), {}
+    yield (rng.standard_normal((3, 1)),), {"size": (3, 3)}
+
+
+@op("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",))
+def expand_as(self, other):
+    """``self.expand(other.size())``."""
+    return np.broadcast_to(self, expand_shape(self.shape, other.shape))
+
+
+@expand_as.meta_rule
+def _(self, other):
+    return _meta(self, expand_shape(tuple(self.shape), tuple(other.shape)))
+
+
+@expand_as.grad
+def _(grad, self_shape):
+    return grad.sum_to_size(self_shape), None
+
+
+@expand_as.sample_inputs
+def _(rng):
+    yield (rng.standard_normal((3, 1)), rng.standard_normal((2, 3, 4))), {}
+    yield (rng.standard_normal(()), rng.standard_normal((2,))), {}
+    yield (rng.standard_normal(1), rng.standard_normal((0,))), {}

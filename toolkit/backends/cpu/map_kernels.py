@@ -1,0 +1,91 @@
+"""Map kernels: ``out[i] = formula(inputs[i]..., params...)`` over broadcast inputs, compiled by numba.
+
+A ``MapKernel`` is cheap to create: it generates its source (see
+:mod:`.codegen`) and only imports numba and compiles on its first call, once
+per input dtype; the machine code is cached on disk (see :mod:`.cache`), so a
+later process loads it instead of compiling. Large inputs run the ``prange``
+variant on all cores, small ones the serial loop (no thread start-up cost).
+
+Example::
+
+    >>> k = map_kernel("self / (1.0 + math.exp(-self))", inputs=("self",))
+    >>> k(np.linspace(-1, 1, 5))                       # doctest: +SKIP
+    array([-0.26894142, -0.18877033,  0.        ,  0.31122967,  0.73105858])
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .cache import load_source
+from .codegen import map_source, specialize
+
+PARALLEL_MIN = 1 << 16  # from here prange beat the serial loop for erf (1.5-1.8x at 64k-256k elements, 2 cores)
+
+
+class MapKernel:
+    """One formula's serial and parallel loops; call it with inputs (arrays or numbers) then params."""
+
+    __slots__ = ("expr", "inputs", "params", "source", "_module", "_lock")
+
+    def __init__(self, expr: str, inputs: tuple, params: tuple = ()):
+        self.expr = expr
+        self.inputs = tuple(inputs)
+        self.params = tuple(params)
+        self.source = map_source(expr, self.inputs, self.params)
+        self._module = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"MapKernel({self.expr!r}, inputs={self.inputs}, params={self.params})"
+
+    @property
+    def module(self):
+        """The generated module (written and imported on first use; imports numba)."""
+        if self._module is None:
+            with self._lock:
+                if self._module is None:
+                    self._module = load_source(self.source, "map")
+        return self._module
+
+    def __call__(self, *values, dtype=None) -> np.ndarray:
+        """Broadcast the inputs, compute in ``dtype`` (their result type by default) and return a new array.
+
+        float16 is computed in float32 and rounded once at the end, as PyTorch
+        computes half-precision math.
+        """
+        n_in = len(self.inputs)
+        if len(values) != n_in + len(self.params):
+            raise TypeError(f"{self!r} takes {n_in + len(self.params)} values, got {len(values)}")
+        arrays = [np.asarray(v) for v in values[:n_in]]
+        params = values[n_in:]
+        dtype = np.result_type(*arrays) if dtype is None else np.dtype(dtype)
+        compute = np.dtype(np.float32) if dtype == np.float16 else dtype
+        if n_in > 1:
+            arrays = np.broadcast_arrays(*arrays)
+        shape = arrays[0].shape
+        flat = [np.ascontiguousarray(a, dtype=compute).reshape(-1) for a in arrays]
+        out = np.empty(flat[0].size, dtype=compute)
+        if out.size:
+            m = self.module
+            (m.parallel if out.size >= PARALLEL_MIN else m.serial)(out, *flat, *params)
+        out = out.reshape(shape)
+        return out.astype(dtype) if compute != dtype else out
+
+
+_kernels: dict = {}
+
+
+def map_kernel(expr: str, inputs: tuple, params: tuple = (), constants: dict | None = None) -> MapKernel:
+    """The (memoized) map kernel of ``expr`` with ``constants`` substituted into it.
+
+    ``inputs`` name the array operands, ``params`` the run-time scalars, in the
+    order the kernel is called with.
+    """
+    key = (expr, tuple(inputs), tuple(params), tuple(sorted((constants or {}).items())))
+    k = _kernels.get(key)
+    if k is None:
+        k = _kernels[key] = MapKernel(specialize(expr, constants), inputs, params)
+    return k

@@ -1,0 +1,274 @@
+"""``Tensor.__getitem__`` and ``Tensor.__setitem__``: Python indices decomposed into registered ops.
+
+As in PyTorch, basic indices become views (``select`` for ints, ``slice`` for
+slices, ``unsqueeze`` for ``None``) and all advanced indices (integer and
+mask tensors, lists, numpy arrays, Python bools) one ``index`` op, so autograd
+and the tracer see registry ops only. Assignment writes through the view with
+``copy_`` or, with advanced indices, ``index_put_``::
+
+    x[1:, ::2]            # slice, slice: a view
+    x[..., None]          # unsqueeze: a view
+    x[[0, 1], [1, 2]]     # index: a copy
+    grad_h[h < 0] = 0     # index_put_
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+
+from ._core import dtypes as _dt
+from .dispatch import execute
+from .ops import api, registry
+from .ops.indexing import INDEX_DTYPE_ERROR
+from .tensor import Tensor, _wrap
+
+_SELECT = registry.get("select")
+_SLICE = registry.get("slice")
+_UNSQUEEZE = registry.get("unsqueeze")
+_INDEX = registry.get("index")
+_INDEX_PUT_ = registry.get("index_put_")
+_COPY_ = registry.get("copy_")
+_VIEW = registry.get("view")
+_CLONE = registry.get("clone")
+_NUMBER = (int, float, bool, np.number, np.bool_)
+_MASK_DTYPES = (_dt.bool, _dt.uint8)
+
+
+def _index_error(e) -> IndexError:
+    return IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+        f"(got {type(e).__name__})"
+    )
+
+
+def _to_index_tensor(obj) -> Tensor:
+    """Lists and numpy arrays used as indices become tensors (ints int64, bools masks)."""
+    a = np.asarray(obj)
+    if a.dtype.kind == "b":
+        return _wrap(np.array(a))
+    if a.size == 0 and a.dtype.kind == "f":
+        return _wrap(a.astype(np.int64))
+    if a.dtype.kind in "iu" and isinstance(obj, (list, tuple)):
+        return _wrap(a.astype(np.int64))
+    if a.dtype.kind in "iu" and a.dtype in _dt._FROM_NP:
+        return _wrap(np.array(a))
+    if a.dtype.kind in "iu":
+        return _wrap(a.astype(np.int64))
+    raise IndexError(INDEX_DTYPE_ERROR)
+
+
+def _sequence_as_tuple(seq: list) -> bool:
+    """PyTorch's legacy rule: a list holding slices, ``...``, ``None``, sequences or tensors is a tuple."""
+    for e in seq:
+        if e is None or e is Ellipsis or isinstance(e, (slice, list, tuple, Tensor, np.ndarray)):
+            return True
+    return False
+
+
+def _normalize(idx) -> tuple:
+    if type(idx) is tuple:
+        return idx
+    if isinstance(idx, list) and _sequence_as_tuple(idx):
+        warnings.warn(
+            "Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] instead of "
+            "x[seq].", UserWarning, stacklevel=3
+        )
+        return tuple(idx)
+    return (idx,)
+
+
+def _prepare(items: tuple) -> tuple[list, int]:
+    """Turn lists/arrays into tensors and count the dims the indices consume (``...`` excluded)."""
+    out, specified = [], 0
+    for e in items:
+        if isinstance(e, (list, np.ndarray)):
+            e = _to_index_tensor(e)
+        elif isinstance(e, (bool, np.bool_)) or e is None or e is Ellipsis:
+            out.append(e)
+            continue
+        if isinstance(e, Tensor):
+            if e.dtype in _MASK_DTYPES:
+                specified += e.ndim
+            else:
+                specified += 1
+        else:
+            specified += 1
+        out.append(e)
+    return out, specified
+
+
+def _apply(self: Tensor, idx) -> tuple[Tensor, list, bool]:
+    """Apply basic indices as views; return (view, advanced index list for ``index``, copy_wanted)."""
+    items, specified = _prepare(_normalize(idx))
+    ndim = self._data.ndim
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    result = self
+    dim = 0  # dim of ``result`` the next index applies to
+    real_dim = 0  # dim of ``self`` it applies to, for error messages
+    adv: list = []  # aten::index's list: one entry per consumed dim of ``result`` (masks: one per mask)
+    consumed = 0  # dims of ``result`` covered by ``adv`` so far
+    copy_wanted = False
+
+    def record(t: Tensor, at: int, width: int):
+        nonlocal consumed
+        while consumed < at:
+            adv.append(None)
+            consumed += 1
+        adv.append(t)
+        consumed += width
+
+    for e in items:
+        if e is None:
+            result = execute(_UNSQUEEZE, [result, dim])
+            dim += 1
+        elif e is Ellipsis:
+            dim += ndim - specified
+            real_dim += ndim - specified
+        elif isinstance(e, (bool, np.bool_)):
+            result = execute(_UNSQUEEZE, [result, dim])
+            record(_wrap(np.zeros(1 if e else 0, np.int64)), dim, 1)
+            dim += 1
+        elif isinstance(e, slice):
+            result = _apply_slice(result, dim, e)
+            dim += 1
+            real_dim += 1
+        elif isinstance(e, Tensor):
+            if e.ndim == 0 and e.dtype in _MASK_DTYPES:
+                result = execute(_UNSQUEEZE, [result, dim])
+                record(_wrap(np.zeros(1 if e._data.item() else 0, np.int64)), dim, 1)
+                dim += 1
+            elif e.ndim == 0 and not e.dtype.is_floating_point:
+                result = _select(result, dim, real_dim, int(e._data))
+                copy_wanted = True  # PyTorch reads a 0-d index tensor into a copy, not a view
+                real_dim += 1
+            else:
+                width = e.ndim if e.dtype in _MASK_DTYPES else 1
+                record(e, dim, width)
+                dim += width
+                real_dim += width
+        else:
+            try:
+                i = e.__index__()
+            except (AttributeError, TypeError):
+                raise _index_error(e) from None
+            result = _select(result, dim, real_dim, i)
+            real_dim += 1
+    return result, adv, copy_wanted
+
+
+def _select(result: Tensor, dim: int, real_dim: int, i: int) -> Tensor:
+    shape = result._data.shape
+    if not shape:
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert "
+            "a 0-dim tensor to a number"
+        )
+    size = shape[dim]
+    if i < -size or i >= size:
+        raise IndexError(f"index {i} is out of bounds for dimension {real_dim} with size {size}")
+    return execute(_SELECT, [result, dim, i])
+
+
+def _bound(v):
+    if v is None:
+        return None
+    try:
+        return v.__index__()
+    except (AttributeError, TypeError):
+        raise TypeError("slice indices must be integers or None or have an __index__ method") from None
+
+
+def _apply_slice(result: Tensor, dim: int, s: slice) -> Tensor:
+    start, stop, step = _bound(s.start), _bound(s.stop), _bound(s.step)
+    if step is None:
+        step = 1
+    elif step == 0:
+        raise ValueError("slice step cannot be zero")
+    elif step < 0:
+        raise ValueError("step must be greater than zero")
+    shape = result._data.shape
+    if not shape:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if step == 1 and (start is None or start == 0) and (stop is None or stop >= shape[dim]):
+        return result  # a full slice changes nothing, as in PyTorch
+    return execute(_SLICE, [result, dim, start, stop, step])
+
+
+def getitem(self: Tensor, idx):
+    """``self[idx]``: views for basic indices, one ``index`` op (a copy) for advanced ones."""
+    t = type(idx)
+    if t is int:
+        return _select(self, 0, 0, idx)
+    if t is slice and idx.step is None:
+        return _apply_slice_or_alias(self, idx)
+    result, adv, copy_wanted = _apply(self, idx)
+    if adv:
+        return execute(_INDEX, [result, adv])
+    if result is self:
+        return execute(_VIEW, [self, self._data.shape])  # an alias, as PyTorch's ``x[...]``
+    if copy_wanted:
+        return execute(_CLONE, [result, None])
+    return result
+
+
+def _apply_slice_or_alias(self: Tensor, idx: slice) -> Tensor:
+    r = _apply_slice(self, 0, idx)
+    return execute(_VIEW, [self, self._data.shape]) if r is self else r
+
+
+def _value_tensor(self: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.dtype is not self.dtype:
+            value = value.to(self.dtype)
+        return value
+    if isinstance(value, _NUMBER):
+        try:
+            return _wrap(np.array(value).astype(self._data.dtype), None, self.device)
+        except OverflowError:
+            raise RuntimeError(f"value cannot be converted to type {self.dtype} without overflow") from None
+    raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
+
+
+def _strip_leading_ones(v: Tensor) -> Tensor:
+    """PyTorch drops a value's leading size-1 dims before broadcasting it into the target."""
+    shape = v._data.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return v.reshape(shape[k:]) if k else v
+
+
+def setitem(self: Tensor, idx, value) -> None:
+    """``self[idx] = value``: ``copy_`` into the view for basic indices, ``index_put_`` for advanced ones."""
+    if type(idx) is int:
+        target, adv = _select(self, 0, 0, idx), None
+    else:
+        target, adv, _ = _apply(self, idx)
+    v = _strip_leading_ones(_value_tensor(self, value))
+    if adv:
+        execute(_INDEX_PUT_, [target, adv, v, False])
+    else:
+        execute(_COPY_, [target, v, False])
+
+
+def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+    """Coordinates of nonzero elements: one row each, or with ``as_tuple`` one 1-D tensor per dim."""
+    if out is not None:
+        raise TypeError("nonzero(): 'out' is not supported")
+    if not as_tuple:
+        return api.nonzero(input)
+    x = input if input.ndim else input.reshape(1)
+    coords = api.nonzero(x)
+    return tuple(api.select(coords, 1, d) for d in range(x.ndim))
+
+
+def install() -> None:
+    """Attach indexing to Tensor, and ``nonzero`` (with ``as_tuple``) to Tensor and ``toolkit``."""
+    Tensor.__getitem__ = getitem
+    Tensor.__setitem__ = setitem
+    Tensor.nonzero = nonzero
+    sys.modules[__package__].nonzero = nonzero

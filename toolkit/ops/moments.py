@@ -1,0 +1,207 @@
+"""Variance and standard deviation with PyTorch's overloads (``unbiased``, ``correction``), and ``torch.norm``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from .._core.shape import wrap_dim
+from .norms import (
+    _matrix_check,
+    _matrix_norm,
+    _vector_check,
+    _vector_norm,
+    matrix_norm_grad,
+    vector_norm_grad,
+)
+from .reduction import axes, reduce_meta, reduced_count, restore_dims
+from .registry import REDUCTION, op
+
+
+# ----------------------------------------------------------------------------- var, std, var_mean, std_mean
+def _check_float(a_dtype_kind_is_float: bool, name: str) -> None:
+    if not a_dtype_kind_is_float:
+        what = "std and var" if name in ("var", "std") else name
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
+
+
+def _var_and_mean(self: np.ndarray, dim, correction, keepdim: bool, name: str):
+    """Variance (divided by ``N - correction``, floored at 0 as PyTorch does) and mean, in ``self``'s dtype."""
+    _check_float(self.dtype.kind == "f", name)
+    ax = axes(dim, self.ndim, name)
+    x = self.astype(np.float32) if self.dtype == np.float16 else self
+    n = reduced_count(self.shape, dim)
+    if n - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = np.sum(x, axis=ax, keepdims=True) / x.dtype.type(n)
+        dev = x - m
+        var = np.sum(dev * dev, axis=ax, keepdims=keepdim) / x.dtype.type(max(0.0, n - correction))
+    if not keepdim:
+        m = m.reshape(var.shape)
+    return var.astype(self.dtype, copy=False), m.astype(self.dtype, copy=False)
+
+
+def _var_backward(grad, self, dim, correction, keepdim):
+    n = reduced_count(self.shape, dim)
+    g = restore_dims(grad, self.shape, dim, keepdim)
+    centered = self - self.mean(dim, keepdim=True)
+    return g * centered * (2.0 / max(0.0, n - correction)) if n - correction > 0 else g * centered / 0.0
+
+
+def _std_backward(grad, self, result, dim, correction, keepdim):
+    zero = result == 0
+    return _var_backward(grad / (2 * (result + zero)) * (result != 0), self, dim, correction, keepdim)
+
+
+def _mean_backward(grad, self_shape, dim, keepdim):
+    return restore_dims(grad, self_shape, dim, keepdim).expand(self_shape) / reduced_count(self_shape, dim)
+
+
+# (overload, its parameters, their normalization to (dim, correction, keepdim), the derivative's signature)
+_OVERLOADS = (
+    ("", "bool unbiased=True", lambda unbiased=True: (None, 1 if unbiased else 0, False),
+     lambda d: lambda grad, self, result, unbiased: d(grad, self, result, unbiased)),
+    ("dim", "int[1]? dim, bool unbiased=True, bool keepdim=False",
+     lambda dim, unbiased=True, keepdim=False: (dim, 1 if unbiased else 0, keepdim),
+     lambda d: lambda grad, self, result, dim, unbiased, keepdim: d(grad, self, result, dim, unbiased, keepdim)),
+    ("correction", "int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False",
+     lambda dim=None, correction=None, keepdim=False: (dim, 1 if correction is None else correction, keepdim),
+     lambda d: lambda grad, self, result, dim, correction, keepdim: d(grad, self, result, dim, correction, keepdim)),
+)
+
+_SAMPLES = {
+    "": lambda rng: [
+        ((rng.uniform(-2, 2, (3, 4)),), {}),
+        ((rng.uniform(-2, 2, (4, 3)).T, False), {}),
+        ((np.array(0.5), False), {}),
+        ((rng.uniform(-2, 2, (0, 3)),), {}),
+    ],
+    "dim": lambda rng: [
+        ((rng.uniform(-2, 2, (3, 4)), 1), {}),
+        ((rng.uniform(-2, 2, (2, 3, 4)), (0, -1), False, True), {}),
+        ((rng.uniform(-2, 2, (4, 3)).T, -2), {"unbiased": False}),
+        ((rng.uniform(-2, 2, (3, 2)), None), {}),
+    ],
+    "correction": lambda rng: [
+        ((rng.uniform(-2, 2, (3, 4)),), {"dim": 1, "correction": 0}),
+        ((rng.uniform(-2, 2, (2, 3, 4)),), {"correction": 2, "keepdim": True}),
+        ((rng.uniform(-2, 2, (4, 3)).T,), {"dim": (0,), "correction": 0.5}),
+        ((np.array(0.3),), {"dim": 0, "correction": 0}),
+        ((rng.uniform(-2, 2, (0, 3)),), {"dim": 1, "correction": 1}),
+    ],
+}
+
+
+def _make(name: str, overload: str, params: str, normalize, signature, doc: str) -> None:
+    """Register ``name.overload``: the kernel, meta rule, derivative and samples share one implementation."""
+    with_mean = name.endswith("_mean")
+    is_std = name.startswith("std")
+    returns = "(Tensor, Tensor)" if with_mean else "Tensor"
+    schema = f"{name}{'.' if overload else ''}{overload}(Tensor self, {params}) -> {returns}"
+
+    def kernel(self, *args):
+        dim, correction, keepdim = normalize(*args)
+        var, mean = _var_and_mean(self, dim, correction, keepdim, name)
+        out = np.sqrt(var) if is_std else var
+        return (out, mean) if with_mean else out
+
+    o = op(schema, kind=REDUCTION, method=not with_mean, doc=doc)(kernel)  # torch.Tensor has no var_mean
+
+    @o.meta_rule
+    def _(self, *args):
+        dim, _, keepdim = normalize(*args)
+        _check_float(self.dtype.is_floating_point, name)
+        m = reduce_meta(self, dim, keepdim, self.dtype, name)
+        return (m, reduce_meta(self, dim, keepdim, self.dtype, name)) if with_mean else m
+
+    def derivative(grad, self, result, *args):
+        dim, correction, keepdim = normalize(*args)
+        g, out = (grad[0], result[0]) if with_mean else (grad, result)
+        gi = _std_backward(g, self, out, dim, correction, keepdim) if is_std else _var_backward(
+            g, self, dim, correction, keepdim)
+        return gi + _mean_backward(grad[1], self.shape, dim, keepdim) if with_mean else gi
+
+    o.grad(signature(derivative))
+    o.sample_inputs(_SAMPLES[overload])
+
+
+for _name, _doc in (
+    ("var", "Variance over ``dim``, divided by ``N - correction`` (``unbiased`` means correction 1)."),
+    ("std", "Standard deviation over ``dim``: the square root of :func:`var`."),
+    ("var_mean", "Variance and mean in one pass, as a tuple ``(var, mean)``."),
+    ("std_mean", "Standard deviation and mean in one pass, as a tuple ``(std, mean)``."),
+):
+    for _overload, _params, _normalize, _signature in _OVERLOADS:
+        _make(_name, _overload, _params, _normalize, _signature, _doc)
+
+
+# ----------------------------------------------------------------------------- norm
+def _norm_plan(p, dim, ndim: int):
+    """What ``torch.norm`` computes: ('vector', ord, dim), or ('matrix', ord, dims) for 'nuc' and bad 'fro' dims."""
+    if p is None:
+        return "vector", 2, dim
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or len(dim) <= 2):
+            return "vector", 2, dim
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        return "matrix", p, tuple(range(ndim)) if dim is None else dim
+    return "vector", p, dim
+
+
+def _matrix_dims(self, dims):
+    return tuple(wrap_dim(d, self.ndim) for d in dims)
+
+
+@op("norm(Tensor self, Any? p='fro', int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    kind=REDUCTION)
+def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """The p-norm over ``dim`` (all dims by default), as ``torch.norm``: p a number, inf, 'fro' or 'nuc'.
+
+    A number or 'fro' gives ``linalg.vector_norm``; 'nuc' gives ``linalg.matrix_norm`` over two dims.
+    """
+    kind, order, d = _norm_plan(p, dim, self.ndim)
+    if kind == "vector":
+        _vector_check(self, order, d, keepdim, dtype)
+        return _vector_norm(self, order, d, keepdim, dtype)
+    _, dims = _matrix_check(self, order, d, keepdim, dtype)
+    return _matrix_norm(self, order, dims, keepdim, dtype)
+
+
+@norm.meta_rule
+def _(self, p="fro", dim=None, keepdim=False, dtype=None):
+    kind, order, d = _norm_plan(p, dim, len(self.shape))
+    if kind == "vector":
+        return _vector_check(self, order, d, keepdim, dtype)
+    return _matrix_check(self, order, d, keepdim, dtype)[0]
+
+
+@norm.grad
+def _(grad, self, result, p, dim, keepdim):
+    kind, order, d = _norm_plan(p, dim, self.ndim)
+    if kind == "vector":
+        return vector_norm_grad(grad, self, order, d, keepdim, result)
+    return matrix_norm_grad(grad, self, order, _matrix_dims(self, d), keepdim, result)
+
+
+@norm.sample_inputs
+def _(rng):
+    x = rng.uniform(0.2, 2, (3, 4)) * rng.choice([-1, 1], (3, 4))
+    yield (x,), {}
+    yield (x, 1), {}
+    yield (x, 2, 1), {}
+    yield (x,), {"p": "fro", "dim": (0, 1), "keepdim": True}
+    yield (rng.uniform(0.2, 2, (4, 3)).T,), {"p": 3, "dim": -1}
+    yield (x,), {"p": 1.5, "dim": 0, "keepdim": True}
+    yield (x,), {"p": 0.5, "dim": 1}
+    yield (x,), {"p": float("inf"), "dim": 1}
+    yield (x,), {"p": -float("inf")}
+    yield (x,), {"p": 0, "dim": 0}
+    yield (np.array(-1.5),), {}
+    yield (rng.uniform(-1, 1, (0, 3)),), {"dim": 0}
+    yield (rng.uniform(-1, 1, (2, 3)).astype(np.float32),), {"dtype": _dt.float64}
+    yield (rng.uniform(-1, 1, (2, 3, 2)),), {"p": "nuc", "dim": (0, 2)}

@@ -1,0 +1,215 @@
+"""In-place random fills: ``uniform_``, ``normal_``, ``random_``, ``bernoulli_``, ``exponential_``.
+
+They are registry ops of kind INPLACE that are not derived from a functional
+op: the kernel computes the new values of ``self`` (in the order PyTorch
+writes them: ``self``'s memory order) and the dispatcher writes them into
+``self`` and bumps its version. The functional random ops (``rand``,
+``randn``, ``bernoulli``...) are built on the same samplers, so
+``toolkit.manual_seed(s); x.normal_()`` gives PyTorch's numbers for seed ``s``.
+Their derivative is zero for ``self``, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core.meta import TensorMeta
+from . import _distributions as D
+from ._generator import get_generator
+from .registry import INPLACE, op
+
+_TITLE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_C_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+           "bool": "bool"}
+
+
+def not_implemented(kernel: str, dtype: np.dtype) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_TITLE[np.dtype(dtype).name]}\'')
+
+
+def check_floating(kernel: str, dtype: np.dtype) -> None:
+    if np.dtype(dtype).kind != "f":
+        raise not_implemented(kernel, dtype)
+
+
+def memory_order(a: np.ndarray) -> list:
+    """Dims from outermost to innermost in memory: the order PyTorch's TensorIterator fills."""
+    return sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
+
+
+def shaped_like(a: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Values listed in ``a``'s memory order, arranged in ``a``'s shape."""
+    if a.ndim <= 1 or a.flags.c_contiguous:
+        return values.reshape(a.shape)
+    perm = memory_order(a)
+    return values.reshape([a.shape[p] for p in perm]).transpose(np.argsort(perm))
+
+
+def in_memory_order(like: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` (shaped like ``like``) listed in ``like``'s memory order (the inverse of ``shaped_like``)."""
+    if like.ndim <= 1 or like.flags.c_contiguous:
+        return values.reshape(-1)
+    return values.transpose(memory_order(like)).reshape(-1)
+
+
+def empty_like(a: np.ndarray, dtype=None) -> np.ndarray:
+    """An uninitialized array laid out as PyTorch's ``empty_like`` lays it out: with ``a``'s dim order
+    in memory when ``a`` is dense, C order otherwise."""
+    dtype = a.dtype if dtype is None else dtype
+    if a.ndim <= 1 or a.flags.c_contiguous:
+        return np.empty(a.shape, dtype)
+    perm = memory_order(a)
+    expected = a.itemsize
+    for d in reversed(perm):
+        if a.shape[d] != 1 and a.strides[d] != expected:
+            return np.empty(a.shape, dtype)
+        expected *= a.shape[d]
+    return np.empty([a.shape[p] for p in perm], dtype).transpose(np.argsort(perm))
+
+
+def sample_uniform(shape, dtype, low: float, high: float, generator) -> np.ndarray:
+    check_floating("check_uniform_bounds", dtype)
+    if not low <= high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(low)} > to={_num(high)}")
+    n = int(np.prod(shape))
+    return D.uniform(get_generator(generator), n, dtype, low, high)
+
+
+def sample_normal(shape, dtype, mean: float, std: float, generator, contiguous: bool = True) -> np.ndarray:
+    check_floating("normal_kernel_cpu", dtype)
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+    n = int(np.prod(shape))
+    return D.normal(get_generator(generator), n, dtype, mean, std, contiguous)
+
+
+def _num(v) -> str:
+    """A number as PyTorch's messages print it (``2`` for 2.0)."""
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _self_meta(self, *args):
+    return TensorMeta(self.shape, self.dtype, self.device)
+
+
+def _zero_grad(grad):
+    from . import api
+
+    return (api.zeros_like(grad),)
+
+
+@op("uniform_(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    function=False)
+def uniform_(self, low=0.0, high=1.0, generator=None):
+    """Fill with numbers drawn uniformly from [from, to); bit-exact with PyTorch's CPU generator."""
+    return shaped_like(self, sample_uniform(self.shape, self.dtype, low, high, generator))
+
+
+@op("normal_(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    function=False)
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    """Fill with normal samples; bit-exact with PyTorch's CPU generator for float32 and float64 (its
+    vectorized Box-Muller for contiguous tensors of 16+ elements, its scalar one with the cached second
+    sample otherwise). float16 is exact below 16 elements and deterministic, not bit-exact, above."""
+    contiguous = self.flags.c_contiguous
+    return shaped_like(self, sample_normal(self.shape, self.dtype, mean, std, generator, contiguous))
+
+
+@op("exponential_(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    function=False)
+def exponential_(self, lambd=1.0, generator=None):
+    """Fill with exponential samples of rate ``lambd`` (``-log1p(-u) / lambd``); bit-exact with PyTorch's
+    default CPU kernel (checked against PyTorch 2.13 on an AMD CPU)."""
+    check_floating("exponential_cpu", self.dtype)
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    return shaped_like(self, D.exponential(get_generator(generator), self.size, self.dtype, lambd))
+
+
+@op("bernoulli_.Tensor(Tensor self, Tensor p, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    function=False)
+def bernoulli_tensor_(self, p, generator=None):
+    """Set each element to 1 with probability ``p`` (a tensor broadcast to ``self``), else 0."""
+    if p.dtype.kind != "f":
+        raise not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
+    pb = np.broadcast_to(p, self.shape)
+    if pb.size and not ((pb >= 0) & (pb <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = D.bernoulli_tensor(get_generator(generator), in_memory_order(self, pb))
+    return shaped_like(self, draws).astype(self.dtype)
+
+
+@op("bernoulli_.float(Tensor self, float p=0.5, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    function=False)
+def bernoulli_float_(self, p=0.5, generator=None):
+    """Set each element to 1 with probability ``p``, else 0. Bit-exact with PyTorch except on Intel CPUs,
+    where PyTorch draws from MKL's stream instead."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
+    return shaped_like(self, D.bernoulli_scalar(get_generator(generator), self.size, p)).astype(self.dtype)
+
+
+def _check_range(low: int, high_inclusive: int, dtype: np.dtype) -> None:
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return
+    info = (0, 1) if dtype == np.bool_ else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    if not info[0] <= low <= info[1]:
+        raise RuntimeError(f"from is out of bounds for {_C_NAME[dtype.name]}")
+    if not info[0] <= high_inclusive <= info[1]:
+        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAME[dtype.name]}")
+
+
+def sample_random(shape, dtype, low, high, generator) -> np.ndarray:
+    """``random_`` semantics: [low, high) when ``high`` is given, [low, dtype max] otherwise."""
+    dtype = np.dtype(dtype)
+    gen = get_generator(generator)
+    n = int(np.prod(shape))
+    if high is not None:
+        if not low < high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        _check_range(low, high - 1, dtype)
+        return D.random_range(gen, n, dtype, low, high - low)
+    if low == -(1 << 63):
+        return D.random_int64_full(gen, n, dtype)
+    if dtype.kind == "f":
+        top = 1 << {"float16": 11, "float32": 24, "float64": 53}[dtype.name]
+    else:
+        top = 1 if dtype == np.bool_ else int(np.iinfo(dtype).max)
+    _check_range(low, top, dtype)
+    return D.random_range(gen, n, dtype, low, top - low + 1)
+
+
+@op("random_.from(Tensor self, int from, int? to, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    function=False)
+def random_from_(self, low, high, generator=None):
+    """Fill with integers drawn uniformly from [from, to) (to the dtype's maximum when ``to`` is None).
+    Bit-exact with PyTorch except for float16/float32 ranges beyond their exact integers (2**11, 2**24),
+    where PyTorch also adjusts the bounds."""
+    return shaped_like(self, sample_random(self.shape, self.dtype, low, high, generator))
+
+
+@op("random_.to(Tensor self, int to, *, Generator? generator=None) -> Tensor", kind=INPLACE, function=False)
+def random_to_(self, high, generator=None):
+    """Fill with integers drawn uniformly from [0, to)."""
+    return shaped_like(self, sample_random(self.shape, self.dtype, 0, high, generator))
+
+
+@op("random_(Tensor self, *, Generator? generator=None) -> Tensor", kind=INPLACE, function=False)
+def random_(self, generator=None):
+    """Fill with integers from [0, dtype max] (from [0, 2**mantissa] for floating dtypes)."""
+    return shaped_like(self, D.random_full(get_generator(generator), self.size, self.dtype))
+
+
+for _o in (uniform_, normal_, exponential_, bernoulli_tensor_, bernoulli_float_, random_from_, random_to_, random_):
+    _o.meta_rule(_self_meta)
+    if _o is not bernoulli_tensor_:
+        _o.grad(_zero_grad)
+
+
+@bernoulli_tensor_.grad
+def _(grad, p):
+    from . import api
+
+    return api.zeros_like(grad), api.zeros_like(p)

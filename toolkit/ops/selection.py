@@ -1,0 +1,384 @@
+"""Pointwise selection: where, clamp (clamp_min, clamp_max and the alias clip), maximum, minimum, fmax, fmin.
+
+Each picks, per element, one of its inputs. ``where``'s bool ``condition``
+takes no part in type promotion, and ``clamp``'s Python-number bounds do
+(``clamp(int_tensor, min=0.5)`` is float), which their ``promote_args`` say.
+Derivatives route the gradient to the input that was picked; ties of
+``maximum``/``minimum`` split it in half, as PyTorch does.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import api
+from ._meta_rules import elementwise_meta
+from .elementwise import _TORCH_NAMES, not_implemented
+from .pointwise import alias, compute_dtype
+from .registry import ELEMENTWISE, op
+
+
+# ----------------------------------------------------------------------------- where
+def _check_condition(condition, warn: bool) -> None:
+    dt = getattr(condition, "dtype", None)
+    if dt is None or not hasattr(condition, "shape") or isinstance(condition, np.generic):
+        raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")
+    if dt.name == "uint8":
+        if warn:
+            warnings.warn(
+                "where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                "future version of PyTorch. Use a boolean condition instead.",
+                UserWarning,
+                stacklevel=7,
+            )
+    elif dt.name != "bool":
+        raise RuntimeError(
+            f"where: where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_TORCH_NAMES[dt.name]}"
+        )
+
+
+@op("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
+    formula="self if condition else other", promote_args=("self", "other"), nondiff_args=("condition",),
+    method=False)
+def where(condition, self, other):
+    """``self`` where ``condition`` is True, else ``other``, with broadcasting; either may be a Python number.
+
+    The result dtype promotes ``self`` and ``other`` only: the condition must be bool.
+    """
+    if type(condition) is not np.ndarray or condition.dtype != np.bool_:
+        _check_condition(condition, warn=True)
+    return np.where(condition, self, other)
+
+
+@where.meta_rule
+def _(condition, self, other):
+    _check_condition(condition, warn=False)
+    return elementwise_meta(where, condition, self, other)
+
+
+@where.grad
+def _(grad, condition, needs_input_grad):
+    g_self = api.where(condition, grad, 0.0) if needs_input_grad[0] else None
+    g_other = api.where(condition, 0.0, grad) if needs_input_grad[1] else None
+    return g_self, g_other
+
+
+# ----------------------------------------------------------------------------- clamp
+_NO_BOUND = "clamp: At least one of 'min' or 'max' must not be None"
+
+
+def _bound(v, dt: np.dtype):
+    """A Python-number bound in the compute dtype: PyTorch wraps negative bounds of unsigned
+    tensors (two's complement) but rejects bounds the dtype cannot hold."""
+    if v is None or isinstance(v, np.ndarray) or dt.kind not in "iu":
+        return v
+    iv = int(v)
+    info = np.iinfo(dt)
+    low = -int(info.max) if dt.kind == "u" else int(info.min)
+    if not low <= iv <= int(info.max):
+        raise RuntimeError(f"clamp: value cannot be converted to type {dt.name}_t without overflow")
+    return np.array(iv).astype(dt)[()]
+
+
+def _clamp(self, min, max):  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError(_NO_BOUND)
+    dt = compute_dtype(self)
+    if dt == np.bool_:
+        tensors = isinstance(min, np.ndarray) or isinstance(max, np.ndarray)
+        if min is not None and max is not None:
+            raise not_implemented("clamp", "clamp_cpu" if tensors else "clamp_scalar_cpu", dt)
+        if not tensors:
+            raise not_implemented("clamp", "clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu", dt)
+    out = self
+    if min is not None:
+        out = np.maximum(out, _bound(min, dt))
+    if max is not None:
+        out = np.minimum(out, _bound(max, dt))
+    return out
+
+
+_LOW = "(min if min is not None and (min != min or self < min) else self)"
+_CLAMP_FORMULA = f"(max if max is not None and (max != max or {_LOW} > max) else {_LOW})"
+
+
+@op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", kind=ELEMENTWISE,
+    formula=_CLAMP_FORMULA, inplace=True)
+def clamp_tensor(self, min=None, max=None):  # noqa: A002
+    """Limit ``self`` to ``[min, max]`` elementwise (tensor bounds broadcast; either may be None)."""
+    return _clamp(self, min, max)
+
+
+@op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", kind=ELEMENTWISE,
+    formula=_CLAMP_FORMULA, inplace=True, promote_args=("self", "min", "max"))
+def clamp(self, min=None, max=None):  # noqa: A002
+    """Limit ``self`` to ``[min, max]``: ``min(max(self, min), max)``, so ``max`` wins when ``min > max``.
+
+    NaN in ``self`` or in a bound gives NaN. The bounds take part in type
+    promotion: ``clamp(int_tensor, min=0.5)`` is float.
+    """
+    return _clamp(self, min, max)
+
+
+@op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", kind=ELEMENTWISE,
+    formula="min if (min != min or self < min) else self", inplace=True)
+def clamp_min_tensor(self, min):  # noqa: A002
+    """``max(self, min)`` elementwise with a tensor bound (NaN propagates)."""
+    return _clamp(self, min, None)
+
+
+@op("clamp_min(Tensor self, Scalar min) -> Tensor", kind=ELEMENTWISE,
+    formula="min if (min != min or self < min) else self", inplace=True, promote_args=("self", "min"))
+def clamp_min(self, min):  # noqa: A002
+    """``max(self, min)`` elementwise; ``min`` takes part in type promotion."""
+    return _clamp(self, min, None)
+
+
+@op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", kind=ELEMENTWISE,
+    formula="max if (max != max or self > max) else self", inplace=True)
+def clamp_max_tensor(self, max):  # noqa: A002
+    """``min(self, max)`` elementwise with a tensor bound (NaN propagates)."""
+    return _clamp(self, None, max)
+
+
+@op("clamp_max(Tensor self, Scalar max) -> Tensor", kind=ELEMENTWISE,
+    formula="max if (max != max or self > max) else self", inplace=True, promote_args=("self", "max"))
+def clamp_max(self, max):  # noqa: A002
+    """``min(self, max)`` elementwise; ``max`` takes part in type promotion."""
+    return _clamp(self, None, max)
+
+
+# A number must bind the Scalar overload (its bound converts with PyTorch's overflow check), not the Tensor one.
+for _o in (clamp_min_tensor, clamp_max_tensor):
+    _o.scalar_tensors = _o.inplace_variant.scalar_tensors = False
+
+
+def _clamp_meta(opdef):
+    def meta(self, min=None, max=None):  # noqa: A002
+        if min is None and max is None:
+            raise RuntimeError(_NO_BOUND)
+        return elementwise_meta(opdef, self, min, max)
+
+    opdef.meta_rule(meta)
+
+
+_clamp_meta(clamp_tensor)
+_clamp_meta(clamp)
+
+
+def _clamp_grads(grad, self, min, max, needs_input_grad):  # noqa: A002
+    """PyTorch's clamp_backward_min_max: ``self`` inside the range, else the bound that was picked."""
+    zero = 0.0
+    g_self = g_min = g_max = None
+    if min is not None and max is not None:
+        if needs_input_grad[0]:
+            g_self = api.where((self >= min) & (self <= max), grad, zero)
+        if len(needs_input_grad) > 1 and needs_input_grad[1]:
+            g_min = api.where((min > self) & (min < max), grad, zero)
+        if len(needs_input_grad) > 2 and needs_input_grad[2]:
+            g_max = api.where((max < self) | (max < min), grad, zero)
+    elif min is not None:
+        g_self = api.where(self >= min, grad, zero) if needs_input_grad[0] else None
+        if len(needs_input_grad) > 1 and needs_input_grad[1]:
+            g_min = api.where(self < min, grad, zero)
+    else:
+        g_self = api.where(self <= max, grad, zero) if needs_input_grad[0] else None
+        if len(needs_input_grad) > 2 and needs_input_grad[2]:
+            g_max = api.where(self > max, grad, zero)
+    return g_self, g_min, g_max
+
+
+@clamp_tensor.grad
+def _(grad, self, min, max, needs_input_grad):  # noqa: A002
+    return _clamp_grads(grad, self, min, max, needs_input_grad)
+
+
+@clamp.grad
+def _(grad, self, min, max):  # noqa: A002
+    return _clamp_grads(grad, self, min, max, (True,))[0]
+
+
+@clamp_min_tensor.grad
+def _(grad, self, min, needs_input_grad):  # noqa: A002
+    g_self, g_min, _ = _clamp_grads(grad, self, min, None, needs_input_grad)
+    return g_self, g_min
+
+
+@clamp_min.grad
+def _(grad, self, min):  # noqa: A002
+    return _clamp_grads(grad, self, min, None, (True,))[0]
+
+
+@clamp_max_tensor.grad
+def _(grad, self, max, needs_input_grad):  # noqa: A002
+    g_self, _, g_max = _clamp_grads(grad, self, None, max, (needs_input_grad[0], False, needs_input_grad[1]))
+    return g_self, g_max
+
+
+@clamp_max.grad
+def _(grad, self, max):  # noqa: A002
+    return _clamp_grads(grad, self, None, max, (True,))[0]
+
+
+# ----------------------------------------------------------------------------- maximum, minimum, fmax, fmin
+@op("maximum(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
+    formula="self if (self != self or self > other) else other")
+def maximum(self, other):
+    """The larger of two tensors elementwise, with broadcasting; NaN propagates (see ``fmax``)."""
+    return np.maximum(self, other)
+
+
+@op("minimum(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
+    formula="self if (self != self or self < other) else other")
+def minimum(self, other):
+    """The smaller of two tensors elementwise, with broadcasting; NaN propagates (see ``fmin``)."""
+    return np.minimum(self, other)
+
+
+@op("fmax(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
+    formula="other if (self != self or other > self) else self")
+def fmax(self, other):
+    """Like ``maximum``, but a NaN loses to a number (NaN only where both are NaN)."""
+    return np.fmax(self, other)
+
+
+@op("fmin(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
+    formula="other if (self != self or other < self) else self")
+def fmin(self, other):
+    """Like ``minimum``, but a NaN loses to a number (NaN only where both are NaN)."""
+    return np.fmin(self, other)
+
+
+def _split_at_ties(grad, lose_self, lose_other, tie, needs_input_grad):
+    shared = api.where(tie, grad / 2, grad)
+    g_self = api.where(lose_self, 0.0, shared) if needs_input_grad[0] else None
+    g_other = api.where(lose_other, 0.0, shared) if needs_input_grad[1] else None
+    return g_self, g_other
+
+
+@maximum.grad
+def _(grad, self, other, needs_input_grad):
+    return _split_at_ties(grad, self < other, self > other, self == other, needs_input_grad)
+
+
+@minimum.grad
+def _(grad, self, other, needs_input_grad):
+    return _split_at_ties(grad, self > other, self < other, self == other, needs_input_grad)
+
+
+@fmax.grad
+def _(grad, self, other, needs_input_grad):
+    to_self = (self >= other) | api.isnan(other)
+    return (api.where(to_self, grad, 0.0) if needs_input_grad[0] else None), (
+        api.where(to_self, 0.0, grad) if needs_input_grad[1] else None)
+
+
+@fmin.grad
+def _(grad, self, other, needs_input_grad):
+    to_self = (self <= other) | api.isnan(other)
+    return (api.where(to_self, grad, 0.0) if needs_input_grad[0] else None), (
+        api.where(to_self, 0.0, grad) if needs_input_grad[1] else None)
+
+
+clip_tensor = alias(clamp_tensor, "clip")
+clip = alias(clamp, "clip")
+
+
+# ----------------------------------------------------------------------------- samples
+def _ints(rng, shape, low=-5, high=6, dtype=np.int64):
+    return rng.integers(low, high, shape).astype(dtype)
+
+
+@where.sample_inputs
+def _(rng):
+    yield (rng.random((3, 4)) > 0.5, rng.uniform(-2, 2, (3, 4)), rng.uniform(-2, 2, (3, 4))), {}
+    yield (rng.random((4,)) > 0.5, rng.uniform(-2, 2, (2, 3, 4)), rng.uniform(-2, 2, (3, 1))), {}
+    yield ((rng.random((4, 3)) > 0.5).T, rng.uniform(-2, 2, (4, 3)).T, np.array(0.5)), {}
+    yield (np.array(True), rng.uniform(-2, 2, (2, 2)), rng.uniform(-2, 2, (2, 2))), {}
+    yield (rng.random((3,)) > 0.5, rng.uniform(-2, 2, (3,)), 2.5), {}
+    yield (rng.random((3,)) > 0.5, 1.0, 0), {}
+    yield (rng.random((3,)) > 0.5, 1, 0), {}
+    yield (rng.random((3,)) > 0.5, _ints(rng, (3,)), 2.5), {}
+    yield (rng.random((3,)) > 0.5, _ints(rng, (3,), dtype=np.uint8, low=0), _ints(rng, (3,), dtype=np.int8)), {}
+    yield (rng.random((2, 1)) > 0.5, rng.random((3,)) > 0.5, rng.random((2, 3)) > 0.5), {}
+    yield (rng.random((0, 3)) > 0.5, rng.uniform(-2, 2, (3,)), 0.0), {}
+
+
+def _away_from(rng, shape, points, gap=0.1):
+    """Values in [-2, 2] at least ``gap`` away from ``points`` (kinks where gradcheck would fail)."""
+    x = rng.uniform(-2, 2, shape)
+    for p in points:
+        near = np.abs(x - p) < gap
+        x = np.where(near, p + np.sign(x - p + 1e-12) * gap * 2, x)
+    return x
+
+
+@clamp.sample_inputs
+def _(rng):
+    yield (_away_from(rng, (3, 4), (-0.5, 0.5)), -0.5, 0.5), {}
+    yield (_away_from(rng, (4, 3), (0.25,)).T,), {"min": 0.25}
+    yield (_away_from(rng, (3,), (1.0,)),), {"max": 1.0}
+    yield (np.array(1.5), -1, 1), {}
+    yield (_away_from(rng, (3,), (0.5, -0.5)), 0.5, -0.5), {}
+    yield (_ints(rng, (2, 3)), -2, 3), {}
+    yield (_ints(rng, (4,)), 0.5), {}
+    yield (_ints(rng, (4,), dtype=np.uint8, low=0), -1, 2), {}
+    yield (rng.random((3,)) > 0.5, 2), {}
+    yield (rng.uniform(-2, 2, (0, 3)), 0.0), {}
+
+
+@clamp_tensor.sample_inputs
+def _(rng):
+    x = _away_from(rng, (3, 4), (-0.5, 0.5))
+    yield (x, np.full((4,), -0.5) + np.arange(4) * 0.01, np.full((3, 1), 0.5)), {}
+    yield (_away_from(rng, (4, 3), (0.0,)).T, np.array(0.0)), {}
+    yield (_away_from(rng, (3,), (0.3,)), None, np.array([0.3, 0.3, 0.3])), {}
+    yield (_away_from(rng, (3,), (0.5, -0.5)), np.array(0.5), np.array(-0.5)), {}
+    yield (_ints(rng, (2, 3)), np.array([-2.5, 0.0, 1.5]), None), {}
+    yield (rng.random((3,)) > 0.5, np.array(True)), {}
+    yield (_ints(rng, (3,), dtype=np.int8), None, np.array(2, dtype=np.int16)), {}
+
+
+@clamp_min.sample_inputs
+def _(rng):
+    yield (_away_from(rng, (3, 4), (0.25,)), 0.25), {}
+    yield (_away_from(rng, (4, 3), (-1.0,)).T, -1), {}
+    yield (_ints(rng, (4,)), 0.5), {}
+    yield (_ints(rng, (4,), dtype=np.int8), 2), {}
+
+
+@clamp_max.sample_inputs
+def _(rng):
+    yield (_away_from(rng, (3, 4), (0.25,)), 0.25), {}
+    yield (np.array(1.5), 1), {}
+    yield (_ints(rng, (4,)), -0.5), {}
+
+
+@clamp_min_tensor.sample_inputs
+def _(rng):
+    yield (_away_from(rng, (3, 4), (0.0,)), rng.uniform(0.05, 0.1, (4,))), {}
+    yield (_away_from(rng, (4, 3), (0.0,)).T, np.array(0.0)), {}
+    yield (rng.random((3,)) > 0.5, rng.random((3,)) > 0.5), {}
+
+
+@clamp_max_tensor.sample_inputs
+def _(rng):
+    yield (_away_from(rng, (3, 4), (0.0,)), rng.uniform(0.05, 0.1, (3, 1))), {}
+    yield (_ints(rng, (3,)), np.array([1.5, -0.5, 0.0])), {}
+
+
+def _extrema_samples(rng):
+    yield (rng.uniform(-2, 2, (3, 4)), rng.uniform(-2, 2, (3, 4))), {}
+    yield (rng.uniform(-2, 2, (2, 3, 4)), rng.uniform(-2, 2, (4,))), {}
+    yield (rng.uniform(-2, 2, (4, 3)).T, np.array(0.5)), {}
+    yield (_ints(rng, (2, 3)), rng.uniform(-2, 2, (3,))), {}
+    yield (_ints(rng, (3,), dtype=np.uint8, low=0), _ints(rng, (3,), dtype=np.int8)), {}
+    yield (rng.random((3,)) > 0.5, rng.random((3,)) > 0.5), {}
+    yield (rng.uniform(-2, 2, (0, 3)), rng.uniform(-2, 2, (3,))), {}
+
+
+for _o in (maximum, minimum, fmax, fmin):
+    _o.sample_inputs(_extrema_samples)
