@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(PY) -m toolkit.demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 -p no:cacheprovider tests
+	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

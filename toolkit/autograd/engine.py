@@ -1,39 +1,44 @@
 """The backward engine: iterative, in dependency order, never recursive.
 
 Gradients flow from the roots through ``next_functions``; a node runs once all
-the gradients it will receive have arrived, summed per output. With
-``create_graph`` the derivatives themselves are recorded, so higher-order
-gradients work.
+the gradients it will receive have arrived, summed per output. Among ready
+nodes the most recently created runs first (PyTorch's order), and leaves
+accumulate as soon as their gradient is complete. With ``inputs`` only the
+part of the graph that leads to them runs. With ``create_graph`` the
+derivatives themselves are recorded, so higher-order gradients work.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 
-from ..dispatch import STATE
+import numpy as np
+
 from ..tensor import Tensor, _wrap
-from .node import AccumulateGrad, Node
+from .grad_mode import LOCAL, _set_grad
+from .node import AccumulateGrad, Node, OpNode
 
 
-def accumulate_into_leaf(t: Tensor, grad) -> None:
+def accumulate_grad(t: Tensor, grad) -> None:
     """Add ``grad`` into ``t.grad`` (in place unless the graph of the gradient itself is being built)."""
     if grad is None:
         return
+    if LOCAL.grad_enabled:
+        t._grad = grad.clone() if t._grad is None else t._grad + grad
+    elif t._grad is None:
+        # The same gradient tensor may reach several leaves (``a + b``): each leaf gets its own copy.
+        t._grad = _wrap(np.array(grad._data, order="C"), None, grad.device)
+    else:
+        g = t._grad
+        if g._data.flags.writeable and g._data.shape == grad._data.shape and g._data.dtype == grad._data.dtype:
+            np.add(g._data, grad._data, out=g._data)
+            g._storage.version += 1
+        else:
+            t._grad = g + grad
     ex = t._extra
     if ex:
-        for hook in ex.get("hooks", ()):
-            r = hook(grad)
-            if r is not None:
-                grad = r
-    if t._grad is None:
-        # The same gradient tensor may reach several leaves (``a + b``): each leaf gets its own copy.
-        t._grad = grad.clone() if STATE.grad_enabled else _wrap(grad._data.copy(), None, grad.device)
-    elif STATE.grad_enabled:
-        t._grad = t._grad + grad
-    else:
-        t._grad.add_(grad)
-    if ex:
-        for hook in ex.get("post_accumulate_hooks", ()):
+        for hook in tuple(ex.get("post_accumulate_hooks", ())):
             hook(t)
 
 
@@ -45,167 +50,182 @@ def _add(a, b):
     return a + b
 
 
-def _collect(roots: list) -> tuple[dict, list]:
-    """Dependency counts of every node reachable from the roots, found with an explicit stack."""
-    deps: dict = {}
+def _discover(roots: list) -> list:
+    """Every node reachable from the roots, children before parents (iterative post-order DFS)."""
     seen = set()
-    stack = [n for n, _ in roots if n is not None]
-    order = []
-    while stack:
-        n = stack.pop()
-        if n in seen:
+    post = []
+    for r in roots:
+        if r in seen:
             continue
-        seen.add(n)
-        order.append(n)
-        for nxt, _ in n.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    stack.append(nxt)
-    return deps, order
+        seen.add(r)
+        stack = [(r, iter(r.next_functions))]
+        while stack:
+            n, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+            else:
+                stack.pop()
+                post.append(n)
+    return post
 
 
-def _needed(order: list, targets: set) -> set:
-    """Nodes from which some target is reachable: only these run when gradients are asked for inputs."""
-    needed = set()
-    changed = True
-    index = {n: i for i, n in enumerate(order)}
-    # Reverse discovery order approximates post-order; iterate to a fixed point for DAG sharing.
-    while changed:
-        changed = False
-        for n in sorted(order, key=index.get, reverse=True):
-            if n in needed:
-                continue
-            if n in targets or any(nxt in needed for nxt, _ in n.next_functions if nxt is not None):
-                needed.add(n)
-                changed = True
-    return needed
+def _call_tensor_hooks(node: Node, gin: list) -> list:
+    """Hooks registered on the tensors this node's outputs are, then retain_grad (PyTorch's order)."""
+    if isinstance(node, AccumulateGrad):
+        ex = node.variable._extra
+        hooks = ex.get("hooks") if ex else None
+        if hooks and gin[0] is not None:
+            g = gin[0]
+            for fn in tuple(hooks):
+                r = fn(g)
+                if r is not None:
+                    g = r
+            gin[0] = g
+        return gin
+    if node._tensor_hooks:
+        for nr, fns in node._tensor_hooks.items():
+            if nr < len(gin) and gin[nr] is not None:
+                g = gin[nr]
+                for fn in tuple(fns):
+                    r = fn(g)
+                    if r is not None:
+                        g = r
+                gin[nr] = g
+    if node._retain_hooks:
+        for nr, fn in tuple(node._retain_hooks.items()):
+            if nr < len(gin) and gin[nr] is not None:
+                fn(gin[nr])
+    return gin
 
 
-def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=None):
+def _call_pre_hooks(node: Node, gin: list) -> list:
+    for fn in tuple(node._pre_hooks):
+        r = fn(tuple(gin))
+        if r is not None:
+            gin = list(r)
+    return gin
+
+
+def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=None, accumulate: bool = True):
     """Run the graph backward from ``roots`` (tensors) seeded with ``grads``.
 
-    With ``inputs`` the gradients of those inputs are returned instead of
-    accumulated into ``.grad`` (``autograd.grad``, ``backward(inputs=...)``).
+    Without ``inputs``, every leaf reached gets its gradient accumulated into
+    ``.grad``. With ``inputs`` and ``accumulate=False`` (``autograd.grad``) the
+    gradients w.r.t. ``inputs`` are returned; with ``accumulate=True``
+    (``backward(inputs=...)``) only those inputs' ``.grad`` change.
     """
+    from .recording import gradient_edge
+
     root_edges = []
-    for t, g in zip(roots, grads):
-        if t.grad_fn is not None:
-            root_edges.append(((t.grad_fn, t._output_nr), g))
-        elif t._requires_grad:
-            from .recording import grad_accumulator
+    for i, t in enumerate(roots):
+        edge = gradient_edge(t)
+        if edge[0] is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        root_edges.append(edge)
+    post = _discover([n for n, _ in root_edges])
 
-            root_edges.append(((grad_accumulator(t), 0), g))
-        else:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-    edges = [e for e, _ in root_edges]
-    deps, order = _collect(edges)
-
-    captures = None
     capture_at: dict = {}
-    if inputs is not None:
-        from .recording import gradient_edge
-
+    captures = None
+    late_accumulate = []
+    if inputs is None:
+        needed = set(post)
+        active = needed
+    else:
+        exec_targets = set()
         captures = [None] * len(inputs)
         for k, t in enumerate(inputs):
             node, nr = gradient_edge(t)
             if node is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            capture_at.setdefault(node, []).append((nr, k, t))
-        needed = _needed(order, set(capture_at))
-    else:
-        needed = None
+            if accumulate and isinstance(node, AccumulateGrad):
+                exec_targets.add(node)
+            else:
+                capture_at.setdefault(node, []).append((nr, k))
+                if accumulate:
+                    late_accumulate.append((k, t))
+        needed = set()
+        for n in post:
+            if n in exec_targets or any(
+                c is not None and (c in needed or c in capture_at) for c, _ in n.next_functions
+            ):
+                needed.add(n)
+        active = needed | (capture_at.keys() & set(post))
+
+    deps: dict = dict.fromkeys(active, 0)
+    for n in needed:
+        for c, _ in n.next_functions:
+            if c is not None and c in active:
+                deps[c] += 1
 
     buffers: dict = {}
-    for (node, nr), g in root_edges:
-        buf = buffers.setdefault(node, {})
-        buf[nr] = _add(buf.get(nr), g)
+    for (node, nr), g in zip(root_edges, grads):
+        if node not in active:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._num_outputs()
+        buf[nr] = _add(buf[nr], g)
 
+    tie = itertools.count()
     ready = []
-    for (node, _nr), _g in root_edges:
-        if deps.get(node, 0) == 0 and all(node is not r[1] for r in ready):
-            heapq.heappush(ready, (-node._seq, id(node), node))
+    for node in buffers:
+        if deps[node] == 0:
+            heapq.heappush(ready, (-node._seq, next(tie), node))
 
-    prev = STATE.grad_enabled
-    STATE.grad_enabled = create_graph
+    prev = LOCAL.grad_enabled
+    _set_grad(create_graph)
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            buf = buffers.pop(node, {})
-            if needed is not None and node not in needed:
-                _release_edges(node, deps, ready, buffers)
+            node = heapq.heappop(ready)[2]
+            gin = buffers.pop(node, None)
+            if gin is None:
+                gin = [None] * node._num_outputs()
+            gin = _call_tensor_hooks(node, gin)
+            if node in capture_at:
+                for nr, k in capture_at[node]:
+                    captures[k] = _add(captures[k], gin[nr] if nr < len(gin) else None)
+            if node not in needed:
                 continue
-            n_out = getattr(node, "_n_outputs", 1)
-            gin = [buf.get(i) for i in range(n_out)]
             if node._pre_hooks:
-                gin = _run_pre_hooks(node, gin)
-            if captures is not None and node in capture_at:
-                for nr, k, t in capture_at[node]:
-                    g = gin[nr] if nr < len(gin) else None
-                    if isinstance(node, AccumulateGrad) and g is not None and t._extra:
-                        for hook in t._extra.get("hooks", ()):
-                            r = hook(g)
-                            if r is not None:
-                                g = r
-                    captures[k] = _add(captures[k], g)
-                if isinstance(node, AccumulateGrad) or not _leads_further(node, needed):
-                    _release_edges(node, deps, ready, buffers)
-                    continue
+                gin = _call_pre_hooks(node, gin)
             if isinstance(node, AccumulateGrad):
-                if captures is None:
-                    node.apply(gin)
+                node.apply(gin)
+                if node._post_hooks:
+                    for fn in tuple(node._post_hooks):
+                        fn((), tuple(gin))
                 continue
-            if all(g is None for g in gin):
+            if isinstance(node, OpNode) and all(g is None for g in gin):
                 out = (None,) * len(node.next_functions)
             else:
                 out = node.apply(gin)
-                if node._post_hooks:
-                    for hook in node._post_hooks:
-                        r = hook(out, tuple(gin))
-                        if r is not None:
-                            out = tuple(r)
+            if node._post_hooks:
+                for fn in tuple(node._post_hooks):
+                    r = fn(tuple(out), tuple(gin))
+                    if r is not None:
+                        out = tuple(r)
             if not retain_graph:
                 node.release()
-            for (nxt, nr), g in zip(node.next_functions, out):
-                if nxt is None:
+            if len(out) != len(node.next_functions):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an incorrect number of gradients (expected "
+                    f"{len(node.next_functions)}, got {len(out)})"
+                )
+            for (child, nr), g in zip(node.next_functions, out):
+                if child is None or child not in active:
                     continue
                 if g is not None:
-                    b = buffers.setdefault(nxt, {})
-                    b[nr] = _add(b.get(nr), g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * child._num_outputs()
+                    buf[nr] = _add(buf[nr], g)
+                deps[child] -= 1
+                if deps[child] == 0:
+                    heapq.heappush(ready, (-child._seq, next(tie), child))
+        for k, t in late_accumulate:
+            accumulate_grad(t, captures[k])
     finally:
-        STATE.grad_enabled = prev
+        _set_grad(prev)
     return captures
-
-
-def _leads_further(node, needed) -> bool:
-    # A captured non-leaf node still runs when another target lies beyond it.
-    return any(nxt is not None and nxt in needed for nxt, _ in node.next_functions)
-
-
-def _release_edges(node: Node, deps: dict, ready: list, buffers: dict) -> None:
-    for nxt, _ in node.next_functions:
-        if nxt is None:
-            continue
-        deps[nxt] -= 1
-        if deps[nxt] == 0:
-            heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
-
-
-def _run_pre_hooks(node: Node, gin: list) -> list:
-    hooks = node._pre_hooks
-    for nr, fns in hooks.items():
-        if nr < 0:
-            continue
-        for fn in list(fns):
-            if gin[nr] is not None:
-                r = fn(gin[nr])
-                if r is not None:
-                    gin[nr] = r
-    for fn in list(hooks.get(-1, ())):
-        r = fn(tuple(gin))
-        if r is not None:
-            gin = list(r)
-    return gin

@@ -1,30 +1,90 @@
 """Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode``.
 
-Each is a context manager and a decorator, as in PyTorch; they flip the one
-flag the dispatcher checks before recording.
+Each is a context manager and a decorator, as in PyTorch, and like PyTorch's
+they are thread-local: a ``no_grad`` block in one thread does not stop another
+thread from recording.
+
+The truth lives in a ``threading.local`` (``LOCAL``). The dispatcher's hot path
+reads only the plain flags on ``dispatch.STATE``, which are kept as a cheap,
+conservative summary over all threads: ``STATE.grad_enabled`` is False only
+while the one running thread has grad disabled, and ``STATE.inference_mode`` is
+True while any thread is in inference mode. The recorder and the inference
+marker then consult ``LOCAL``, so an op pays for the thread-local lookup only
+when it is about to record (a few microseconds anyway), never on the plain path.
+(Making ``STATE`` itself a ``threading.local`` costs about 100 ns on every op.)
+``threading.Thread.start`` is wrapped to raise the summary flag, since a new
+thread starts with grad enabled; threads started with the low-level
+``_thread.start_new_thread`` while the only other thread is in ``no_grad`` do
+not record until some thread changes grad mode.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
+import threading
 
 from ..dispatch import STATE
 
 
+class _Local(threading.local):
+    def __init__(self):
+        self.grad_enabled = True
+        self.inference_mode = False
+
+
+LOCAL = _Local()
+_inference_threads: set = set()
+_lock = threading.Lock()
+
+
+_thread_start = threading.Thread.start
+
+
+def _start_thread(self, *args, **kwargs):
+    # A new thread starts with grad enabled: the summary flag must let its ops reach the recorder.
+    STATE.grad_enabled = True
+    return _thread_start(self, *args, **kwargs)
+
+
+_start_thread.__doc__ = _thread_start.__doc__
+threading.Thread.start = _start_thread
+
+
+def _set_grad(mode: bool) -> None:
+    LOCAL.grad_enabled = mode
+    STATE.grad_enabled = mode or threading.active_count() > 1
+
+
+def _set_inference(mode: bool) -> None:
+    LOCAL.inference_mode = mode
+    ident = threading.get_ident()
+    with _lock:
+        if mode:
+            _inference_threads.add(ident)
+        else:
+            _inference_threads.discard(ident)
+        STATE.inference_mode = bool(_inference_threads)
+
+
 def is_grad_enabled() -> bool:
-    return STATE.grad_enabled
+    """Whether operations in this thread are recorded for autograd."""
+    return LOCAL.grad_enabled
 
 
 def is_inference_mode_enabled() -> bool:
-    return STATE.inference_mode
+    """Whether this thread is inside ``inference_mode``."""
+    return LOCAL.inference_mode
 
 
 class _DecoratorContextManager:
-    """Usable as ``with no_grad():`` and as ``@no_grad()`` (or bare ``@no_grad``)."""
+    """Usable as ``with no_grad():`` and as ``@no_grad()`` (or bare ``@no_grad``), generators included."""
 
     def __call__(self, fn):
         if not callable(fn):
             raise TypeError(f"{type(self).__name__}: expected a function to decorate, got {type(fn).__name__}")
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -33,42 +93,86 @@ class _DecoratorContextManager:
 
         return wrapper
 
+    def _wrap_generator(self, fn):
+        # The mode holds while the generator body runs, not while the caller runs between yields.
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.clone():
+                    request = gen.send(None)
+                while True:
+                    try:
+                        response = yield request
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:  # noqa: BLE001 - forwarded into the generator
+                        with self.clone():
+                            request = gen.throw(e)
+                    else:
+                        with self.clone():
+                            request = gen.send(response)
+            except StopIteration as e:
+                return e.value
+
+        return wrapper
+
     def clone(self):
         return type(self)()
 
-    def __new__(cls, orig_func=None, *args, **kwargs):
-        if cls in (no_grad, enable_grad) and callable(orig_func):
-            return cls()(orig_func)
-        return super().__new__(cls)
+
+def _decorate(cls, fn):
+    """Bare ``@no_grad`` (no parentheses): decorate with a default instance."""
+    inst = object.__new__(cls)
+    inst.__init__()
+    return inst(fn)
 
 
 class no_grad(_DecoratorContextManager):
-    """Disable gradient recording inside the block."""
+    """Disable gradient recording inside the block (in this thread).
+
+    Example::
+
+        with toolkit.no_grad():
+            y = x * 2          # y.requires_grad is False
+    """
+
+    def __new__(cls, orig_func=None):
+        if callable(orig_func):
+            return _decorate(cls, orig_func)
+        return super().__new__(cls)
 
     def __init__(self, orig_func=None):
         self.prev = True
 
-    def __enter__(self):
-        self.prev = STATE.grad_enabled
-        STATE.grad_enabled = False
+    def __enter__(self) -> None:
+        self.prev = LOCAL.grad_enabled
+        _set_grad(False)
 
-    def __exit__(self, *exc):
-        STATE.grad_enabled = self.prev
+    def __exit__(self, *exc) -> bool:
+        _set_grad(self.prev)
         return False
 
 
 class enable_grad(_DecoratorContextManager):
     """Enable gradient recording inside the block (e.g. inside a ``no_grad`` region)."""
 
+    def __new__(cls, orig_func=None):
+        if callable(orig_func):
+            return _decorate(cls, orig_func)
+        return super().__new__(cls)
+
     def __init__(self, orig_func=None):
         self.prev = False
 
-    def __enter__(self):
-        self.prev = STATE.grad_enabled
-        STATE.grad_enabled = True
+    def __enter__(self) -> None:
+        self.prev = LOCAL.grad_enabled
+        _set_grad(True)
 
-    def __exit__(self, *exc):
-        STATE.grad_enabled = self.prev
+    def __exit__(self, *exc) -> bool:
+        _set_grad(self.prev)
         return False
 
 
@@ -76,42 +180,64 @@ class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode: takes effect immediately as a function, and is restored on leaving a ``with`` block."""
 
     def __init__(self, mode: bool):
-        self.prev = STATE.grad_enabled
+        self.prev = LOCAL.grad_enabled
         self.mode = bool(mode)
-        STATE.grad_enabled = self.mode
+        _set_grad(self.mode)
 
-    def __enter__(self):
-        STATE.grad_enabled = self.mode
+    def __call__(self, fn):
+        # ``@set_grad_enabled(False)``: the constructor already switched the mode; undo that for the decorator.
+        _set_grad(self.prev)
+        return super().__call__(fn)
 
-    def __exit__(self, *exc):
-        STATE.grad_enabled = self.prev
+    def __enter__(self) -> None:
+        _set_grad(self.mode)
+
+    def __exit__(self, *exc) -> bool:
+        _set_grad(self.prev)
         return False
 
     def clone(self):
-        return set_grad_enabled(self.mode)
+        prev = LOCAL.grad_enabled
+        c = set_grad_enabled(self.mode)
+        c.prev = prev
+        return c
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like ``no_grad`` but also marks results as inference tensors, which autograd later refuses to save."""
+    """Like ``no_grad``, and results are inference tensors, which autograd later refuses to use.
+
+    ``inference_mode(False)`` inside it switches back to normal tensors.
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):
+            return _decorate(cls, mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)
         self.prev = (True, False)
 
-    def __new__(cls, mode=True):
-        if callable(mode):
-            return cls(True)(mode)
-        return super().__new__(cls)
+    def __enter__(self) -> None:
+        self.prev = (LOCAL.grad_enabled, LOCAL.inference_mode)
+        _set_inference(self.mode)
+        _set_grad(not self.mode)
 
-    def __enter__(self):
-        self.prev = (STATE.grad_enabled, STATE.inference_mode)
-        if self.mode:
-            STATE.grad_enabled = False
-            STATE.inference_mode = True
-
-    def __exit__(self, *exc):
-        STATE.grad_enabled, STATE.inference_mode = self.prev
+    def __exit__(self, *exc) -> bool:
+        grad, inf = self.prev
+        _set_inference(inf)
+        _set_grad(grad)
         return False
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+]

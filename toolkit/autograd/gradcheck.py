@@ -1,89 +1,181 @@
-"""Numerical gradient checks: ``gradcheck`` and ``gradgradcheck`` (float64 finite differences).
+"""Numerical gradient checks: ``gradcheck`` and ``gradgradcheck``, shaped like PyTorch's.
 
-They compare the analytical vector-Jacobian products that autograd computes
-with central differences, one input element at a time, as PyTorch's do.
+They compare the vector-Jacobian products autograd computes with central
+finite differences, one input element at a time (slow mode), or along one
+random direction (``fast_mode=True``). Inputs that require grad should be
+float64: finite differences in float32 are too coarse.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 
 
 class GradcheckError(RuntimeError):
     """Raised when an analytical gradient differs from the numerical one."""
 
 
-def _as_tuple(x):
-    return x if isinstance(x, tuple) else tuple(x) if isinstance(x, list) else (x,)
+def _as_tuple(x) -> tuple:
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
 
 
-def _diff_outputs(out) -> list:
+def _flat_outputs(out) -> list:
     outs = []
     for o in _as_tuple(out):
-        if isinstance(o, Tensor) and o.is_floating_point():
+        if isinstance(o, Tensor):
             outs.append(o)
         elif isinstance(o, (tuple, list)):
-            outs.extend(_diff_outputs(o))
+            outs.extend(_flat_outputs(o))
     return outs
 
 
-def _numerical_jacobian(fn, inputs, eps):
-    """d(outputs)/d(inputs) by central differences; rows per input element, columns per output element."""
-    base = [o._data.copy() for o in _diff_outputs(fn(*inputs))]
-    jac = []
-    for t in inputs:
-        if not (isinstance(t, Tensor) and t.requires_grad):
-            jac.append(None)
-            continue
-        flat = t._data.reshape(-1) if t._data.flags.c_contiguous else None
-        if flat is None:
-            raise ValueError("gradcheck: inputs must be contiguous")
-        rows = np.zeros((t.numel(), sum(b.size for b in base)))
-        for k in range(t.numel()):
-            orig = flat[k]
-            flat[k] = orig + eps
-            plus = [o._data.astype(np.float64).ravel() for o in _diff_outputs(fn(*inputs))]
-            flat[k] = orig - eps
-            minus = [o._data.astype(np.float64).ravel() for o in _diff_outputs(fn(*inputs))]
-            flat[k] = orig
-            rows[k] = np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)]) if plus else []
-        jac.append(rows)
-    return jac
+def _diff_outputs(out) -> list:
+    return [o for o in _flat_outputs(out) if o.is_floating_point()]
 
 
-def _analytical_jacobian(fn, inputs):
-    from . import grad as autograd_grad
-    from ..factories import zeros_like
+def _mat(a: np.ndarray) -> Tensor:
+    return _wrap(np.asarray(a, dtype=np.float64), None)
 
+
+def _fail(raise_exception: bool, msg: str) -> bool:
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False
+
+
+def _check_inputs(inputs: tuple) -> list:
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
+    if not diff:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of the them have "
+            "requires_grad=True."
+        )
+    for i in diff:
+        t = inputs[i]
+        if t.dtype.name != "float64":
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating point or complex. This check "
+                "will likely fail if all the inputs are not of double precision floating point or complex. ",
+                UserWarning,
+                stacklevel=3,
+            )
+        if 0 in t._data.strides and t._data.size > 1:
+            raise RuntimeError(
+                f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that are "
+                "non-overlapping to be able to compute the numerical gradients correctly. You should call "
+                ".contiguous on the input before passing it to gradcheck."
+            )
+    return diff
+
+
+def _outputs_flat64(fn, inputs) -> np.ndarray:
     outs = _diff_outputs(fn(*inputs))
-    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    if not outs:
+        return np.zeros(0)
+    return np.concatenate([o._data.astype(np.float64, copy=False).ravel() for o in outs])
+
+
+def _numerical_jacobians(fn, inputs, diff: list, eps: float) -> list:
+    """Per differentiable input, a (input numel, total output numel) matrix of central differences."""
+    jacs = []
+    for i in diff:
+        a = inputs[i]._data
+        n = a.size
+        rows = None
+        for k in range(n):
+            idx = np.unravel_index(k, a.shape)
+            orig = a[idx].item()
+            a[idx] = orig - eps
+            minus = _outputs_flat64(fn, inputs)
+            a[idx] = orig + eps
+            plus = _outputs_flat64(fn, inputs)
+            a[idx] = orig
+            if rows is None:
+                rows = np.empty((n, plus.size))
+            rows[k] = (plus - minus) / (2 * eps)
+        jacs.append(rows if rows is not None else np.zeros((0, _outputs_flat64(fn, inputs).size)))
+    return jacs
+
+
+def _vjp(outs: list, inputs: list, cotangents: list) -> list:
+    from . import grad as autograd_grad
+
+    live = [(o, g) for o, g in zip(outs, cotangents) if o._requires_grad]
+    if not live:
+        return [None] * len(inputs)
+    return list(autograd_grad([o for o, _ in live], inputs, [g for _, g in live], retain_graph=True,
+                              allow_unused=True))
+
+
+def _analytical_jacobians(outs: list, diff_inputs: list, raise_exception: bool) -> list | None:
+    """Per differentiable input, the (input numel, total output numel) matrix, one vjp per output element."""
     sizes = [o.numel() for o in outs]
     total = sum(sizes)
-    jac = [np.zeros((t.numel(), total)) for t in diff_inputs]
+    jacs = [np.zeros((t.numel(), total)) for t in diff_inputs]
     col = 0
-    for oi, o in enumerate(outs):
-        for k in range(o.numel()):
-            grads_out = []
-            for oj, o2 in enumerate(outs):
-                g = zeros_like(o2)
+    zeros = [np.zeros(o._data.shape, dtype=o._data.dtype) for o in outs]
+    for oi in range(len(outs)):
+        for k in range(sizes[oi]):
+            cot = []
+            for oj, z in enumerate(zeros):
                 if oj == oi:
-                    g._data.reshape(-1)[k] = 1
-                grads_out.append(g)
-            live = [(o2, g) for o2, g in zip(outs, grads_out) if o2.requires_grad]
-            if not live:
-                col += 1
-                continue
-            gs = autograd_grad([x for x, _ in live], diff_inputs, [g for _, g in live], retain_graph=True,
-                               allow_unused=True)
-            for j, g in enumerate(gs):
-                if g is not None:
-                    jac[j][:, col] = g._data.astype(np.float64).ravel()
+                    c = z.copy()
+                    c.reshape(-1)[k] = 1
+                    cot.append(_wrap(c, None))
+                else:
+                    cot.append(_wrap(z, None))
+            for j, g in enumerate(_vjp(outs, diff_inputs, cot)):
+                if g is None:
+                    continue
+                t = diff_inputs[j]
+                if g.shape != t.shape:
+                    _fail(raise_exception, "Gradient has shape mismatch")
+                    return None
+                if g.dtype is not t.dtype:
+                    _fail(raise_exception, "Gradient has dtype mismatch")
+                    return None
+                jacs[j][:, col] = g._data.astype(np.float64, copy=False).ravel()
             col += 1
-    return jac
+    return jacs
+
+
+def _split_cols(jac: np.ndarray, sizes: list) -> list:
+    out, start = [], 0
+    for s in sizes:
+        out.append(jac[:, start:start + s])
+        start += s
+    return out
+
+
+def _check_undefined_grad(outs: list, diff_inputs: list, raise_exception: bool) -> bool:
+    """Backward must accept an undefined (None) output gradient and give None or zeros."""
+    from . import grad as autograd_grad
+
+    for o in outs:
+        if not o._requires_grad or o.grad_fn is None:
+            continue
+        handle = o.grad_fn.register_prehook(lambda gos: tuple(None for _ in gos))
+        try:
+            gs = autograd_grad([o], diff_inputs, [_wrap(np.zeros(o._data.shape, o._data.dtype), None)],
+                               retain_graph=True, allow_unused=True)
+        except (RuntimeError, TypeError) as e:
+            return _fail(raise_exception, "Expected backward function to handle undefined output grads. Please "
+                         f"look at 'Notes about undefined output gradients' in 'tools/autograd/derivatives.yaml': {e}")
+        finally:
+            handle.remove()
+        if any(g is not None and np.any(g._data != 0) for g in gs):
+            return _fail(raise_exception, "Expected all input grads to be undefined or zero when all output grads "
+                         "are undefined or zero.")
+    return True
 
 
 def gradcheck(
@@ -96,33 +188,91 @@ def gradcheck(
     raise_exception: bool = True,
     nondet_tol: float = 0.0,
     check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
     fast_mode: bool = False,
+    masked: bool | None = None,
 ) -> bool:
     """Check autograd's gradients of ``func`` at ``inputs`` against finite differences.
 
-    Inputs that require grad should be float64, as finite differences in
-    float32 are too coarse.
+    Returns True, or raises ``GradcheckError`` (``raise_exception=False``: returns
+    False) with the numerical and analytical Jacobians of the first mismatch.
+    Example: ``gradcheck(toolkit.tanh, (x.double().requires_grad_(),))``.
     """
     inputs = _as_tuple(inputs)
-    for t in inputs:
-        if isinstance(t, Tensor) and t.requires_grad and t.dtype.name != "float64":
-            import warnings
+    diff = _check_inputs(inputs)
+    if not check_backward_ad:
+        return True
+    outs_all = _flat_outputs(func(*inputs))
+    outs = [o for o in outs_all if o.is_floating_point()]
+    diff_inputs = [inputs[i] for i in diff]
+    if not outs:
+        return True
+    if fast_mode:
+        ok = _fast_check(func, inputs, diff, outs, eps, atol, rtol, raise_exception)
+    else:
+        ok = _slow_check(func, inputs, diff, outs, eps, atol, rtol, nondet_tol, raise_exception)
+    if not ok:
+        return False
+    if check_undefined_grad:
+        return _check_undefined_grad(outs, diff_inputs, raise_exception)
+    return True
 
-            warnings.warn(
-                f"Input #{inputs.index(t)} requires gradient and is not a double precision floating point. "
-                "This check will likely fail if all the inputs are not of double precision floating point.",
-                stacklevel=2,
-            )
-    numerical = [j for j in _numerical_jacobian(func, inputs, eps) if j is not None]
-    analytical = _analytical_jacobian(func, inputs)
-    for i, (a, n) in enumerate(zip(analytical, numerical)):
-        if not np.allclose(a, n, rtol=rtol, atol=atol):
-            if not raise_exception:
-                return False
-            raise GradcheckError(
-                f"Jacobian mismatch for output 0 with respect to input {i},\nnumerical:{n}\nanalytical:{a}\n"
-            )
+
+def _slow_check(func, inputs, diff, outs, eps, atol, rtol, nondet_tol, raise_exception) -> bool:
+    diff_inputs = [inputs[i] for i in diff]
+    sizes = [o.numel() for o in outs]
+    numerical = _numerical_jacobians(func, inputs, diff, eps)
+    analytical = _analytical_jacobians(outs, diff_inputs, raise_exception)
+    if analytical is None:
+        return False
+    for j, (a_full, n_full) in enumerate(zip(analytical, numerical)):
+        for oi, (a, n) in enumerate(zip(_split_cols(a_full, sizes), _split_cols(n_full, sizes))):
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                return _fail(raise_exception, f"Jacobian mismatch for output {oi} with respect to input {diff[j]},\n"
+                             f"numerical:{_mat(n)}\nanalytical:{_mat(a)}\n")
+    again = _analytical_jacobians(outs, diff_inputs, raise_exception)
+    if again is None:
+        return False
+    for a1, a2 in zip(analytical, again):
+        if a1.size and np.max(np.abs(a1 - a2)) > nondet_tol:
+            return _fail(raise_exception, "Backward is not reentrant, i.e., running backward with same input and "
+                         "grad_output multiple times gives different values, although analytical gradient matches "
+                         f"numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
+    return True
+
+
+def _fast_check(func, inputs, diff, outs, eps, atol, rtol, raise_exception) -> bool:
+    """One random direction ``u`` per input and cotangent ``v``: compare ``v . J u`` numerically and analytically."""
+    rng = np.random.default_rng(0)
+    diff_inputs = [inputs[i] for i in diff]
+    vs = [rng.uniform(-1, 1, o._data.shape) for o in outs]
+    v_flat = np.concatenate([v.ravel() for v in vs])
+    cots = [_wrap(v.astype(o._data.dtype), None) for v, o in zip(vs, outs)]
+    grads = _vjp(outs, diff_inputs, cots)
+    for j, i in enumerate(diff):
+        a = inputs[i]._data
+        u = rng.uniform(-1, 1, a.shape)
+        orig = a.copy()
+        a[...] = orig - eps * u
+        minus = _outputs_flat64(func, inputs)
+        a[...] = orig + eps * u
+        plus = _outputs_flat64(func, inputs)
+        a[...] = orig
+        num = float(((plus - minus) / (2 * eps)) @ v_flat)
+        g = grads[j]
+        ana = 0.0 if g is None else float(np.sum(g._data.astype(np.float64) * u))
+        if not np.isclose(ana, num, rtol=rtol, atol=atol):
+            msg = (f"Jacobian mismatch for output 0 with respect to input {i},\nnumerical:{num}\nanalytical:{ana}\n\n"
+                   "The above quantities relating the numerical and analytical jacobians are computed \nin fast mode. "
+                   "Below, we recompute numerical and analytical jacobians in slow mode:\n\n")
+            n = _numerical_jacobians(func, inputs, [i], eps)[0]
+            an = _analytical_jacobians(outs, [inputs[i]], False)
+            msg += f"Numerical:\n {_mat(n)}\nAnalytical:\n{_mat(an[0]) if an else None}\n"
+            return _fail(raise_exception, msg)
     return True
 
 
@@ -138,29 +288,42 @@ def gradgradcheck(
     raise_exception: bool = True,
     nondet_tol: float = 0.0,
     check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
     check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
     fast_mode: bool = False,
+    masked: bool = False,
 ) -> bool:
-    """Check second derivatives: gradcheck of the function ``inputs -> grad(func(inputs), inputs)``."""
+    """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> grad(func(inputs), inputs, grad_outputs)``."""
     from . import grad as autograd_grad
-    from ..factories import tensor as make_tensor
 
     inputs = _as_tuple(inputs)
+    diff = _check_inputs(inputs)
+    if not check_rev_over_rev:
+        return True
     outs = _diff_outputs(func(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = [make_tensor(rng.standard_normal(o.shape), dtype=o.dtype, requires_grad=True) for o in outs]
-    grad_outputs = list(grad_outputs)
+        grad_outputs = []
+        for o in outs:
+            g = rng.standard_normal(o._data.shape).astype(o._data.dtype)
+            if gen_non_contig_grad_outputs and g.ndim:
+                g = np.repeat(g[..., None], 2, axis=-1)[..., 0]
+            grad_outputs.append(_wrap(g, None).requires_grad_())
+    grad_outputs = tuple(grad_outputs)
     n_in = len(inputs)
-    diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
     def first_derivative(*args):
         ins, gos = args[:n_in], args[n_in:]
         o = _diff_outputs(func(*ins))
-        pairs = [(x, g) for x, g in zip(o, gos) if x.requires_grad]
-        gs = autograd_grad([x for x, _ in pairs], [ins[i] for i in diff_idx], [g for _, g in pairs],
+        pairs = [(x, g) for x, g in zip(o, gos) if x._requires_grad]
+        if not pairs:
+            return ()
+        gs = autograd_grad([x for x, _ in pairs], [ins[i] for i in diff], [g for _, g in pairs],
                            create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
-    return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad, fast_mode=fast_mode)

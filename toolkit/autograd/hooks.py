@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
+import weakref
+
 from ..tensor import Tensor
+
+_handle_ids = itertools.count()
 
 
 class RemovableHandle:
-    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+    """Returned by ``register_hook`` and friends; ``remove()`` unregisters the hook."""
 
     def __init__(self, container: list, fn):
         self._container = container
         self._fn = fn
+        self.id = next(_handle_ids)
 
     def remove(self) -> None:
         try:
@@ -21,7 +27,7 @@ class RemovableHandle:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.remove()
 
 
@@ -32,31 +38,63 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
     if t.grad_fn is None:
         hooks = t._extras().setdefault("hooks", [])
     else:
-        hooks = t.grad_fn._hooks_for(t._output_nr)
+        from .recording import gradient_edge
+
+        node, nr = gradient_edge(t)
+        hooks = node._tensor_hooks_for(nr)
     hooks.append(hook)
     return RemovableHandle(hooks, hook)
 
 
+def register_post_accumulate_grad_hook(t: Tensor, hook) -> RemovableHandle:
+    """``hook(tensor)`` runs after a leaf's ``.grad`` has been accumulated (optimizer-in-backward style)."""
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = t._extras().setdefault("post_accumulate_hooks", [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def _retain_hook(t: Tensor):
+    ref = weakref.ref(t)
+
+    def retain(grad):
+        owner = ref()
+        if owner is None:
+            return
+        from ..ops import api
+
+        owner._grad = api.clone(grad) if owner._grad is None else owner._grad + grad
+
+    return retain
+
+
 def retain_grad(t: Tensor) -> None:
-    """Keep ``.grad`` for a non-leaf tensor, as ``Tensor.retain_grad``."""
+    """Keep ``.grad`` for a non-leaf tensor, as ``Tensor.retain_grad`` (a no-op on leaves)."""
     if not t._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if t.grad_fn is None or t.retains_grad:
         return
-    t._extras()["retains_grad"] = True
-    import weakref
+    ex = t._extras()
+    ex["retains_grad"] = True
+    fn = ex["retain_hook"] = _retain_hook(t)
+    node = t.grad_fn
+    if node._retain_hooks is None:
+        node._retain_hooks = {}
+    node._retain_hooks[t._output_nr] = fn
 
-    ref = weakref.ref(t)
 
-    def _retain(grad):
-        owner = ref()
-        if owner is not None:
-            from ..dispatch import STATE
-
-            if owner._grad is None:
-                owner._grad = grad.clone() if STATE.grad_enabled else grad.detach().clone()
-            else:
-                owner._grad = owner._grad + grad
-        return None
-
-    t.grad_fn._hooks_for(t._output_nr).insert(0, _retain)
+def move_retain_grad(t: Tensor, old_fn, old_nr: int) -> None:
+    """After an in-place op gave ``t`` a new ``grad_fn``, its retain_grad hook follows it (as in PyTorch)."""
+    ex = t._extra
+    if not ex or not ex.get("retains_grad") or t.grad_fn is old_fn:
+        return
+    fn = ex["retain_hook"]
+    if old_fn is not None and old_fn._retain_hooks and old_fn._retain_hooks.get(old_nr) is fn:
+        del old_fn._retain_hooks[old_nr]
+    node = t.grad_fn
+    if node._retain_hooks is None:
+        node._retain_hooks = {}
+    node._retain_hooks[t._output_nr] = fn

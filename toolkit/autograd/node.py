@@ -1,35 +1,64 @@
 """Graph nodes (``grad_fn``): one per recorded op application, plus AccumulateGrad for leaves.
 
 An op's node applies the op's registered derivative, so eager autograd and
-the JIT's symbolic differentiation share one source of derivatives.
+the JIT's symbolic differentiation share one source of derivatives. Names,
+``next_functions`` and hook methods follow PyTorch's (``MulBackward0``,
+``((AccumulateGrad, 0), (None, 0))``, ``register_hook``, ``register_prehook``).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 
 from ..tensor import Tensor
 from .saved import SavedTensor
 
 _sequence = itertools.count()
 
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
+    "been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). "
+    "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access "
+    "saved tensors after calling backward."
+)
+
 
 class Node:
-    """Base of all graph nodes; ``next_functions`` mirrors PyTorch's ``(node, input_nr)`` pairs."""
+    """Base of all graph nodes; ``next_functions`` are PyTorch's ``(node, input_nr)`` pairs, one per input."""
 
-    __slots__ = ("next_functions", "_pre_hooks", "_post_hooks", "_seq", "metadata", "__weakref__", "__dict__")
+    __slots__ = (
+        "next_functions",
+        "_tensor_hooks",
+        "_retain_hooks",
+        "_pre_hooks",
+        "_post_hooks",
+        "_seq",
+        "_metadata",
+        "__weakref__",
+        "__dict__",
+    )
 
     def __init__(self):
         self.next_functions = ()
-        self._pre_hooks = None  # output_nr -> list of tensor hooks on the gradient flowing in
-        self._post_hooks = None
+        self._tensor_hooks = None  # output_nr -> hooks of the tensor this output is (Tensor.register_hook)
+        self._retain_hooks = None  # output_nr -> retain_grad hook, run after the tensor hooks
+        self._pre_hooks = None  # register_prehook: fn(grad_outputs) before the node runs
+        self._post_hooks = None  # register_hook: fn(grad_inputs, grad_outputs) after it runs
         self._seq = next(_sequence)
+        self._metadata = None
 
     def name(self) -> str:
         return type(self).__name__
 
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
     def register_hook(self, fn):
-        """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
+        """``fn(grad_inputs, grad_outputs)`` after this node runs; may return replacement grad_inputs."""
         from .hooks import RemovableHandle
 
         if self._post_hooks is None:
@@ -38,23 +67,30 @@ class Node:
         return RemovableHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
-        """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
+        """``fn(grad_outputs)`` before this node runs; may return replacement grad_outputs."""
         from .hooks import RemovableHandle
 
-        lst = self._hooks_for(-1)
-        lst.append(fn)
-        return RemovableHandle(lst, fn)
-
-    def _hooks_for(self, output_nr: int) -> list:
         if self._pre_hooks is None:
-            self._pre_hooks = {}
-        return self._pre_hooks.setdefault(output_nr, [])
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def _tensor_hooks_for(self, output_nr: int) -> list:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        return self._tensor_hooks.setdefault(output_nr, [])
+
+    def _num_outputs(self) -> int:
+        return 1
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def apply(self, grads: list) -> tuple:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def release(self) -> None:
+        """Drop what was saved for backward (after a backward without ``retain_graph``)."""
 
     def __call__(self, *grads):
         return self.apply(list(grads))
@@ -68,38 +104,49 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor):
         super().__init__()
         self.variable = variable
+        self._seq = float("inf")  # like PyTorch, leaves accumulate as soon as their gradient is complete
 
     def apply(self, grads: list) -> tuple:
-        from .engine import accumulate_into_leaf
+        from .engine import accumulate_grad
 
-        accumulate_into_leaf(self.variable, grads[0])
+        accumulate_grad(self.variable, grads[0])
         return ()
+
+
+def short_name(node) -> str:
+    """``ExpBackward0`` -> ``Exp``, as PyTorch names a producer in its version-mismatch error."""
+    cls = node if isinstance(node, type) else type(node)
+    return re.sub(r"Backward\d*$", "", cls.__name__)
 
 
 class OpNode(Node):
     """A recorded op: inputs' metadata, saved tensors, and the op whose derivative to apply."""
 
-    __slots__ = ("op", "_saved", "_attrs", "_input_meta", "_needs", "_n_outputs", "_output_meta", "_freed")
+    __slots__ = ("op", "_saved", "_attrs", "_input_meta", "_needs", "_n_outputs", "_output_meta", "_had_saved")
 
-    def apply(self, grads: list) -> tuple:
-        op = self.op
-        if self._freed:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors after they "
-                "have already been freed). Saved intermediate values of the graph are freed when you call "
-                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-                "graph a second time or if you need to access saved tensors after calling backward."
-            )
+    def _num_outputs(self) -> int:
+        return self._n_outputs
+
+    def _unpack_saved(self) -> dict:
+        if self._saved is None:
+            if self._had_saved:
+                raise RuntimeError(FREED_MESSAGE)
+            return dict(self._attrs)
         kwargs = dict(self._attrs)
         for name, s in self._saved.items():
             if isinstance(s, SavedTensor):
                 kwargs[name] = s.unpack(self)
             elif isinstance(s, list):
                 kwargs[name] = [e.unpack(self) if isinstance(e, SavedTensor) else e for e in s]
-            elif isinstance(s, tuple) and s and isinstance(s[0], SavedTensor):
-                kwargs[name] = tuple(e.unpack(self) for e in s)
+            elif isinstance(s, tuple):
+                kwargs[name] = tuple(e.unpack(self) if isinstance(e, SavedTensor) else e for e in s)
             else:
                 kwargs[name] = s
+        return kwargs
+
+    def apply(self, grads: list) -> tuple:
+        op = self.op
+        kwargs = self._unpack_saved()
         if op.wants_needs_input_grad:
             kwargs["needs_input_grad"] = self._needs
         if self._n_outputs == 1:
@@ -116,11 +163,17 @@ class OpNode(Node):
             else:
                 flat.append(r)
         out = []
-        for r, meta in zip(flat, self._input_meta):
-            if r is not None and meta is not None:
+        for r, meta, need in zip(flat, self._input_meta, self._needs):
+            if r is not None and (meta is None or not need):
+                r = None
+            elif r is not None:
+                if not isinstance(r, Tensor):
+                    from ..factories import tensor
+
+                    r = tensor(r, dtype=meta[1])
                 shape, dt = meta
                 if r._data.shape != shape:
-                    r = r.sum_to_size(shape)
+                    r = r.sum_to_size(shape) if r._data.ndim >= len(shape) else r.expand(shape)
                 if r._data.dtype != dt.np:
                     r = r.to(dt)
             out.append(r)
@@ -132,17 +185,29 @@ class OpNode(Node):
         meta = self._output_meta[i]
         if meta is None:
             return None
-        from ..factories import zeros
+        from ..ops import api
 
-        return zeros(meta[0], dtype=meta[1])
+        return api.zeros(meta[0], dtype=meta[1])
 
     def release(self) -> None:
         self._saved = None
-        self._freed = True
 
-    @property
-    def saved_tensors(self):
-        return tuple(v for v in (self._saved or {}).values() if isinstance(v, SavedTensor))
+    def __getattr__(self, name: str):
+        # ``grad_fn._saved_self`` / ``grad_fn._saved_result``, as PyTorch exposes saved values.
+        if name.startswith("_saved_"):
+            key = name[7:]
+            if self._saved is not None and key in self._saved:
+                s = self._saved[key]
+                if isinstance(s, SavedTensor):
+                    return s.unpack(self)
+                if isinstance(s, (list, tuple)):
+                    return type(s)(e.unpack(self) if isinstance(e, SavedTensor) else e for e in s)
+                return s
+            if key in self._attrs:
+                return self._attrs[key]
+            if self._had_saved and self._saved is None:
+                raise RuntimeError(FREED_MESSAGE)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
 _node_classes: dict = {}
@@ -152,8 +217,46 @@ def node_class(op) -> type:
     """The grad_fn class for an op, named as PyTorch names them (``MulBackward0``)."""
     cls = _node_classes.get(op)
     if cls is None:
-        base = op.name.rstrip("_").lstrip("_")
+        base = op.name.strip("_")
         camel = "".join(p[:1].upper() + p[1:] for p in base.split("_"))
         cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": ()})
         _node_classes[op] = cls
     return cls
+
+
+class CopySlices(Node):
+    """History of a base tensor after an in-place op wrote into one of its views.
+
+    The gradient w.r.t. the base passes through unchanged outside the view; inside
+    the view it goes through the in-place op's own node (``fn``). ``chain`` replays
+    the view on the gradient, so any view op (slicing, ``view``, ``transpose``...)
+    is handled by its registry definition.
+    """
+
+    __slots__ = ("fn", "chain", "base_meta")
+
+    def __init__(self, fn: Node, chain: tuple, base_meta: tuple):
+        super().__init__()
+        self.fn = fn
+        self.chain = chain
+        self.base_meta = base_meta
+
+    def apply(self, grads: list) -> tuple:
+        from ..ops import api
+        from .recording import replay_view
+
+        grad = grads[0]
+        n_rest = len(self.next_functions) - 1
+        if grad is None:
+            return (None,) * (n_rest + 1)
+        result = api.clone(grad)
+        grad_slice = replay_view(result, self.chain)
+        res = self.fn.apply([api.clone(grad_slice)])
+        g_self = res[0] if res else None
+        if g_self is None:
+            g_self = api.zeros_like(grad_slice)
+        grad_slice.copy_(g_self)
+        return (result, *res[1:1 + n_rest])
+
+    def release(self) -> None:
+        self.fn.release()

@@ -1,9 +1,21 @@
-"""Building the graph: the dispatcher calls ``record`` after an op whose inputs require grad."""
+"""Building the graph: the dispatcher calls ``record`` after an op whose inputs require grad.
+
+In-place ops move a tensor's history onto a new node. When the tensor is a
+view, the history of its base moves instead (onto ``CopySlices``), and the
+view's own ``grad_fn`` is rebuilt from the base by replaying its view chain,
+which ``dispatch._wrap_one`` records on every view as ``(view op, args)`` pairs.
+"""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
+
+from ..ops import registry as R
 from ..tensor import Tensor
-from .node import AccumulateGrad, node_class
+from .grad_mode import LOCAL, _set_grad
+from .node import AccumulateGrad, CopySlices, node_class, short_name
 from .saved import SavedTensor
 
 
@@ -17,8 +29,13 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
 
 
 def gradient_edge(t: Tensor):
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
+    """``(node, input_nr)`` through which a gradient w.r.t. ``t`` flows, or ``(None, 0)``."""
+    fn = t.grad_fn
+    if fn is not None:
+        if t._view_chain is not None and getattr(fn, "_view_version", None) not in (None, t._storage.version):
+            regenerate_view_history(t)
+            fn = t.grad_fn
+        return (fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)
     return (None, 0)
@@ -28,8 +45,105 @@ def _is_diff_dtype(a) -> bool:
     return a.dtype.kind == "f"
 
 
-def record(op, bound: list, outputs, saved_self) -> None:
-    """Attach a new node to ``outputs``; in-place ops rebase ``self``'s history onto it."""
+def _multi_output(op) -> bool:
+    return op.returns_list or op.n_outputs > 1
+
+
+def replay_view(t: Tensor, chain: tuple) -> Tensor:
+    """Apply a view chain to ``t`` (another tensor of the base's shape), without tracer or profiler events."""
+    from ..dispatch import _run
+
+    for op, args in chain:
+        t = _run(op, [t, *args])
+    return t
+
+
+def regenerate_view_history(t: Tensor) -> None:
+    """Give view ``t`` a fresh ``grad_fn`` derived from its base's current history."""
+    chain = t._view_chain
+    base = t._base
+    prev = LOCAL.grad_enabled
+    _set_grad(True)
+    try:
+        if _multi_output(chain[-1][0]):
+            if any(_multi_output(op) for op, _ in chain[:-1]):
+                return
+            outs = replay_view(base, chain[:-1]) if len(chain) > 1 else base
+            op, args = chain[-1]
+            from ..dispatch import _run
+
+            ptr = t._data.__array_interface__["data"][0]
+            r = next((o for o in _run(op, [outs, *args]) if o._data.__array_interface__["data"][0] == ptr
+                      and o._data.shape == t._data.shape), None)
+            if r is None:
+                return
+        else:
+            r = replay_view(base, chain)
+    finally:
+        _set_grad(prev)
+    t.grad_fn = r.grad_fn
+    t._output_nr = r._output_nr
+    t._requires_grad = r._requires_grad
+
+
+_save_plans: dict = {}
+
+
+def _guard_index(test) -> int | None:
+    """``k`` when ``test`` is ``needs_input_grad[k]``."""
+    if (isinstance(test, ast.Subscript) and isinstance(test.value, ast.Name) and test.value.id == "needs_input_grad"
+            and isinstance(test.slice, ast.Constant) and isinstance(test.slice.value, int)):
+        return test.slice.value
+    return None
+
+
+def _save_plan(op) -> dict:
+    """For each saved name of a derivative, the ``needs_input_grad`` indices guarding all its uses.
+
+    A name only read under ``x if needs_input_grad[k] else None`` (or ``if needs_input_grad[k]:``)
+    is not saved when input ``k`` needs no gradient, as PyTorch saves ``other`` of ``mul`` only
+    when ``self`` requires grad. Names with an unguarded use map to None: always saved.
+    """
+    plan = _save_plans.get(op)
+    if plan is not None:
+        return plan
+    plan = {}
+    names = set(op.saved_names)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(op.derivative)))
+        fn = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda)))
+    except (OSError, TypeError, SyntaxError, StopIteration):
+        fn = None
+    if fn is None or any(op.args[i].type.endswith("[]") for i in op.diff_args):
+        plan = dict.fromkeys(names)
+    else:
+        def visit(node, guard):
+            if isinstance(node, ast.Name) and node.id in names:
+                if guard is None or plan.get(node.id, ()) is None:
+                    plan[node.id] = None
+                else:
+                    plan[node.id] = plan.get(node.id, frozenset()) | {guard}
+                return
+            if isinstance(node, (ast.IfExp, ast.If)):
+                k = _guard_index(node.test)
+                visit(node.test, guard)
+                body = node.body if isinstance(node.body, list) else [node.body]
+                orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+                for b in body:
+                    visit(b, guard if k is None else k)
+                for b in orelse:
+                    visit(b, guard)
+                return
+            for child in ast.iter_child_nodes(node):
+                visit(child, guard)
+
+        for stmt in fn.body:
+            visit(stmt, None)
+    _save_plans[op] = plan
+    return plan
+
+
+def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
     node = node_class(op)()
     node.op = op
     edges, metas, needs = [], [], []
@@ -38,37 +152,50 @@ def record(op, bound: list, outputs, saved_self) -> None:
         items = v if isinstance(v, list) else (v,)
         for e in items:
             if isinstance(e, Tensor):
-                edge = gradient_edge(e)
+                if self_edge is None or i != 0:
+                    edge = gradient_edge(e)
+                    needs.append(edge[0] is not None)
+                else:
+                    edge = self_edge  # a view's old value: its gradient is wanted by CopySlices
+                    needs.append(True)
                 edges.append(edge)
-                metas.append((e._data.shape, e.dtype))
-                needs.append(edge[0] is not None)
+                metas.append((e._data.shape, e.dtype) if e._data.dtype.kind == "f" else None)
             else:
                 edges.append((None, 0))
                 metas.append(None)
                 needs.append(False)
-    if op.kind == "inplace":
-        # The old history of ``self`` is this node's first input.
+    if op.kind is R.INPLACE:
+        # ``self`` is the node's first input: its old history, with its shape and dtype.
         self_t = bound[0]
         metas[0] = (self_t._data.shape, self_t.dtype)
     node.next_functions = tuple(edges)
     node._input_meta = metas
     node._needs = tuple(needs)
-    node._freed = False
-    outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
     node._n_outputs = len(outs)
     node._output_meta = [(o._data.shape, o.dtype) if _is_diff_dtype(o._data) else None for o in outs]
+    node._view_version = None
     saved, attrs = {}, {}
     names = op.arg_names
+    plan = _save_plan(op) if op.wants_needs_input_grad else None
     for name in op.saved_names:
+        if plan:
+            guards = plan.get(name)
+            if guards is not None and not any(needs[k] for k in guards if k < len(needs)):
+                attrs[name] = None  # read only for gradients nobody needs
+                continue
         if name == "result":
-            if len(outs) == 1 and not isinstance(outputs, list):
+            if len(outs) == 1 and op.n_outputs == 1 and not op.returns_list:
                 saved["result"] = SavedTensor(outs[0], is_output=True)
             else:
-                saved["result"] = tuple(SavedTensor(o, is_output=True, output_nr=k) for k, o in enumerate(outs))
+                res = tuple(SavedTensor(o, is_output=True, output_nr=k) for k, o in enumerate(outs))
+                saved["result"] = list(res) if op.returns_list else res
             continue
         if name.endswith(("_shape", "_dtype")) and name not in names:
             base, _, what = name.rpartition("_")
             t = bound[names.index(base)]
+            if isinstance(t, list):  # Tensor[] args (cat, stack): one entry per element
+                attrs[name] = [None if e is None else tuple(e._data.shape) if what == "shape" else e.dtype for e in t]
+                continue
             attrs[name] = (tuple(t._data.shape) if what == "shape" else t.dtype) if isinstance(t, Tensor) else None
             continue
         v = saved_self if (name == "self" and saved_self is not None) else bound[names.index(name)]
@@ -80,8 +207,74 @@ def record(op, bound: list, outputs, saved_self) -> None:
             attrs[name] = v
     node._saved = saved
     node._attrs = attrs
+    node._had_saved = bool(saved)
+    return node
+
+
+def record(op, bound: list, outputs, saved_self) -> None:
+    """Attach a new node to ``outputs``; in-place ops rebase ``self``'s (or its base's) history onto it."""
+    if not LOCAL.grad_enabled:
+        return  # another thread has grad enabled; this one does not
+    if op.kind is R.INPLACE:
+        _record_inplace(op, bound, outputs, saved_self)
+        return
+    outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    node = _make_node(op, bound, outs, saved_self)
+    if op.kind is R.VIEW:
+        node._view_version = outs[0]._storage.version if outs else None
     for k, o in enumerate(outs):
         if _is_diff_dtype(o._data):
             o.grad_fn = node
             o._requires_grad = True
             o._output_nr = k
+
+
+def _record_inplace(op, bound: list, self_t: Tensor, saved_self) -> None:
+    from .hooks import move_retain_grad
+
+    old = (self_t.grad_fn, self_t._output_nr)
+    chain = self_t._view_chain
+    if chain is None:
+        node = _make_node(op, bound, (self_t,), saved_self)
+        self_t.grad_fn = node
+        self_t._output_nr = 0
+        self_t._requires_grad = True
+    else:
+        base = self_t._base
+        fn = _make_node(op, bound, (self_t,), saved_self, self_edge=(None, 0))
+        cs = CopySlices(fn, chain, (base._data.shape, base.dtype))
+        cs.next_functions = (gradient_edge(base),) + fn.next_functions[1:]
+        old_base = (base.grad_fn, base._output_nr)
+        base.grad_fn = cs
+        base._output_nr = 0
+        base._requires_grad = True
+        move_retain_grad(base, *old_base)
+        regenerate_view_history(self_t)
+    move_retain_grad(self_t, *old)
+
+
+def check_inplace(op, t: Tensor) -> None:
+    """PyTorch's refusals of in-place ops that autograd cannot record (called before the kernel runs)."""
+    chain = t._view_chain
+    if chain is None:
+        if t.grad_fn is None and t._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        return
+    for vop, _ in chain:
+        if _multi_output(vop):
+            raise RuntimeError(
+                f"Output {t._output_nr} of {short_name(node_class(vop))} is a view and is being modified inplace. "
+                "This view is the output of a function that returns multiple views. Such functions do not allow "
+                "the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one."
+            )
+    b = t._base
+    if b._requires_grad and t._extra and t._extra.get("no_grad_view"):
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+            "tracked) or both outside (if you want the inplace to be tracked)."
+        )
+    if b.grad_fn is None and b._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")

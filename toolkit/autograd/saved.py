@@ -8,16 +8,25 @@ from __future__ import annotations
 
 from ..tensor import Tensor, _wrap
 
+INFERENCE_SAVE_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `toolkit.no_grad()` instead of `toolkit.inference_mode()`."
+)
+
+
+def check_not_inference(t: Tensor) -> None:
+    if t._extra and t._extra.get("inference"):
+        raise RuntimeError(INFERENCE_SAVE_MESSAGE)
+
 
 class SavedTensor:
+    """One tensor a node needs for backward, and the version it must still be at."""
+
     __slots__ = ("tensor", "version", "is_output", "output_nr")
 
     def __init__(self, t: Tensor, is_output: bool = False, output_nr: int = 0):
-        if t._extra and t._extra.get("inference"):
-            raise RuntimeError(
-                "Inference tensors cannot be saved for backward. To work around you can make a clone to get a "
-                "normal tensor and use it in autograd."
-            )
+        check_not_inference(t)
         self.version = t._storage.version
         self.is_output = is_output
         self.output_nr = output_nr
@@ -27,14 +36,7 @@ class SavedTensor:
     def unpack(self, node) -> Tensor:
         t = self.tensor
         if t._storage.version != self.version:
-            shape = list(t._data.shape)
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[{_type_str(t)} {shape}], which is output {self.output_nr} of {type(node).__name__}, is at version "
-                f"{t._storage.version}; expected version {self.version} instead. Hint: the backtrace further above "
-                "can show the operation that failed to compute its gradient. The variable in question was changed "
-                "in there or anywhere later. Good luck!"
-            )
+            raise RuntimeError(self._modified_message(node))
         if self.is_output:
             alias = _wrap(t._data, t._storage)
             alias.grad_fn = node
@@ -43,13 +45,30 @@ class SavedTensor:
             return alias
         return t
 
+    def _modified_message(self, node) -> str:
+        from .node import short_name
+
+        t = self.tensor
+        what = f"[{_type_str(t)} {list(t._data.shape)}]"
+        if self.is_output:
+            what += f", which is output {self.output_nr} of {short_name(node)},"
+        elif t.grad_fn is not None:
+            what += f", which is output {t._output_nr} of {short_name(t.grad_fn)},"
+        return (
+            "one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{what} is at version {t._storage.version}; expected version {self.version} instead. Hint: enable "
+            "anomaly detection to find the operation that failed to compute its gradient, with "
+            "toolkit.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+
 
 _TYPE_NAMES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
-    "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+    "uint8": "ByteTensor", "bool": "BoolTensor",
 }
 
 
 def _type_str(t: Tensor) -> str:
     prefix = "toolkit.cuda." if t.is_cuda else "toolkit."
-    return prefix + _TYPE_NAMES[t.dtype.name]
+    return prefix + _TYPE_NAMES.get(t.dtype.name, "Tensor")
