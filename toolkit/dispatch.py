@@ -578,6 +578,25 @@ def _run_inplace(op: OpDef, bound: list):
         # The derivative reads self's old value: a recorded clone keeps its history for double backward.
         saved_self = _run(R.get("clone"), [self_t, None]) if self_t._requires_grad else _wrap(
             self_t._data.copy(), None, dev)
+    dst = self_t._data
+    if (op.kernel_out and dev.type == "cpu" and dst.flags.writeable
+            and (result_dtype is None or result_dtype.np == dst.dtype)):
+        # Written straight into self: no temporary and no copy back (numpy handles overlapping inputs).
+        try:
+            with np.errstate(all="ignore"):
+                op.kernels["cpu"](*arrays, out=dst)
+        except (ValueError, IndexError, TypeError, np.exceptions.AxisError, ZeroDivisionError, OverflowError) as e:
+            if isinstance(e, ValueError) and "non-broadcastable output" in str(e):
+                shape = np.broadcast_shapes(*[a.shape for a in arrays if isinstance(a, np.ndarray)])
+                raise RuntimeError(
+                    f"{op.name}: output with shape {list(self_t.shape)} doesn't match the broadcast shape "
+                    f"{list(shape)}"
+                ) from None
+            raise _explain(op, bound, e) from None
+        self_t._storage.version += 1
+        if recording:
+            STATE.record(op, bound, self_t, saved_self)
+        return self_t
     out = _run_kernel(op, _kernel(op, dev), arrays, bound)
     out = _as_array(out, None)
     if result_dtype is None and f.kind in _ELEMENTWISE_KINDS and not _dt.can_cast(_dt.from_numpy_dtype(out.dtype), target):

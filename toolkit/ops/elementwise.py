@@ -69,11 +69,11 @@ def _zeros(grad):
 # ----------------------------------------------------------------------------- arithmetic
 @op("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
     formula="self + alpha * other", inplace=True, dunders=("add", "radd", "iadd"))
-def add(self, other, alpha=1):
+def add(self, other, alpha=1, out=None):
     """Add ``other``, scaled by ``alpha``, to ``self`` elementwise, with broadcasting."""
     if alpha != 1:
         other = np.multiply(other, alpha, dtype=np.result_type(other)) if isinstance(other, np.ndarray) else other * alpha
-    return np.add(self, other)
+    return np.add(self, other, out=out)
 
 
 @add.grad
@@ -83,7 +83,7 @@ def _(grad, alpha):
 
 @op("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
     formula="self - alpha * other", inplace=True, dunders=("sub", "rsub", "isub"))
-def sub(self, other, alpha=1):
+def sub(self, other, alpha=1, out=None):
     """Subtract ``alpha * other`` from ``self`` elementwise."""
     if isinstance(self, np.ndarray) and self.dtype == np.bool_:
         raise RuntimeError(
@@ -92,7 +92,7 @@ def sub(self, other, alpha=1):
         )
     if alpha != 1:
         other = np.multiply(other, alpha, dtype=np.result_type(other)) if isinstance(other, np.ndarray) else other * alpha
-    return np.subtract(self, other)
+    return np.subtract(self, other, out=out)
 
 
 @sub.grad
@@ -102,9 +102,9 @@ def _(grad, alpha):
 
 @op("mul(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self * other", inplace=True,
     dunders=("mul", "rmul", "imul"))
-def mul(self, other):
+def mul(self, other, out=None):
     """Multiply elementwise, with broadcasting."""
-    return np.multiply(self, other)
+    return np.multiply(self, other, out=out)
 
 
 @mul.grad
@@ -115,16 +115,16 @@ def _(grad, self, other, needs_input_grad):
 @op("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", kind=ELEMENTWISE,
     formula="self / other", promotion=PROMOTE_INT_TO_FLOAT, inplace=True,
     dunders=("truediv", "rtruediv", "itruediv"))
-def div(self, other, rounding_mode=None):
+def div(self, other, rounding_mode=None, out=None):
     """True division (or ``'trunc'``/``'floor'`` rounding), promoting integers to float as PyTorch does."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.true_divide(self, other)
+        q = np.true_divide(self, other, out=out)
         if rounding_mode is None:
             return q
         if rounding_mode == "trunc":
-            return np.trunc(q)
+            return np.trunc(q, out=out)
         if rounding_mode == "floor":
-            return np.floor(q)
+            return np.floor(q, out=out)
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
     )

@@ -368,7 +368,7 @@ def _(rng):
 
 @op("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
     kind=INDEXING, inplace=True, nondiff_args=("indices",))
-def index_put(self, indices, values, accumulate=False):
+def index_put(self, indices, values, accumulate=False, out=None):
     """``self[indices] = values`` on a copy (``+=`` with repeats summed when ``accumulate``)."""
     if values.dtype != self.dtype:
         raise RuntimeError(
@@ -381,7 +381,7 @@ def index_put(self, indices, values, accumulate=False):
             f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to indexing result "
             f"of shape {list(shape)}"
         )
-    out = self.copy()
+    out = self.copy() if out is None else out  # ``out`` is ``self`` itself for index_put_
     try:
         if accumulate:
             np.add.at(out, _numpy_key(indices, expand_masks=True), values)

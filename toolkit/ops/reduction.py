@@ -80,7 +80,7 @@ def _sum_dtype(a: np.ndarray, dtype):
 @op("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION)
 def sum(self, dim=None, keepdim=False, dtype=None):
     """Sum over ``dim`` (all dims by default); integers accumulate in int64 as in PyTorch."""
-    return np.sum(self, axis=axes(dim, self.ndim, "sum"), keepdims=keepdim, dtype=_sum_dtype(self, dtype))
+    return np.add.reduce(self, axis=axes(dim, self.ndim, "sum"), keepdims=keepdim, dtype=_sum_dtype(self, dtype))
 
 
 @sum.meta_rule

@@ -111,6 +111,8 @@ class OpDef:
         self.pointwise = (self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
                           and self.promote_args is self.tensor_args)
         self._bind_plan = None
+        # A CPU kernel with an ``out`` parameter can write an in-place variant's result straight into self.
+        self.kernel_out = cpu is not None and "out" in inspect.signature(cpu).parameters
         self.device_arg = self.arg_names.index("device") if "device" in self.arg_names else None
         self.requires_grad_arg = self.arg_names.index("requires_grad") if "requires_grad" in self.arg_names else None
         self.inplace_of: OpDef | None = None  # set on the derived in-place variant
@@ -237,6 +239,7 @@ def _make_inplace(d: OpDef) -> OpDef:
         doc=f"In-place version of :func:`{d.name}`.",
     )
     v.scalar_tensors = d.scalar_tensors
+    v.kernel_out = d.kernel_out
     v.pointwise = False
     v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both
     v.diff_args = d.diff_args
