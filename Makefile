@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
 
 bench: $(STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py --write
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check toolkit tests benchmarks tutorials

@@ -11,7 +11,7 @@ import torch
 
 import toolkit
 
-from .common import best_time, table
+from .common import compare, table
 
 torch.set_num_threads(max(1, torch.get_num_threads()))
 
@@ -28,18 +28,11 @@ def per_op_overhead() -> list:
     a, b = toolkit.ones(1), toolkit.ones(1)
     ta, tb = torch.ones(1), torch.ones(1)
     na, nb = np.ones(1, np.float32), np.ones(1, np.float32)
-    rows = [("add, 1 element", {
-        "toolkit": best_time(lambda: a + b, 20000),
-        "torch": best_time(lambda: ta + tb, 20000),
-        "numpy": best_time(lambda: na + nb, 20000),
-    })]
-    a, b = toolkit.ones(1, requires_grad=True), toolkit.ones(1)
-    ta, tb = torch.ones(1, requires_grad=True), torch.ones(1)
-    rows.append(("add, 1 element, input requires grad", {
-        "toolkit": best_time(lambda: a + b, 20000),
-        "torch": best_time(lambda: ta + tb, 20000),
-        "numpy": float("nan"),
-    }))
+    rows = [("add, 1 element", compare({
+        "toolkit": lambda: a + b, "torch": lambda: ta + tb, "numpy": lambda: na + nb}, 20000, 7))]
+    ga, gta = toolkit.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
+    t = compare({"toolkit": lambda: ga + b, "torch": lambda: gta + tb}, 20000, 7)
+    rows.append(("add, 1 element, input requires grad", {**t, "numpy": float("nan")}))
     return rows
 
 
@@ -85,26 +78,37 @@ def _tensor_autograd(lib, x, y, w1, w2):
 
 
 def two_layer() -> tuple[list, list]:
-    def run_numpy():
-        _numpy_manual(*_data())
+    """The seed's loops: as written (numpy in float64, tensors in float32) and all in float32."""
+
+    def run_numpy(dtype):
+        return lambda: _numpy_manual(*[a.astype(dtype) for a in _data()])
 
     def run_lib(lib, fn, grad):
-        arrays = _data()
-        ts = [lib.from_numpy(a) for a in arrays]
-        if grad:
-            ts[2].requires_grad_(True)
-            ts[3].requires_grad_(True)
-        return lambda: fn(lib, *ts)
+        def run():
+            ts = [lib.from_numpy(a) for a in _data()]
+            if grad:
+                ts[2].requires_grad_(True)
+                ts[3].requires_grad_(True)
+            fn(lib, *ts)
 
-    manual = [("500 steps, hand-written gradients", {
-        "toolkit": best_time(run_lib(toolkit, _tensor_manual, False), 1, 3),
-        "numpy": best_time(run_numpy, 1, 3),
-        "torch": best_time(run_lib(torch, _tensor_manual, False), 1, 3),
-    })]
-    auto = [("500 steps, autograd", {
-        "toolkit": best_time(run_lib(toolkit, _tensor_autograd, True), 1, 3),
-        "torch": best_time(run_lib(torch, _tensor_autograd, True), 1, 3),
-    })]
+        return run
+
+    t = compare({
+        "toolkit": run_lib(toolkit, _tensor_manual, False),
+        "numpy (float64, as in the seed)": run_numpy(np.float64),
+        "numpy (float32)": run_numpy(np.float32),
+        "torch": run_lib(torch, _tensor_manual, False),
+    }, 1, 5)
+    manual = [
+        ("500 steps, seed as written: numpy float64", {"toolkit": t["toolkit"], "numpy": t["numpy (float64, as in the seed)"],
+                                                       "torch": t["torch"]}),
+        ("500 steps, same dtype: numpy float32", {"toolkit": t["toolkit"], "numpy": t["numpy (float32)"],
+                                                  "torch": t["torch"]}),
+    ]
+    auto = [("500 steps, autograd", compare({
+        "toolkit": run_lib(toolkit, _tensor_autograd, True),
+        "torch": run_lib(torch, _tensor_autograd, True),
+    }, 1, 5))]
     return manual, auto
 
 

@@ -13,6 +13,21 @@ def best_time(fn, number: int, repeat: int = 5) -> float:
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
 
+def compare(fns: dict, number: int, repeat: int = 5) -> dict:
+    """Best seconds per call of each function, with the libraries' runs interleaved.
+
+    Interleaving (a, b, c, a, b, c, ...) keeps a slow phase of a shared
+    machine from landing on one library only.
+    """
+    for fn in fns.values():
+        fn()  # warm up (lazy compilation, caches)
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            best[name] = min(best[name], timeit.timeit(fn, number=number) / number)
+    return best
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -27,6 +42,8 @@ def machine() -> str:
 
 
 def fmt(seconds: float) -> str:
+    if seconds != seconds:
+        return "n/a"
     if seconds < 1e-3:
         return f"{seconds * 1e6:8.2f} us"
     if seconds < 1:

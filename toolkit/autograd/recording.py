@@ -12,6 +12,7 @@ import ast
 import inspect
 import textwrap
 
+from .._core.dtypes import _FROM_NP as _from_np
 from ..ops import registry as R
 from ..tensor import Tensor
 from .grad_mode import LOCAL, _set_grad
@@ -143,23 +144,55 @@ def _save_plan(op) -> dict:
     return plan
 
 
+_RESULT, _META, _LIST_META, _VALUE = range(4)
+
+
+def _saver_plan(op) -> tuple:
+    """How to save each of the derivative's names, resolved once per op: (name, how, arg index, what, guards)."""
+    plan = op.__dict__.get("_saver_plan")
+    if plan is not None:
+        return plan
+    names = op.arg_names
+    guards_of = _save_plan(op) if op.wants_needs_input_grad else {}
+    savers = []
+    for name in op.saved_names:
+        guards = guards_of.get(name)
+        if name == "result":
+            savers.append((name, _RESULT, -1, "", guards))
+        elif name.endswith(("_shape", "_dtype")) and name not in names:
+            base, _, what = name.rpartition("_")
+            i = names.index(base)
+            how = _LIST_META if op.args[i].type.endswith("[]") else _META
+            savers.append((name, how, i, what, guards))
+        else:
+            savers.append((name, _VALUE, names.index(name), "", guards))
+    plan = tuple(savers)
+    op.__dict__["_saver_plan"] = plan
+    return plan
+
+
 def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
     node = node_class(op)()
     node.op = op
     edges, metas, needs = [], [], []
     for i in op.diff_args:
         v = bound[i]
-        items = v if isinstance(v, list) else (v,)
-        for e in items:
-            if isinstance(e, Tensor):
+        for e in (v if isinstance(v, list) else (v,)):
+            if type(e) is Tensor or isinstance(e, Tensor):
                 if self_edge is None or i != 0:
-                    edge = gradient_edge(e)
+                    if e.grad_fn is not None:
+                        edge = (e.grad_fn, e._output_nr) if e._view_chain is None else gradient_edge(e)
+                    elif e._requires_grad:
+                        edge = (grad_accumulator(e), 0)
+                    else:
+                        edge = (None, 0)
                     needs.append(edge[0] is not None)
                 else:
                     edge = self_edge  # a view's old value: its gradient is wanted by CopySlices
                     needs.append(True)
                 edges.append(edge)
-                metas.append((e._data.shape, e.dtype) if e._data.dtype.kind == "f" else None)
+                a = e._data
+                metas.append((a.shape, _from_np[a.dtype]) if a.dtype.kind == "f" else None)
             else:
                 edges.append((None, 0))
                 metas.append(None)
@@ -172,39 +205,34 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
     node._input_meta = metas
     node._needs = tuple(needs)
     node._n_outputs = len(outs)
-    node._output_meta = [(o._data.shape, o.dtype) if _is_diff_dtype(o._data) else None for o in outs]
+    node._output_meta = [(o._data.shape, _from_np[o._data.dtype]) if o._data.dtype.kind == "f" else None
+                         for o in outs]
     node._view_version = None
     saved, attrs = {}, {}
-    names = op.arg_names
-    plan = _save_plan(op) if op.wants_needs_input_grad else None
-    for name in op.saved_names:
-        if plan:
-            guards = plan.get(name)
-            if guards is not None and not any(needs[k] for k in guards if k < len(needs)):
-                attrs[name] = None  # read only for gradients nobody needs
-                continue
-        if name == "result":
+    for name, how, i, what, guards in _saver_plan(op):
+        if guards is not None and not any(needs[k] for k in guards if k < len(needs)):
+            attrs[name] = None  # read only for gradients nobody needs
+            continue
+        if how is _RESULT:
             if len(outs) == 1 and op.n_outputs == 1 and not op.returns_list:
                 saved["result"] = SavedTensor(outs[0], is_output=True)
             else:
                 res = tuple(SavedTensor(o, is_output=True, output_nr=k) for k, o in enumerate(outs))
                 saved["result"] = list(res) if op.returns_list else res
-            continue
-        if name.endswith(("_shape", "_dtype")) and name not in names:
-            base, _, what = name.rpartition("_")
-            t = bound[names.index(base)]
-            if isinstance(t, list):  # Tensor[] args (cat, stack): one entry per element
-                attrs[name] = [None if e is None else tuple(e._data.shape) if what == "shape" else e.dtype for e in t]
-                continue
-            attrs[name] = (tuple(t._data.shape) if what == "shape" else t.dtype) if isinstance(t, Tensor) else None
-            continue
-        v = saved_self if (name == "self" and saved_self is not None) else bound[names.index(name)]
-        if isinstance(v, Tensor):
-            saved[name] = SavedTensor(v)
-        elif isinstance(v, list) and any(isinstance(e, Tensor) for e in v):
-            saved[name] = [SavedTensor(e) if isinstance(e, Tensor) else e for e in v]
+        elif how is _META:
+            t = bound[i]
+            attrs[name] = (t._data.shape if what == "shape" else t.dtype) if isinstance(t, Tensor) else None
+        elif how is _LIST_META:
+            t = bound[i]
+            attrs[name] = [None if e is None else e._data.shape if what == "shape" else e.dtype for e in t]
         else:
-            attrs[name] = v
+            v = saved_self if (name == "self" and saved_self is not None) else bound[i]
+            if isinstance(v, Tensor):
+                saved[name] = SavedTensor(v)
+            elif isinstance(v, list) and any(isinstance(e, Tensor) for e in v):
+                saved[name] = [SavedTensor(e) if isinstance(e, Tensor) else e for e in v]
+            else:
+                attrs[name] = v
     node._saved = saved
     node._attrs = attrs
     node._had_saved = bool(saved)
