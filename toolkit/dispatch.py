@@ -372,6 +372,14 @@ def _device_of(op: OpDef, bound: list):
 def _kernel(op: OpDef, dev):
     k = op.kernels.get(dev.type)
     if k is None:
+        if dev.type == "cuda":
+            from . import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError(
+                    f"{op.name}: a tensor on '{dev}' was asked for, but CUDA is not available "
+                    "(numba.cuda finds no GPU); use device='cpu'"
+                )
         raise NotImplementedError(f"{op.name}: no kernel for device '{dev.type}'")
     return k
 
