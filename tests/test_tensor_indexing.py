@@ -155,10 +155,21 @@ def test_basic_getitem_matches_numpy(data):
 @SETTINGS
 @given(st.data())
 def test_advanced_getitem_matches_numpy(data):
-    """Without ints and Python bools, PyTorch's advanced indexing is numpy's."""
+    """Without ints and Python bools, PyTorch's advanced indexing is numpy's.
+
+    One exception: advanced indices separated only by an Ellipsis that covers
+    no dims count as adjacent in PyTorch and as separated in numpy, so such
+    tuples are left to the torch comparison.
+    """
     shape = data.draw(shapes())
     entries = [("slice", (None, None, None)) if e[0] == "int" or (e[0] == "ints" and e[1][0].ndim == 0) else e
                for e in data.draw(index_tuples(shape)) if e[0] != "pybool"]
+    kinds = [e[0] for e in entries]
+    if "ellipsis" in kinds:
+        k = kinds.index("ellipsis")
+        advanced = ("ints", "mask", "bool")
+        if any(x in advanced for x in kinds[:k]) and any(x in advanced for x in kinds[k + 1:]):
+            return
     a = _data(shape)
     try:
         expected = a[render(entries, np)]
