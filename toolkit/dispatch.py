@@ -460,7 +460,7 @@ def _run_pointwise(op: OpDef, bound: list):
     grad = False
     for i in op.tensor_args:
         v = bound[i]
-        if type(v) is Tensor:
+        if type(v) is Tensor or isinstance(v, Tensor):  # subclasses: nn.Parameter
             a = v._data
             key.append(a.dtype)
             key.append(a.ndim == 0)
@@ -482,7 +482,7 @@ def _run_pointwise(op: OpDef, bound: list):
     cnp = compute.np
     for i in op.tensor_args:
         v = bound[i]
-        if type(v) is Tensor:
+        if type(v) is Tensor or isinstance(v, Tensor):
             a = v._data
             arrays[i] = a if a.dtype == cnp else a.astype(cnp)
         elif v is not None:
@@ -560,8 +560,8 @@ def _run_inplace(op: OpDef, bound: list):
     target = self_t.dtype
     if result_dtype is not None and not _dt.can_cast(result_dtype, target):
         raise RuntimeError(
-            f"{op.name}: result type {_dt_title(result_dtype)} can't be cast to the desired output type "
-            f"{_dt_title(target)}"
+            f"{op.name}: result type {_dt.title(result_dtype)} can't be cast to the desired output type "
+            f"{_dt.title(target)}"
         )
     recording = False
     if STATE.grad_enabled and op.derivative is not None and (
@@ -609,8 +609,8 @@ def _run_inplace(op: OpDef, bound: list):
     out = _as_array(out, None)
     if result_dtype is None and f.kind in _ELEMENTWISE_KINDS and not _dt.can_cast(_dt.from_numpy_dtype(out.dtype), target):
         raise RuntimeError(  # PROMOTE_NONE ops (square of bool -> int64) learn their result type only here
-            f"{op.name}: result type {_dt_title(_dt.from_numpy_dtype(out.dtype))} can't be cast to the desired "
-            f"output type {_dt_title(target)}"
+            f"{op.name}: result type {_dt.title(_dt.from_numpy_dtype(out.dtype))} can't be cast to the desired "
+            f"output type {_dt.title(target)}"
         )
     if out.shape != self_t._data.shape:
         raise RuntimeError(
@@ -630,11 +630,6 @@ def _mark_inference(outputs) -> None:
         return  # STATE's flag is set while any thread is in inference mode
     for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
         o._extras()["inference"] = True
-
-
-def _dt_title(d) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[d.name]
 
 
 def _check_inplace_allowed(op: OpDef, t: Tensor):

@@ -14,7 +14,8 @@ import numpy as np
 class dtype:
     """A tensor element type, printed as PyTorch prints it (``toolkit.float32``)."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "is_complex", "_rank", "_category")
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "is_complex", "_rank", "_category",
+                 "title")
 
     def __init__(self, name: str, np_dtype, rank: int, category: int):
         self.name = name
@@ -25,6 +26,7 @@ class dtype:
         self.is_signed = name not in ("bool", "uint8")
         self._rank = rank
         self._category = category
+        self.title = _TITLES[name]  # PyTorch's scalar-type name in error messages: Float, Long, ...
 
     def __repr__(self) -> str:
         return f"toolkit.{self.name}"
@@ -41,6 +43,8 @@ class dtype:
 
 
 BOOL, INT, FLOAT = 0, 1, 2
+_TITLES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+           "float16": "Half", "float32": "Float", "float64": "Double"}
 
 bool = dtype("bool", np.bool_, 0, BOOL)  # noqa: A001
 uint8 = dtype("uint8", np.uint8, 1, INT)
@@ -73,6 +77,14 @@ _default_dtype = float32
 
 def _by_name(name: str) -> dtype:
     return _NAMES[name]
+
+
+def title(d) -> str:
+    """PyTorch's scalar-type name (``Float``, ``Long``) of a toolkit dtype, numpy dtype or dtype name."""
+    if isinstance(d, dtype):
+        return d.title
+    name = d if isinstance(d, str) else np.dtype(d).name
+    return _TITLES.get(name, name)
 
 
 def get_default_dtype() -> dtype:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core.dtypes import title as _title
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
-from .elementwise import _TORCH_NAMES, not_implemented
+from .elementwise import not_implemented
 from .pointwise import alias, compute_dtype
 from .registry import (
     COMPARISON,
@@ -137,7 +138,7 @@ isneginf = _classify("isneginf", np.isneginf, "self == -math.inf", "True where `
 # ----------------------------------------------------------------------------- closeness
 def _close_check(name: str, self_dtype, other_dtype, rtol: float, atol: float) -> None:
     if self_dtype.name != other_dtype.name:
-        raise RuntimeError(f"{name}: {_TORCH_NAMES[self_dtype.name]} did not match {_TORCH_NAMES[other_dtype.name]}")
+        raise RuntimeError(f"{name}: {_title(self_dtype)} did not match {_title(other_dtype)}")
     if rtol < 0:
         raise RuntimeError(f"{name}: rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

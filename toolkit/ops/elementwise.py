@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
-
-_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
 
 
 def not_implemented(op_name: str, kernel: str, dtype) -> NotImplementedError:
     """PyTorch's error for a dtype a kernel does not support, prefixed with the op's name."""
-    name = getattr(dtype, "name", None) or np.dtype(dtype).name
-    return NotImplementedError(f'{op_name}: "{kernel}" not implemented for \'{_TORCH_NAMES.get(name, name)}\'')
+    return NotImplementedError(f'{op_name}: "{kernel}" not implemented for \'{_dt.title(dtype)}\'')
 
 
 def reject_dtypes(opdef, kernel: str, *, bool_: bool = True, integer: bool = False) -> None:

@@ -19,14 +19,10 @@ from .registry import INDEXING, VIEW, op
 
 _INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
 _MASK_INDEX = (np.dtype(np.bool_), np.dtype(np.uint8))
-_TITLES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 INDEX_DTYPE_ERROR = "tensors used as indices must be long, int, byte or bool tensors"
 
 
-def dtype_title(d) -> str:
-    """PyTorch's scalar type name (``Float``, ``Long``) for a numpy or toolkit dtype."""
-    return _TITLES[np.dtype(d.np if isinstance(d, _dt.dtype) else d).name]
+dtype_title = _dt.title
 
 
 def _np_dtype(d):

@@ -16,8 +16,6 @@ from .._core.shape import broadcast_shapes_or_none
 from . import _einsum  # noqa: F401  (registers einsum)
 from .registry import LINALG, op
 
-_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                 "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
 _C_NAMES = {"Bool": "bool", "Byte": "unsigned char", "Char": "signed char", "Half": "c10::Half"}
 
 
@@ -29,7 +27,7 @@ def _dtype(x) -> _dt.dtype:
 
 def scalar_name(x) -> str:
     """PyTorch's ScalarType name (``Float``, ``Long``) of an array's or tensor's dtype."""
-    return _SCALAR_NAMES[_dtype(x).name]
+    return _dtype(x).title
 
 
 def _c_name(x) -> str:

@@ -284,9 +284,7 @@ def _multinomial_checks(self, num_samples, replacement) -> None:
     if not 1 <= self.ndim <= 2:
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if self.dtype.kind != "f":
-        title = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                 "bool": "Bool"}[self.dtype.name]
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {title}")
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_dt.title(self.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > self.shape[-1]:

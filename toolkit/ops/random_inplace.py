@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import _distributions as D
 from ._generator import get_generator
 from .registry import INPLACE, op
 
-_TITLE = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 _C_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
            "bool": "bool"}
 
 
 def not_implemented(kernel: str, dtype: np.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_TITLE[np.dtype(dtype).name]}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_dt.title(dtype)}\'')
 
 
 def check_floating(kernel: str, dtype: np.dtype) -> None:

@@ -16,15 +16,7 @@ from . import api
 from ._meta_rules import reduced_shape
 from .registry import REDUCTION, op
 
-_TITLES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-           "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
-def dtype_title(d) -> str:
-    """PyTorch's name for a dtype in error messages (``Float``, ``Long``); accepts numpy or toolkit dtypes."""
-    if not isinstance(d, _dt.dtype):
-        d = _dt.from_numpy_dtype(d)
-    return _TITLES[d.name]
+dtype_title = _dt.title
 
 
 def axes(dim, ndim: int, name: str):

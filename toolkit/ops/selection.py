@@ -13,9 +13,10 @@ import warnings
 
 import numpy as np
 
+from .._core.dtypes import title as _title
 from . import api
 from ._meta_rules import elementwise_meta
-from .elementwise import _TORCH_NAMES, not_implemented
+from .elementwise import not_implemented
 from .pointwise import alias, compute_dtype
 from .registry import ELEMENTWISE, op
 
@@ -36,7 +37,7 @@ def _check_condition(condition, warn: bool) -> None:
     elif dt.name != "bool":
         raise RuntimeError(
             f"where: where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{_TORCH_NAMES[dt.name]}"
+            f"{_title(dt)}"
         )
 
 

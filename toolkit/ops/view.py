@@ -78,7 +78,7 @@ def _(rng):
 def _view_dtype_shape(shape: tuple, old, new) -> tuple:
     if old.itemsize == new.itemsize:
         return tuple(shape)
-    what = f"to view {_title(old)} as {_title(new)} (different element sizes)"
+    what = f"to view {_dt.title(old)} as {_dt.title(new)} (different element sizes)"
     if not shape:
         raise RuntimeError(f"view(): self.dim() cannot be 0 {what}")
     nbytes = shape[-1] * old.itemsize
@@ -89,11 +89,6 @@ def _view_dtype_shape(shape: tuple, old, new) -> tuple:
     return tuple(shape[:-1]) + (nbytes // new.itemsize,)
 
 
-def _title(d) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[d.name]
-
-
 @op("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", kind=VIEW, function=False, differentiable=False)
 def view_dtype(self, dtype):
     """Reinterpret the same bytes as another dtype; the last dim scales by the ratio of element sizes."""
@@ -101,7 +96,7 @@ def view_dtype(self, dtype):
     _view_dtype_shape(self.shape, old, dtype)
     if old.itemsize != dtype.itemsize and self.size and self.shape[-1] != 1 and self.strides[-1] != self.itemsize:
         raise RuntimeError(
-            f"view(): self.stride(-1) must be 1 to view {_title(old)} as {_title(dtype)} (different element sizes), "
+            f"view(): self.stride(-1) must be 1 to view {_dt.title(old)} as {_dt.title(dtype)} (different element sizes), "
             f"but got {self.strides[-1] // self.itemsize}"
         )
     try:
@@ -109,7 +104,7 @@ def view_dtype(self, dtype):
     except ValueError:
         raise RuntimeError(
             f"view(): the storage offset of self must be divisible by {dtype.itemsize // old.itemsize} to view "
-            f"{_title(old)} as {_title(dtype)} (different element sizes)"
+            f"{_dt.title(old)} as {_dt.title(dtype)} (different element sizes)"
         ) from None
 
 
