@@ -76,6 +76,9 @@ from ._legacy import CPU_TYPES as _LEGACY_TYPES  # noqa: E402
 
 globals().update(_LEGACY_TYPES)
 
+from . import nn, optim, utils, vision  # noqa: E402
+from .serialization import *  # noqa: E402, F403
+
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)

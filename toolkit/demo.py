@@ -1,6 +1,6 @@
-"""``make demo``: a tour of toolkit's tensors and autograd, checked against PyTorch when it is installed.
+"""``make demo``: a tour of tensors and autograd, then the seed's ``Net`` trained on real digits.
 
-Run with ``python -m toolkit.demo``.
+Run with ``python -m toolkit.demo`` (``--tour`` for the tensor and autograd tour only).
 """
 
 from __future__ import annotations
@@ -93,11 +93,100 @@ def two_layer_net(steps: int = 500) -> None:
     print(f"final loss {loss.item():.4f} after {steps} steps in {time.perf_counter() - start:.2f} s")
 
 
+class _NetFactory:
+    """The seed's ``Net`` (conv, Dropout2d, max_pool2d, relu, linear, dropout, log_softmax), built lazily."""
+
+    @staticmethod
+    def build():
+        import toolkit.nn as nn
+        import toolkit.nn.functional as F
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+                self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
+                self.conv2_drop = nn.Dropout2d()
+                self.fc1 = nn.Linear(320, 50)
+                self.fc2 = nn.Linear(50, 10)
+
+            def forward(self, x):
+                x = F.relu(F.max_pool2d(self.conv1(x), 2))
+                x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+                x = x.view(-1, 320)
+                x = F.relu(self.fc1(x))
+                x = F.dropout(x, training=self.training)
+                x = self.fc2(x)
+                return F.log_softmax(x, dim=1)
+
+        return Net()
+
+
+def _accuracy(model, loader) -> float:
+    model.eval()
+    correct = total = 0
+    with toolkit.no_grad():
+        for data, target in loader:
+            pred = model(data).argmax(dim=1)
+            correct += int((pred == target).sum().item())
+            total += len(target)
+    return correct / total
+
+
+def train_net(epochs: int = 8, checkpoint: str | None = None) -> float:
+    """Train the seed's Net on the Digits images at 28x28 and check a checkpoint round trip."""
+    import os
+    import tempfile
+
+    from tqdm import tqdm
+
+    import toolkit.nn.functional as F
+    from toolkit.utils.data import DataLoader
+    from toolkit.vision import datasets, transforms
+
+    _section("The seed's Net on handwritten digits (28x28)")
+    toolkit.manual_seed(0)
+    tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
+    train_set = datasets.Digits(train=True, size=28, transform=tf)
+    test_set = datasets.Digits(train=False, size=28, transform=tf)
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=2, persistent_workers=True)
+    test_loader = DataLoader(test_set, batch_size=256)
+    print(f"{len(train_set)} training and {len(test_set)} test images, DataLoader with 2 worker processes")
+    model = _NetFactory.build()
+    print(model)
+    optimizer = toolkit.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    start = time.perf_counter()
+    for epoch in range(1, epochs + 1):
+        model.train()
+        bar = tqdm(train_loader, desc=f"epoch {epoch}", unit="batch", leave=False)
+        for data, target in bar:
+            optimizer.zero_grad()
+            loss = F.nll_loss(model(data), target)
+            loss.backward()
+            optimizer.step()
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+        bar.close()
+        acc = _accuracy(model, test_loader)
+        print(f"epoch {epoch}: test accuracy {acc:.2%} ({time.perf_counter() - start:.1f} s)")
+    path = checkpoint or os.path.join(tempfile.mkdtemp(), "net.tk")
+    toolkit.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epochs}, path)
+    fresh = _NetFactory.build()
+    state = toolkit.load(path)
+    fresh.load_state_dict(state["model"])
+    reloaded = _accuracy(fresh, test_loader)
+    print(f"checkpoint {path}: reloaded model's test accuracy {reloaded:.2%}")
+    return reloaded
+
+
 def main() -> None:
+    import sys
+
     tensors()
     autograd_rnn_step()
     higher_order()
     two_layer_net()
+    if "--tour" not in sys.argv:
+        train_net()
 
 
 if __name__ == "__main__":

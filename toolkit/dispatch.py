@@ -224,7 +224,7 @@ def call_overloads(ops: list, args: tuple, kwargs: dict):
         try:
             bound = bind(o, args, kwargs)
         except TypeError as e:
-            errors.append((o, e))
+            errors.append((o, str(e)))  # the message only: keeping e would hold this frame in a cycle
             continue
         if _coerces_tensor(o, args, kwargs):
             if fallback is None:

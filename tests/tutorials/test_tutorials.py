@@ -91,3 +91,19 @@ def test_rnn_step_matches_pytorch_and_seed_shape_error_matches():
         assert type(next_h.grad_fn).__name__ == "TanhBackward0"
     for a, b in zip(grads["toolkit"], grads["torch"]):
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["two_layer_nn", "two_layer_optim"])
+def test_nn_and_optim_forms_match_pytorch(name):
+    """Same seed, same initial weights (toolkit's generator matches PyTorch's), same losses."""
+    mod = _load(name)
+    losses = {}
+    for lib in (toolkit, torch):
+        mod.torch = lib
+        lib.manual_seed(0)
+        x, y = lib.randn(64, 1000), lib.randn(64, 10)
+        model = mod.build()
+        seen = []
+        mod.train(x, y, model, steps=30, log=lambda t, v, seen=seen: seen.append(v))
+        losses[lib.__name__] = np.array(seen)
+    np.testing.assert_allclose(losses["toolkit"], losses["torch"], rtol=2e-4)

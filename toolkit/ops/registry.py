@@ -133,7 +133,7 @@ class OpDef:
         if not params or params[0] != "grad":
             raise ValueError(f"{self.name}: derivative's first parameter must be 'grad'")
         for p in params[1:]:
-            base = p.rsplit("_", 1)[0] if p.endswith(("_shape", "_dtype")) else p
+            base = p.rsplit("_", 1)[0] if p.endswith(("_shape", "_dtype")) and p not in self.arg_names else p
             if base not in self.arg_names and p not in _GRAD_EXTRA_PARAMS:
                 raise ValueError(f"{self.name}: derivative parameter {p!r} is not an argument of {self.schema}")
         self.derivative = fn

@@ -1,0 +1,378 @@
+"""Functional losses with PyTorch's signatures: ``reduction`` strings and the legacy ``size_average``/``reduce``.
+
+The core losses are registry ops taking aten's int reduction (``toolkit/ops/loss.py``);
+these wrappers map the strings onto it, broadcast and warn as PyTorch does, and
+compose ``cross_entropy`` (class indices, label smoothing, class probabilities)
+and the smaller losses from registered ops, so every path is twice differentiable.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..._core.shape import broadcast_shapes
+from ...ops import api
+
+__all__ = [
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "soft_margin_loss", "margin_ranking_loss",
+    "hinge_embedding_loss", "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
+]
+
+
+def get_enum(reduction: str) -> int:
+    """PyTorch's ``_Reduction.get_enum``: 'none' 0, 'mean' 1, 'sum' 2."""
+    if reduction == "none":
+        return 0
+    if reduction == "mean":
+        return 1
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      stacklevel=3)
+        return 1
+    if reduction == "sum":
+        return 2
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def legacy_get_string(size_average: bool | None, reduce: bool | None, emit_warning: bool = True) -> str:
+    """PyTorch's ``_Reduction.legacy_get_string``: the reduction the deprecated pair of flags means."""
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    if size_average and reduce:
+        ret = "mean"
+    elif reduce:
+        ret = "sum"
+    else:
+        ret = "none"
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                      stacklevel=3)
+    return ret
+
+
+def _reduction(size_average, reduce, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        return legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _warn_size(input, target) -> None:
+    if target.size() != input.size():
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _expanded(input, target):
+    shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    return input.expand(shape), target.expand(shape)
+
+
+def _reduce(loss, reduction: str):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _weighted(errors, weight, input, reduction: str):
+    """Per-element weights of mse_loss/l1_loss/huber_loss: 'mean' divides by the weights' sum (l1, mse)."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = errors * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """Mean squared error; ``weight`` (input's shape) weights each element."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, t = _expanded(input, target)
+    if weight is not None:
+        return _weighted((x - t).pow(2), weight, input, reduction)
+    return api.mse_loss(x, t, get_enum(reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """Mean absolute error; ``weight`` (input's shape) weights each element."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, t = _expanded(input, target)
+    if weight is not None:
+        return _weighted((x - t).abs(), weight, input, reduction)
+    return api.l1_loss(x, t, get_enum(reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+    """Quadratic below ``beta``, linear above; ``beta=0`` is the L1 loss."""
+    _warn_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    x, t = _expanded(input, target)
+    if beta == 0.0:
+        return api.l1_loss(x, t, get_enum(reduction))
+    return api.smooth_l1_loss(x, t, get_enum(reduction), beta)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """Quadratic below ``delta``, ``delta``-scaled linear above; ``weight`` weights each element."""
+    _warn_size(input, target)
+    x, t = _expanded(input, target)
+    if weight is None:
+        return api.huber_loss(x, t, get_enum(reduction), delta)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    loss = api.huber_loss(x, t, 0, delta) * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean"):
+    """Negative log likelihood of class-index targets; input (C,), (N, C) or (N, C, d1, ...)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return api.nll_loss_nd(input, target, weight, get_enum(reduction), ignore_index)
+
+
+def _class_weight(weight, ndim: int, class_dim: int):
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return weight.view(shape)
+
+
+def _cross_entropy_probs(input, target, weight, reduction: int, label_smoothing: float):
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or no classes but "
+            f"got weight tensor of shape: {list(weight.shape)}")
+    logp = api.log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_weight(weight, input.dim(), class_dim)
+    if reduction == 0:
+        return -prod.sum(class_dim)
+    if reduction == 2:
+        return -prod.sum()
+    if input.numel() == 0:
+        return -prod.sum() * math.nan
+    return -prod.sum() / (input.numel() / n_classes)
+
+
+def _cross_entropy_smoothed(input, target, weight, reduction: int, ignore_index: int, label_smoothing: float):
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
+    logp = api.log_softmax(input, class_dim)
+    nll = api.nll_loss_nd(logp, target, weight, reduction, ignore_index)
+    ignore = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * _class_weight(weight, input.dim(), class_dim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    if reduction == 1:
+        if weight is not None:
+            safe = api.where(ignore, 0, target).reshape(-1)
+            denom = api.where(ignore.reshape(-1), 0, weight.index_select(0, safe)).sum()
+        else:
+            denom = (~ignore).sum()
+        ret = smooth.sum() / denom
+    elif reduction == 2:
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return nll * (1 - label_smoothing) + ret * (label_smoothing / n_classes)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0):
+    """Cross entropy of logits against class indices, or against class probabilities of input's shape."""
+    red = get_enum(_reduction(size_average, reduce, reduction))
+    if tuple(input.shape) == tuple(target.shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(
+                f"Expected floating point type for target with class probabilities, got {_title(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_probs(input, target, weight, red, label_smoothing)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        return _cross_entropy_smoothed(input, target, weight, red, ignore_index, label_smoothing)
+    class_dim = 0 if input.dim() == 1 else 1
+    return api.nll_loss_nd(api.log_softmax(input, class_dim), target, weight, red, ignore_index)
+
+
+def _title(dtype) -> str:
+    from ..._core import dtypes
+
+    return dtypes.title(dtype)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+    """Binary cross entropy of probabilities; each log is clamped to >= -100."""
+    red = get_enum(_reduction(size_average, reduce, reduction))
+    if target.size() != input.size():
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is "
+            "deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        weight = weight.expand(broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+    return api.binary_cross_entropy(input, target, weight, red)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None):
+    """Binary cross entropy on logits, numerically stable; ``pos_weight`` weights the positive term."""
+    red = get_enum(_reduction(size_average, reduce, reduction))
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    return api.binary_cross_entropy_with_logits(input, target, weight, pos_weight, red)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+    """KL divergence of log-probabilities ``input`` from ``target``; 'batchmean' divides the sum by the batch."""
+    if size_average is not None or reduce is not None:
+        red = get_enum(legacy_get_string(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the support size."
+                "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        red = 2 if reduction == "batchmean" else get_enum(reduction)
+    out = api.kl_div(input, target, red, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        out = out / input.shape[0]
+    return out
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """Poisson negative log likelihood; ``full`` adds Stirling's term where target > 1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        safe = api.where(target > 1, target, 1.0)
+        stirling = safe * safe.log() - safe + (safe * (2 * math.pi)).log() * 0.5
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """Two-class logistic loss ``log(1 + exp(-target * input))``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    get_enum(reduction)
+    return _reduce(api.softplus(-target * input), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
+                        reduction: str = "mean"):
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    get_enum(reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """``input`` where target is 1, ``max(0, margin - input)`` where target is -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    get_enum(reduction)
+    zeros = api.zeros_like(input)
+    out = api.where(target != 1, (margin - input).clamp_min(0), zeros) + api.where(target != -1, input, zeros)
+    return _reduce(out, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean"):
+    """Per-class logistic loss averaged over the classes (the last dim)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * api.log_sigmoid(input) + (1 - target) * api.log_sigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.size(class_dim)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
+                          reduction: str = "mean"):
+    """``1 - cos`` where target is 1, ``max(0, cos - margin)`` where target is -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    get_enum(reduction)
+    d1, d2, dt = input1.dim(), input2.dim(), target.dim()
+    if dt not in (0, 1) or d1 != d2 or d1 != dt + 1:
+        raise RuntimeError(
+            f"cosine_embedding_loss: 0D target tensor expects 1D input tensors, but got inputs of size "
+            f"{list(input1.shape)} and {list(input2.shape)}" if dt == 0 else
+            f"cosine_embedding_loss: 1D target tensor expects 2D input tensors, but got inputs of size "
+            f"{list(input1.shape)} and {list(input2.shape)}")
+    dim = d1 - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(dim)
+    denom = (((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)).sqrt()
+    cos = prod / denom
+    zeros = api.zeros_like(cos)
+    out = api.where(target == 1, 1 - cos, zeros) + api.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    return _reduce(out, reduction)
+
+
+def _pairwise_distance(x1, x2, p: float, eps: float):
+    return api.norm(x1 - x2 + eps, p, -1)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the p-norm distance over the last dim."""
+    reduction = _reduction(size_average, reduce, reduction)
+    get_enum(reduction)
+    a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == nd):
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {a}D, positive {pd}D, and negative {nd}D inputs")
+    d_pos = _pairwise_distance(anchor, positive, p, eps)
+    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = api.minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)

@@ -1,0 +1,16 @@
+"""Layers. Each module file lists its public classes in ``__all__``."""
+
+from .activation import *  # noqa: F403
+from .attention import *  # noqa: F403
+from .container import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .flatten import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .module import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
+from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403

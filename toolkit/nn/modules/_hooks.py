@@ -1,0 +1,209 @@
+"""Module hook plumbing: removable handles over hook dicts, and full backward hooks via identity Functions."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+import weakref
+
+from ...autograd.function import Function
+from ...tensor import Tensor
+
+_next_id = itertools.count()
+
+
+class RemovableHandle:
+    """A handle that removes a hook from its dict(s) on ``remove()``, as ``torch.utils.hooks.RemovableHandle``."""
+
+    def __init__(self, hooks_dict: dict, *, extra_dict=None) -> None:
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = next(_next_id)
+        if extra_dict is None:
+            extra_dict = []
+        elif isinstance(extra_dict, dict):
+            extra_dict = [extra_dict]
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
+
+    def remove(self) -> None:
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            d = ref()
+            if d is not None and self.id in d:
+                del d[self.id]
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(r() for r in self.extra_dict_ref))
+
+    def __setstate__(self, state) -> None:
+        self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else {})
+        self.id = state[1]
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in state[2] if d is not None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class BackwardHookFunction(Function):
+    """Identity on tensors whose backward hands the incoming gradients to a callback (which may replace them)."""
+
+    @staticmethod
+    def forward(ctx, callback, *tensors):
+        ctx.callback = callback
+        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        ctx.set_materialize_grads(False)
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.callback(grads))
+
+
+def _tensors_of(value):
+    """The tensors of ``value`` (a tensor or a tuple/list of values) in order, and a function rebuilding it."""
+    if isinstance(value, Tensor):
+        return [value], lambda ts: ts[0]
+    if isinstance(value, (tuple, list)):
+        idx = [i for i, v in enumerate(value) if isinstance(v, Tensor)]
+
+        def rebuild(ts):
+            out = list(value)
+            for i, t in zip(idx, ts):
+                out[i] = t
+            return type(value)(out) if not hasattr(value, "_fields") else type(value)(*out)
+
+        return [value[i] for i in idx], rebuild
+    return [], lambda ts: value
+
+
+class BackwardHook:
+    """Runs a module's full backward pre-hooks and hooks with the gradients w.r.t. its outputs and inputs."""
+
+    def __init__(self, module, user_hooks: list, user_pre_hooks: list) -> None:
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = 0
+        self.input_requires = ()
+
+    def _run_hooks(self, grad_inputs: tuple) -> tuple:
+        for hook in self.user_hooks:
+            res = hook(self.module, grad_inputs, self.grad_outputs)
+            if res is None:
+                continue
+            if not isinstance(res, (tuple, list)):
+                res = (res,)
+            if len(res) != len(grad_inputs):
+                raise RuntimeError(
+                    f"Backward hook returned an invalid number of grad_input, got {len(res)}, but expected "
+                    f"{len(grad_inputs)}"
+                )
+            grad_inputs = tuple(res)
+        return grad_inputs
+
+    def setup_input_hook(self, args):
+        tensors, rebuild = _tensors_of(args)
+        self.n_inputs = len(tensors)
+        self.input_requires = tuple(t.requires_grad for t in tensors)
+        if not any(self.input_requires) or not self.user_hooks:
+            return args
+        from ...autograd import is_grad_enabled
+
+        if not is_grad_enabled():
+            return args
+
+        def on_inputs(grads):
+            grads = tuple(g if r else None for g, r in zip(grads, self.input_requires))
+            return self._run_hooks(grads)
+
+        return rebuild(list(_as_tuple(BackwardHookFunction.apply(on_inputs, *tensors))))
+
+    def setup_output_hook(self, result):
+        from ...autograd import is_grad_enabled
+
+        tensors, rebuild = _tensors_of(result)
+        if not tensors or not is_grad_enabled() or not any(t.requires_grad for t in tensors):
+            return result
+
+        def on_outputs(grads):
+            grads = tuple(grads)
+            for hook in self.user_pre_hooks:
+                res = hook(self.module, grads)
+                if res is None:
+                    continue
+                if not isinstance(res, (tuple, list)):
+                    res = (res,)
+                if len(res) != len(grads):
+                    raise RuntimeError(
+                        f"Backward pre hook returned an invalid number of grad_output, got {len(res)}, but expected "
+                        f"{len(grads)}"
+                    )
+                grads = tuple(res)
+            self.grad_outputs = grads
+            if self.user_hooks and not any(self.input_requires):
+                warnings.warn(
+                    "Full backward hook is firing when gradients are computed with respect to module outputs since "
+                    "no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
+                    "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
+                    stacklevel=5,
+                )
+                self._run_hooks((None,) * self.n_inputs)
+            return grads
+
+        return rebuild(list(_as_tuple(BackwardHookFunction.apply(on_outputs, *tensors))))
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def call_with_hooks(module, forward_call, args: tuple, kwargs: dict):
+    """``Module.__call__`` when hooks are registered: pre-hooks, backward-hook wrapping, forward, forward hooks."""
+    called_always = set()
+    try:
+        for hook_id, hook in list(module._forward_pre_hooks.items()):
+            if hook_id in module._forward_pre_hooks_with_kwargs:
+                res = hook(module, args, kwargs)
+                if res is not None:
+                    if isinstance(res, tuple) and len(res) == 2:
+                        args, kwargs = res
+                    else:
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                            f"but got {res}."
+                        )
+            else:
+                res = hook(module, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        bw_hook = None
+        if module._backward_hooks or module._backward_pre_hooks:
+            bw_hook = BackwardHook(module, list(module._backward_hooks.values()),
+                                   list(module._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
+        result = forward_call(*args, **kwargs)
+        for hook_id, hook in list(module._forward_hooks.items()):
+            if hook_id in module._forward_hooks_always_called:
+                called_always.add(hook_id)
+            if hook_id in module._forward_hooks_with_kwargs:
+                hook_result = hook(module, args, kwargs, result)
+            else:
+                hook_result = hook(module, args, result)
+            if hook_result is not None:
+                result = hook_result
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
+        return result
+    except Exception:
+        for hook_id, hook in module._forward_hooks.items():
+            if hook_id in module._forward_hooks_always_called and hook_id not in called_always:
+                try:
+                    if hook_id in module._forward_hooks_with_kwargs:
+                        hook(module, args, kwargs, None)
+                    else:
+                        hook(module, args, None)
+                except Exception:
+                    pass
+        raise

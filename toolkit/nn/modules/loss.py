@@ -1,0 +1,246 @@
+"""Loss layers with PyTorch's constructors: the reduction is a string, class weights are buffers.
+
+Each ``forward`` calls ``toolkit.nn.functional``; like PyTorch's, these layers
+have no ``extra_repr``, so they print as ``CrossEntropyLoss()``.
+"""
+
+from __future__ import annotations
+
+from .. import functional as F
+from ..functional._loss import legacy_get_string
+from .module import Module
+
+__all__ = [
+    "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "NLLLoss2d", "CrossEntropyLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "SoftMarginLoss", "MarginRankingLoss",
+    "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
+]
+
+
+class _Loss(Module):
+    """Base of the losses: resolves the legacy ``size_average``/``reduce`` pair into ``reduction``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            self.reduction = legacy_get_string(size_average, reduce)
+        else:
+            self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    """A loss with per-class weights, kept as a buffer so ``.to()`` and ``state_dict`` carry them."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    """Mean squared error."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Quadratic below ``beta``, linear above."""
+
+    __constants__ = ["reduction"]
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Quadratic below ``delta``, ``delta``-scaled linear above."""
+
+    __constants__ = ["reduction", "delta"]
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        if not isinstance(delta, (float, int)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log likelihood of class-index targets."""
+
+    __constants__ = ["ignore_index", "reduction"]
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """The old name of ``NLLLoss`` for (N, C, H, W) inputs."""
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of logits against class indices or class probabilities."""
+
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy on logits; ``weight`` and ``pos_weight`` are buffers."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean",
+                 pos_weight=None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of log-probabilities; ``reduction='batchmean'`` matches the math definition."""
+
+    __constants__ = ["reduction"]
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log likelihood."""
+
+    __constants__ = ["log_input", "full", "eps", "reduction"]
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
+                 reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """Two-class logistic loss."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """Ranking hinge loss of two inputs."""
+
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """Hinge loss of distances with ±1 labels."""
+
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss averaged over classes."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """Cosine-similarity loss with ±1 labels."""
+
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """Triplet loss with p-norm distances."""
+
+    __constants__ = ["margin", "p", "eps", "swap", "reduction"]
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)

@@ -1,0 +1,479 @@
+"""Recurrent layers: RNN, LSTM, GRU and their single-step Cell forms, shaped like ``torch.nn``.
+
+The recurrences are compositions of registered ops, so autograd (and double
+backward) need nothing special. Each layer projects the whole input sequence
+with one matrix multiply before the time loop; only the hidden-to-hidden
+product runs per step. Parameter names, shapes, gate order and the default
+initialisation order follow PyTorch, so state dicts transfer and the same seed
+gives the same weights. PackedSequence inputs are not supported.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ...ops import api
+from ...tensor import Tensor
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+
+# ---------------------------------------------------------------------------------------------
+# One time step of each cell, from precomputed input gates ``gi`` (x @ W_ih.T + b_ih) and the
+# hidden weight already transposed to (H, G) and made contiguous once per sequence: BLAS then
+# sees row-major operands in every step, forward and backward.
+# ---------------------------------------------------------------------------------------------
+def _rnn_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None, relu: bool) -> Tensor:
+    pre = api.addmm(gi, h, w_hh_t)
+    if b_hh is not None:
+        pre = pre + b_hh
+    return api.relu(pre) if relu else api.tanh(pre)
+
+
+def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
+    """Gates in PyTorch's order i, f, g, o: ``c' = f*c + i*g``, ``h' = o*tanh(c')``."""
+    gates = api.addmm(gi, h, w_hh_t)
+    if b_hh is not None:
+        gates = gates + b_hh
+    i, f, g, o = api.chunk(gates, 4, 1)
+    c2 = api.addcmul(api.sigmoid(f) * c, api.sigmoid(i), api.tanh(g))
+    return api.sigmoid(o) * api.tanh(c2), c2
+
+
+def _gru_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> Tensor:
+    """Gates r, z, n; the new gate sees ``r * (W_hn h + b_hn)``; ``h' = n + z * (h - n)``."""
+    gh = api.mm(h, w_hh_t) if b_hh is None else api.addmm(b_hh, h, w_hh_t)
+    i_r, i_z, i_n = api.chunk(gi, 3, 1)
+    h_r, h_z, h_n = api.chunk(gh, 3, 1)
+    r = api.sigmoid(i_r + h_r)
+    z = api.sigmoid(i_z + h_z)
+    n = api.tanh(api.addcmul(i_n, r, h_n))
+    return api.addcmul(n, z, h - n)
+
+
+def _input_gates(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
+    """``x @ W_ih.T + b_ih`` for every time step at once (one BLAS call)."""
+    lead = tuple(x.shape[:-1])
+    flat = x.reshape(-1, x.shape[-1])
+    w_t = w_ih.t().contiguous()
+    out = api.mm(flat, w_t) if b_ih is None else api.addmm(b_ih, flat, w_t)
+    return out.reshape(*lead, w_ih.shape[0])
+
+
+def _dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    from ..functional._attention import _dropout as drop
+
+    return drop(x, p, training)
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-layer recurrent modules
+# ---------------------------------------------------------------------------------------------
+class RNNBase(Module):
+    """Shared parameter layout, checks and the layer/direction loop of RNN, LSTM and GRU."""
+
+    _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the probability of an element being zeroed"
+            )
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                stacklevel=2,
+            )
+        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                  ("input_size", input_size, int), ("hidden_size", hidden_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in self._GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = self._GATES[mode] * hidden_size
+        num_directions = 2 if bidirectional else 1
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        fk = {"device": device, "dtype": dtype}
+        self._flat_weights_names: list[str] = []
+        self._all_weights: list[list[str]] = []
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input = input_size if layer == 0 else real_hidden * num_directions
+                suffix = "_reverse" if direction == 1 else ""
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    shapes += [("weight_hr", (proj_size, hidden_size))]
+                names = []
+                for base, shape in shapes:
+                    name = f"{base}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(api.empty(shape, **fk)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list:
+        """Parameters grouped per layer and direction, as PyTorch lists them."""
+        return [[getattr(self, w) for w in ws] for ws in self._all_weights]
+
+    def flatten_parameters(self) -> None:
+        """No-op: there is no cuDNN weight buffer to compact."""
+
+    def reset_parameters(self) -> None:
+        """Every parameter ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), in registration order."""
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if self.proj_size != 0:
+            s += ", proj_size={proj_size}"
+        if self.num_layers != 1:
+            s += ", num_layers={num_layers}"
+        if self.bias is not True:
+            s += ", bias={bias}"
+        if self.batch_first is not False:
+            s += ", batch_first={batch_first}"
+        if self.dropout != 0:
+            s += ", dropout={dropout}"
+        if self.bidirectional is not False:
+            s += ", bidirectional={bidirectional}"
+        return s.format(**self.__dict__)
+
+    # -- checks --------------------------------------------------------------------------------
+    def check_input(self, input: Tensor, batch_sizes=None) -> None:
+        w = self._flat_weights[0]
+        if input.dtype != w.dtype:
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
+                f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})"
+            )
+        if input.dim() != 3:
+            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {input.size(-1)}"
+            )
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes=None) -> tuple[int, int, int]:
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, mini_batch, size)
+
+    def check_hidden_size(self, hx: Tensor, expected, msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.shape) != tuple(expected):
+            raise RuntimeError(msg.format(tuple(expected), list(hx.shape)))
+
+    def _prepare(self, input: Tensor, hx, n_states: int):
+        """Validate, add the batch dim to unbatched inputs, default the states to zeros."""
+        name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"{name}: expected a padded Tensor input, got {type(input).__name__} (PackedSequence is not supported)"
+            )
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        is_batched = input.dim() == 3
+        if not is_batched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        states = None if hx is None else (list(hx) if n_states == 2 else [hx])
+        if states is not None:
+            dims = [s.dim() for s in states]
+            want = 3 if is_batched else 2
+            if any(d != want for d in dims):
+                if n_states == 2:
+                    kind = "batched 3-D" if is_batched else "unbatched 2-D"
+                    raise RuntimeError(
+                        f"For {kind} input, hx and cx should also be {want}-D but got ({dims[0]}-D, {dims[1]}-D) tensors"
+                    )
+                kind = "batched 3-D" if is_batched else "unbatched 2-D"
+                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {dims[0]}-D tensor")
+            if not is_batched:
+                states = [s.unsqueeze(1) for s in states]
+        self.check_input(input)
+        expected = self.get_expected_hidden_size(input)
+        if states is None:
+            h0 = api.zeros(expected, dtype=input.dtype, device=input.device)
+            states = [h0]
+            if n_states == 2:
+                states.append(api.zeros((expected[0], expected[1], self.hidden_size), dtype=input.dtype,
+                                        device=input.device))
+        else:
+            self.check_hidden_size(states[0], expected)
+            if n_states == 2:
+                self.check_hidden_size(states[1], (expected[0], expected[1], self.hidden_size),
+                                       "Expected hidden[1] size {}, got {}")
+        return input, states, is_batched
+
+    # -- the recurrence ------------------------------------------------------------------------
+    def _run(self, x: Tensor, states: list) -> tuple[Tensor, list]:
+        """All layers and directions over time-major ``x`` (T, B, I); returns output and final states."""
+        num_directions = 2 if self.bidirectional else 1
+        h0s = api.unbind(states[0], 0)
+        c0s = api.unbind(states[1], 0) if len(states) == 2 else None
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(num_directions):
+                idx = layer * num_directions + direction
+                params = [getattr(self, n) for n in self._all_weights[idx]]
+                out, h, c = self._run_direction(x, params, h0s[idx], None if c0s is None else c0s[idx], direction == 1)
+                outs.append(out)
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
+            x = outs[0] if num_directions == 1 else api.cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = _dropout(x, self.dropout, True)
+        final = [api.stack(h_n, 0)]
+        if c_n:
+            final.append(api.stack(c_n, 0))
+        return x, final
+
+    def _run_direction(self, x: Tensor, params: list, h: Tensor, c, reverse: bool):
+        w_ih, w_hh = params[0], params[1]
+        b_ih, b_hh = (params[2], params[3]) if self.bias else (None, None)
+        w_hr = params[-1] if self.proj_size > 0 else None
+        w_hr_t = None if w_hr is None else w_hr.t().contiguous()
+        mode = self.mode
+        if mode != "GRU" and b_ih is not None:
+            b_ih, b_hh = b_ih + b_hh, None  # both biases add before the nonlinearity
+        steps = api.unbind(_input_gates(x, w_ih, b_ih), 0)
+        w_hh_t = w_hh.t().contiguous()
+        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+        outs = [None] * len(steps)
+        for t in order:
+            if mode == "LSTM":
+                h, c = _lstm_step(steps[t], h, c, w_hh_t, b_hh)
+                if w_hr is not None:
+                    h = api.mm(h, w_hr_t)
+            elif mode == "GRU":
+                h = _gru_step(steps[t], h, w_hh_t, b_hh)
+            else:
+                h = _rnn_step(steps[t], h, w_hh_t, b_hh, mode == "RNN_RELU")
+            outs[t] = h
+        return api.stack(outs, 0), h, c
+
+    def _forward(self, input: Tensor, hx, n_states: int):
+        input, states, is_batched = self._prepare(input, hx, n_states)
+        x = input.transpose(0, 1) if self.batch_first else input
+        out, final = self._run(x, states)
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        if not is_batched:
+            out = out.squeeze(0 if self.batch_first else 1)
+            final = [s.squeeze(1) for s in final]
+        return out, final
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu), stacked and optionally bidirectional."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        out, final = self._forward(input, hx, 1)
+        return out, final[0]
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, gates i, f, g, o; returns ``(output, (h_n, c_n))``; ``proj_size`` projects h."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes=None) -> tuple[int, int, int]:
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        return (self.num_layers * (2 if self.bidirectional else 1), mini_batch, self.hidden_size)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
+        out, final = self._forward(input, hx, 2)
+        return out, (final[0], final[1])
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, gates r, z, n with ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        out, final = self._forward(input, hx, 1)
+        return out, final[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Single-step cells
+# ---------------------------------------------------------------------------------------------
+class RNNCellBase(Module):
+    """Parameters ``weight_ih (G*H, I)``, ``weight_hh (G*H, H)``, ``bias_ih``, ``bias_hh`` (G*H,)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        fk = {"device": device, "dtype": dtype}
+        self.weight_ih = Parameter(api.empty((num_chunks * hidden_size, input_size), **fk))
+        self.weight_hh = Parameter(api.empty((num_chunks * hidden_size, hidden_size), **fk))
+        if bias:
+            self.bias_ih = Parameter(api.empty((num_chunks * hidden_size,), **fk))
+            self.bias_hh = Parameter(api.empty((num_chunks * hidden_size,), **fk))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self) -> str:
+        s = "{input_size}, {hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += ", bias={bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += ", nonlinearity={nonlinearity}"
+        return s.format(**self.__dict__)
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _prepare(self, name: str, input: Tensor, states):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if input.size(-1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(-1)} expected {self.input_size}")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        out = []
+        for s in states:
+            if s is None:
+                s = api.zeros((input.size(0), self.hidden_size), dtype=input.dtype, device=input.device)
+            elif not is_batched:
+                s = s.unsqueeze(0)
+            if tuple(s.shape) != (input.size(0), self.hidden_size):
+                raise RuntimeError(
+                    f"hidden has inconsistent hidden_size or batch: got {list(s.shape)} "
+                    f"expected {[input.size(0), self.hidden_size]}"
+                )
+            out.append(s)
+        return input, out, is_batched
+
+
+class RNNCell(RNNCellBase):
+    """One Elman step: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        input, (h,), is_batched = self._prepare("RNNCell", input, [hx])
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        gi = _input_gates(input, self.weight_ih, self.bias_ih)
+        out = _rnn_step(gi, h, self.weight_hh.t(), self.bias_hh, self.nonlinearity == "relu")
+        return out if is_batched else out.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; returns ``(h', c')``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+        if input.dim() not in (1, 2):
+            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got {value.dim()}D instead")
+        input, (h, c), is_batched = self._prepare("LSTMCell", input, [None, None] if hx is None else list(hx))
+        gi = _input_gates(input, self.weight_ih, self.bias_ih)
+        h2, c2 = _lstm_step(gi, h, c, self.weight_hh.t(), self.bias_hh)
+        return (h2, c2) if is_batched else (h2.squeeze(0), c2.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step; returns ``h'``."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        input, (h,), is_batched = self._prepare("GRUCell", input, [hx])
+        gi = _input_gates(input, self.weight_ih, self.bias_ih)
+        out = _gru_step(gi, h, self.weight_hh.t(), self.bias_hh)
+        return out if is_batched else out.squeeze(0)
+

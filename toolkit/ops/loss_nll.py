@@ -1,0 +1,159 @@
+"""``nll_loss_nd``: negative log likelihood over class indices, for (C,), (N, C) and (N, C, d1, ...) inputs.
+
+The class scores are picked with ``np.take_along_axis`` (no loop over the batch);
+'mean' divides by the summed weights of the non-ignored targets, as aten does,
+so a batch whose targets are all ignored gives nan. ``cross_entropy`` is
+composed from this and ``log_softmax`` in ``toolkit.nn.functional``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from .._core.meta import TensorMeta
+from . import api
+from .loss import MEAN, NONE, SUM, check_reduction
+from .registry import NN, op
+
+
+def _fmt(shape) -> str:
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def _check(self, target, weight, reduction) -> int:
+    """PyTorch's argument checks (on metadata only); returns the class dim."""
+    check_reduction(reduction)
+    nd = len(self.shape)
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    tshape = tuple(target.shape)
+    if nd != 1 and (len(tshape) == 0 or self.shape[0] != tshape[0]):
+        got = tshape[0] if tshape else 1
+        raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target batch_size ({got}).")
+    if target.dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dt.title(target.dtype)}")
+    if not self.dtype.is_floating_point:
+        frame = "nll_loss2d_forward_out_frame" if nd == 4 else "nll_loss_out_frame"
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{_dt.title(self.dtype)}'")
+    if nd <= 2:
+        if len(tshape) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if not (nd == 1 and len(tshape) == 0) and tshape[0] != self.shape[0] and nd == 2:
+            raise RuntimeError(f"size mismatch (got input: {_fmt(self.shape)}, target: {_fmt(tshape)})")
+    elif nd == 4:
+        if tshape[1:] != tuple(self.shape[2:]) or len(tshape) != 3:
+            raise RuntimeError(
+                f"size mismatch (got input: {_fmt(self.shape)} , target: {_fmt(tshape)}")
+    elif tshape[1:] != tuple(self.shape[2:]):
+        want = (self.shape[0],) + tuple(self.shape[2:])
+        raise RuntimeError(f"Expected target size {_fmt(want)}, got {_fmt(tshape)}")
+    cdim = 0 if nd == 1 else 1
+    n_classes = self.shape[cdim]
+    if weight is not None:
+        if len(weight.shape) != 1 or weight.shape[0] != n_classes:
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {n_classes} classes or no classes but got weight "
+                f"tensor of shape: {_fmt(tuple(weight.shape))}")
+        if weight.dtype != self.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_dt.title(self.dtype)} but found {_dt.title(weight.dtype)}")
+    return cdim
+
+
+def _dtype_of(a):
+    return _dt.from_numpy_dtype(a.dtype) if isinstance(a, np.ndarray) else a.dtype
+
+
+class _Meta:
+    """Numpy arrays seen through the metadata interface ``_check`` reads."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, a):
+        self.shape = a.shape
+        self.dtype = _dtype_of(a)
+
+
+@op("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) "
+    "-> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("target",))
+def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
+    cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
+    n_classes = self.shape[cdim]
+    t = target.astype(np.int64, copy=False)
+    ignored = t == ignore_index
+    safe = np.where(ignored, 0, t)
+    bad = (safe < 0) | (safe >= n_classes)
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+    picked = np.take_along_axis(self, np.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
+    w = np.ones((), self.dtype) if weight is None else weight[safe]
+    w = np.where(ignored, 0, w).astype(self.dtype, copy=False)
+    loss = np.where(ignored, 0, -w * picked).astype(self.dtype, copy=False)
+    if reduction == NONE:
+        return loss
+    total = np.sum(loss, dtype=np.float64 if self.dtype == np.float64 else np.float32)
+    if reduction == SUM:
+        return np.asarray(total, dtype=self.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(total / np.sum(w, dtype=total.dtype), dtype=self.dtype)
+
+
+@nll_loss_nd.meta_rule
+def _(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    _check(self, target, weight, reduction)
+    return TensorMeta(tuple(target.shape) if reduction == NONE else (), self.dtype, self.device)
+
+
+def _one_hot(self, target, ignore_index, cdim):
+    """Bool mask (self's shape) of each target's class; ignored targets select nothing."""
+    n = self.shape[cdim]
+    shape = [1] * self.ndim
+    shape[cdim] = n
+    classes = api.arange(n, device=self.device).view(shape)
+    t = target.to(_dt.int64) if target.dtype != _dt.int64 else target
+    return (classes == t.unsqueeze(cdim)) & (t != ignore_index).unsqueeze(cdim)
+
+
+@nll_loss_nd.grad
+def _(grad, self, target, weight, reduction, ignore_index):
+    cdim = 0 if self.ndim == 1 else 1
+    mask = _one_hot(self, target, ignore_index, cdim)
+    if weight is None:
+        w_t = (target != ignore_index).to(self.dtype)
+    else:
+        shape = [1] * self.ndim
+        shape[cdim] = weight.shape[0]
+        w_t = api.where(mask, weight.view(shape), 0).sum(cdim)
+    g = grad
+    if reduction == MEAN:
+        g = grad / w_t.sum()
+    gx = api.where(mask, (-g * w_t).unsqueeze(cdim), 0)
+    gw = None
+    if weight is not None:
+        picked = api.where(mask, self, 0).sum(cdim)
+        per = -picked
+        if reduction == MEAN:
+            per = per + (w_t * picked).sum() / w_t.sum()
+        contrib = (g * per).unsqueeze(cdim)
+        dims = [d for d in range(self.ndim) if d != cdim]
+        gw = api.where(mask, contrib, 0)
+        gw = gw.sum(dims) if dims else gw
+    return gx, gw
+
+
+@nll_loss_nd.sample_inputs
+def _(rng):
+    t = rng.integers(0, 4, (3,))
+    for r in (NONE, MEAN, SUM):
+        yield (rng.uniform(-3, 0, (3, 4)), t), {"reduction": r}
+        yield (rng.uniform(-3, 0, (3, 4)), t, rng.uniform(0.5, 2, (4,)), r), {}
+    yield (rng.uniform(-3, 0, (3, 4)), np.array([1, -100, 2]), rng.uniform(0.5, 2, (4,))), {}
+    yield (rng.uniform(-3, 0, (3, 4)), np.array([1, 3, 2])), {"ignore_index": 3}
+    yield (rng.uniform(-3, 0, (4, 3)).T, t), {}
+    yield (rng.uniform(-3, 0, (4,)), np.array(2)), {}
+    yield (rng.uniform(-3, 0, (4,)), np.array(1), rng.uniform(0.5, 2, (4,)), NONE), {}
+    yield (rng.uniform(-3, 0, (2, 3, 2, 2)), rng.integers(0, 3, (2, 2, 2)), rng.uniform(0.5, 2, (3,))), {}
+    yield (rng.uniform(-3, 0, (2, 3, 4)), rng.integers(0, 3, (2, 4))), {"reduction": NONE}
+    yield (rng.uniform(-3, 0, (0, 3)), np.zeros(0, np.int64)), {"reduction": SUM}

@@ -1,0 +1,105 @@
+"""``Adagrad``: per-coordinate learning rates from the running sum of squared gradients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import toolkit
+from toolkit.tensor import Tensor
+
+from .optimizer import Optimizer, _get_value, _scalar_value, _step_counter, _use_grad_for_differentiable
+
+__all__ = ["Adagrad", "adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Adagrad, step for step equal to ``torch.optim.Adagrad`` (its single-tensor path)."""
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable, "fused": fused}
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _step_counter()
+                state["sum"] = toolkit.full_like(p, initial_accumulator_value)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+        for s in self.state.values():
+            if "step" in s and not isinstance(s["step"], Tensor):
+                s["step"] = _step_counter(float(s["step"]))
+
+    def share_memory(self) -> None:
+        """Kept for PyTorch compatibility; toolkit state already lives in process memory."""
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step; returns the closure's loss when one is given."""
+        loss = None
+        if closure is not None:
+            with toolkit.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads, state_sums, state_steps = [], [], [], []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                params.append(p)
+                grads.append(p.grad)
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_counter()
+                    state["sum"] = toolkit.full_like(p, self.defaults["initial_accumulator_value"])
+                state_sums.append(state["sum"])
+                state_steps.append(state["step"])
+            adagrad(params, grads, state_sums, state_steps, lr=group["lr"], weight_decay=group["weight_decay"],
+                    lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
+        return loss
+
+
+def adagrad(params: list[Tensor], grads: list[Tensor], state_sums: list[Tensor], state_steps: list[Tensor],
+            fused: bool | None = None, grad_scale: Tensor | None = None, found_inf: Tensor | None = None,
+            has_sparse_grad: bool = False, foreach: bool | None = None, differentiable: bool = False,
+            has_complex: bool = False, *, lr: float, weight_decay: float, lr_decay: float, eps: float,
+            maximize: bool) -> None:
+    """Functional Adagrad over lists of tensors (PyTorch's single-tensor algorithm)."""
+    if not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    lr = _scalar_value(lr)
+    for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
+        step_t += 1
+        step = _get_value(step_t)
+        grad = grad if not maximize else -grad
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(eps)
+        param.addcdiv_(grad, std, value=-clr)

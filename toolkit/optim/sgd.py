@@ -1,0 +1,94 @@
+"""``SGD``: stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit.tensor import Tensor
+
+from .optimizer import Optimizer, _scalar_value, _use_grad_for_differentiable
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, step for step equal to ``torch.optim.SGD`` (its single-tensor path)."""
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float | Tensor = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
+                    "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
+                    "differentiable": differentiable, "fused": fused}
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", False)
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform a single optimization step; returns the closure's loss when one is given."""
+        loss = None
+        if closure is not None:
+            import toolkit
+
+            with toolkit.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads, bufs = [], [], []
+            for p in group["params"]:
+                if p.grad is not None:
+                    params.append(p)
+                    grads.append(p.grad)
+                    if group["momentum"] != 0:
+                        bufs.append(self.state[p].get("momentum_buffer"))
+            sgd(params, grads, bufs, weight_decay=group["weight_decay"], momentum=group["momentum"],
+                lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
+                maximize=group["maximize"])
+            if group["momentum"] != 0:
+                for p, buf in zip(params, bufs):
+                    self.state[p]["momentum_buffer"] = buf
+        return loss
+
+
+def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list[Tensor | None],
+        has_sparse_grad: bool = False, foreach: bool | None = None, fused: bool | None = None,
+        grad_scale: Tensor | None = None, found_inf: Tensor | None = None, *, weight_decay: float,
+        momentum: float, lr: float, dampening: float, nesterov: bool, maximize: bool) -> None:
+    """Functional SGD over lists of tensors; new momentum buffers are written into ``momentum_buffer_list``."""
+    lr = _scalar_value(lr)
+    weight_decay = _scalar_value(weight_decay)
+    for i, param in enumerate(params):
+        grad = d_p_list[i] if not maximize else -d_p_list[i]
+        if weight_decay != 0:
+            grad = grad.add(param, alpha=weight_decay)
+        if momentum != 0:
+            buf = momentum_buffer_list[i]
+            if buf is None:
+                buf = grad.detach().clone()
+                momentum_buffer_list[i] = buf
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            grad = grad.add(buf, alpha=momentum) if nesterov else buf
+        param.add_(grad, alpha=-lr)

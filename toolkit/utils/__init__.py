@@ -1,0 +1,3 @@
+"""``toolkit.utils``: data loading and other utilities."""
+
+from . import data  # noqa: F401
