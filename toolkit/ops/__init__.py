@@ -3,8 +3,6 @@
 from . import (  # noqa: F401
     activation,
     activation_nn,
-    nn_linear,
-    normalization,
     comparison,
     conv,
     conversion,
@@ -19,6 +17,8 @@ from . import (  # noqa: F401
     loss_nll,
     moments,
     nn,
+    nn_linear,
+    normalization,
     norms,
     pointwise,
     pooling,
