@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._core import dtypes as _dt
+
 
 def expand_param(v, n: int, name: str) -> tuple:
     """A per-dimension parameter: one value repeated, or exactly ``n`` values (PyTorch's error otherwise)."""
@@ -108,9 +110,7 @@ def _names(nd):
 
 
 def _title(d) -> str:
-    name = getattr(d, "name", str(d))
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}.get(name, name)
+    return _dt.title(getattr(d, "name", str(d)))
 
 
 def same_padding(w_shape, dilation) -> tuple[tuple, tuple]:

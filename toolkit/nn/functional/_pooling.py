@@ -6,6 +6,7 @@ return; these wrappers accept PyTorch's spellings and pick the op.
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ...ops import api as _api
 from ...tensor import Tensor
 
@@ -22,6 +23,9 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     """2-d max pooling; ``return_indices=True`` also returns PyTorch's flat per-plane indices."""
     if return_indices:
         return _api.max_pool2d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+    if input.requires_grad and _is_grad_enabled():
+        # Keep the indices for backward instead of pooling a second time there (as ATen's CPU kernel does).
+        return _api.max_pool2d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)[0]
     return _api.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
