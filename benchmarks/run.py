@@ -28,7 +28,13 @@ def main() -> None:
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
-            f.write("# Benchmark results\n\nRecorded by `make bench` (`python benchmarks/run.py --write`).\n\n" + report)
+            f.write(
+                "# Benchmark results\n\nRecorded by `make bench` (`python benchmarks/run.py --write`). Each figure is "
+                "the best of several runs, with the libraries' runs interleaved; on a shared 2-core machine repeated "
+                "runs of this script moved single figures by up to a third, so compare ratios from one run.\n\n"
+                "The seed's numpy two-layer network uses float64 (`np.random.randn`) and its tensor version float32 "
+                "(`torch.FloatTensor`): the first row compares them as the seed writes them, the second with numpy "
+                "in float32 too.\n\n" + report)
         os.replace(tmp, path)
 
 
