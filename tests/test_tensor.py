@@ -129,3 +129,43 @@ def test_numpy_interop_operators():
     r = np.ones(3, np.float32) + t
     assert isinstance(r, toolkit.Tensor)
     assert np.asarray(t).dtype == np.float32
+
+
+@pytest.mark.parametrize("data", [
+    np.int16(1), np.float64(1.5), np.float32(2.5), np.uint8(3), np.bool_(True), np.float16(1.0),
+    [np.int16(1), np.int16(2)], [np.int16(1), 2], [2, np.int16(1)], [np.int16(1), np.int32(2)],
+    [np.float64(1.5), 2.0], [np.float32(1.5), 2.0], [np.int16(1), 2.5], [np.float64(1.5), np.int16(1)],
+    [[np.int16(1)], [np.int64(2)]], [True, np.int16(2)], [np.int8(1), np.uint8(1)], [np.float16(1.0), 1.0],
+    [], [[], []], [1, 2.0], True, 3,
+])
+def test_tensor_dtype_inference_numpy_scalars(data):
+    """numpy scalars keep their dtype and a sequence promotes its items' dtypes, as in torch."""
+    for fn_t, fn_k in ((torch.tensor, toolkit.tensor), (torch.as_tensor, toolkit.as_tensor)):
+        expected = fn_t(data)
+        got = fn_k(data)
+        assert str(got.dtype).split(".")[1] == str(expected.dtype).split(".")[1]
+        assert got.tolist() == expected.tolist()
+
+
+def test_tensor_where_method_matches_torch():
+    """``x.where(cond, y)`` is ``where(cond, x, y)``: scalars, broadcasting, promotion, keywords and gradients."""
+    r = np.random.default_rng(0)
+    xa, ya, ca = r.standard_normal((3, 4)), r.standard_normal((4,)), r.uniform(size=(3, 4)) > 0.5
+    for other in (ya, 2, 2.5):
+        tk_o = toolkit.tensor(other) if isinstance(other, np.ndarray) else other
+        th_o = torch.tensor(other) if isinstance(other, np.ndarray) else other
+        x, tx = toolkit.tensor(xa, requires_grad=True), torch.tensor(xa, requires_grad=True)
+        out, exp = x.where(toolkit.tensor(ca), tk_o), tx.where(torch.tensor(ca), th_o)
+        assert_close(out, exp)
+        out.sum().backward()
+        exp.sum().backward()
+        assert_close(x.grad, tx.grad)
+    i32 = toolkit.tensor([1, 2, 3], dtype=toolkit.int32)
+    c = toolkit.tensor([True, False, True])
+    got = i32.where(condition=c, other=2.5)
+    exp = torch.tensor([1, 2, 3], dtype=torch.int32).where(condition=torch.tensor([True, False, True]), other=2.5)
+    assert_close(got, exp)
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        i32.where(toolkit.tensor([1, 0, 1]), 0)
+    with pytest.raises(TypeError):
+        i32.where(c)

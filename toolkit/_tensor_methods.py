@@ -125,12 +125,17 @@ def mT(self: Tensor) -> Tensor:
     return self.transpose(-2, -1)
 
 
+def where(self: Tensor, condition, other) -> Tensor:
+    """``self.where(condition, other)`` is ``where(condition, self, other)``."""
+    return api.where(condition, self, other)
+
+
 def install() -> None:
     """Attach these methods to Tensor (after the registry's methods are bound)."""
     methods = dict(
         to=to, type=type_, contiguous=contiguous, cpu=cpu, cuda=cuda, new_tensor=new_tensor,
         new_zeros=_new(api.zeros), new_ones=_new(api.ones), new_empty=_new(api.empty), new_full=new_full,
-        is_inference=is_inference, get_device=get_device, T=T, mT=mT,
+        is_inference=is_inference, get_device=get_device, T=T, mT=mT, where=where,
         float=_caster(_dt.float32), double=_caster(_dt.float64), half=_caster(_dt.float16),
         long=_caster(_dt.int64), int=_caster(_dt.int32), short=_caster(_dt.int16), char=_caster(_dt.int8),
         byte=_caster(_dt.uint8), bool=_caster(_dt.bool),

@@ -61,6 +61,16 @@ def _as_int(v):
         raise _BindError(type(v).__name__) from None
 
 
+# Ops PyTorch lets take a number as ``self`` (Scalar_Self overloads) besides those with a reflected operator.
+_SCALAR_SELF = frozenset({"divide", "multiply", "subtract", "true_divide", "xlogy", "float_power",
+                          "special_xlogy", "special_xlog1py", "special_zeta"})
+
+
+def _scalar_self(op: OpDef) -> bool:
+    """A number as the first argument: ``torch.add(2, x)`` and ``2 - x`` work, ``torch.sin(2.0)`` is a TypeError."""
+    return any(d[0] == "r" and d[1:] in op.dunders for d in op.dunders) or op.name in _SCALAR_SELF
+
+
 def _check(op: OpDef, arg, v, pos: int):
     """Validate and normalize one argument; raise PyTorch's kind of TypeError when it does not fit."""
     t = arg.type
@@ -68,7 +78,7 @@ def _check(op: OpDef, arg, v, pos: int):
         if t == "Tensor":
             if isinstance(v, Tensor):
                 return v
-            if op.scalar_tensors and isinstance(v, _NUMBER):
+            if op.scalar_tensors and isinstance(v, _NUMBER) and (pos or _scalar_self(op)):
                 return v
             raise _BindError(_type_name(v))
         if v is None:
@@ -429,11 +439,22 @@ def _needs_grad(op: OpDef, bound: list) -> bool:
     return False
 
 
+def _refuse_grad(op: OpDef, bound: list) -> None:
+    """PyTorch's check_no_requires_grad: some tensor args (loss weights) may not require grad."""
+    for name in op.refuse_grad_args:
+        v = bound[op.arg_names.index(name)]
+        if isinstance(v, Tensor) and v._requires_grad:
+            raise RuntimeError(f"The function '{op.name}' is not differentiable with respect to argument "
+                               f"'{name}'. This input cannot have requires_grad True.")
+
+
 def _run(op: OpDef, bound: list):
     if op.kind is R.INPLACE:
         return _run_inplace(op, bound)
     if op.pointwise:
         return _run_pointwise(op, bound)
+    if op.refuse_grad_args and STATE.grad_enabled:
+        _refuse_grad(op, bound)
     dev = _device_of(op, bound)
     if op.device_arg is not None and bound[op.device_arg] is not None:
         dev = bound[op.device_arg]

@@ -15,13 +15,36 @@ from .tensor import Tensor, _wrap
 
 
 def _infer_dtype(data) -> _dt.dtype:
-    """PyTorch's inference: bools -> bool, ints -> int64, any float -> default dtype."""
-    kind = _scan_kind(data)
-    if kind == "b":
+    """PyTorch's inference: numpy scalars/arrays and tensors keep their dtype, Python bools -> bool,
+    ints -> int64, floats -> default dtype; a sequence promotes its items' dtypes (empty -> default)."""
+    result = None
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+            continue
+        d = _item_dtype(x)
+        result = d if result is None else _dt.promote_types(result, d)
+    return _dt.get_default_dtype() if result is None else result
+
+
+def _item_dtype(x) -> _dt.dtype:
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind == "c":
+            raise TypeError("tensor(): complex numbers are not supported")
+        return _dt.from_numpy_dtype(x.dtype)
+    if isinstance(x, bool):
         return _dt.bool
-    if kind == "i":
+    if isinstance(x, int):
         return _dt.int64
-    return _dt.get_default_dtype()
+    if isinstance(x, float):
+        return _dt.get_default_dtype()
+    if isinstance(x, complex):
+        raise TypeError("tensor(): complex numbers are not supported")
+    raise TypeError(f"tensor(): Could not infer dtype of {type(x).__name__}")
 
 
 def _scan_kind(data) -> str:

@@ -211,12 +211,48 @@ def test_cross_entropy_double_backward(r):
     assert toolkit.autograd.gradgradcheck(lambda a, b: F.cross_entropy(a, b, label_smoothing=0.1), (x, p))
 
 
-def test_nll_weight_gradient_numerically(r):
+def test_nll_weighted_gradient_numerically(r):
     x = toolkit.tensor(r.standard_normal((4, 3)), requires_grad=True)
-    w = toolkit.tensor(r.uniform(0.5, 2, (3,)), requires_grad=True)
+    w = toolkit.tensor(r.uniform(0.5, 2, (3,)))
     t = toolkit.tensor([0, 2, -100, 2])
     for red in REDUCTIONS:
-        assert toolkit.autograd.gradcheck(lambda a, b, red=red: F.nll_loss(a, t, weight=b, reduction=red), (x, w))
+        assert toolkit.autograd.gradcheck(lambda a, red=red: F.nll_loss(a, t, weight=w, reduction=red), (x,))
+
+
+_CLASS_WEIGHTED = [
+    ("nll_loss", lambda x, t, w, pw: ((x.log_softmax(1), t[0]), {"weight": w[0]})),
+    ("cross_entropy", lambda x, t, w, pw: ((x, t[0]), {"weight": w[0]})),
+    ("cross_entropy", lambda x, t, w, pw: ((x, t[0]), {"weight": w[0], "label_smoothing": 0.1})),
+    ("binary_cross_entropy", lambda x, t, w, pw: ((x.sigmoid(), t[1]), {"weight": w[1]})),
+    ("binary_cross_entropy_with_logits", lambda x, t, w, pw: ((x, t[1]), {"weight": w[1]})),
+    ("binary_cross_entropy_with_logits", lambda x, t, w, pw: ((x, t[1]), {"pos_weight": pw})),
+]
+
+
+@pytest.mark.parametrize("name,make", _CLASS_WEIGHTED)
+@pytest.mark.parametrize("x_grad", [True, False])
+def test_weights_requiring_grad_are_refused_like_torch(name, make, x_grad, r):
+    """PyTorch raises for class/element weights that require grad (they are not differentiable) in grad mode."""
+    arrays = (r.standard_normal((3, 4)), r.integers(0, 4, (3,)), r.uniform(0, 1, (3, 4)), r.uniform(0.5, 2, (4,)),
+              r.uniform(0.5, 2, (3, 4)), r.uniform(0.5, 2, (4,)))
+    for lib, fn, F_ in ((torch, torch.from_numpy, TF), (toolkit, toolkit.from_numpy, F)):
+        x, ti, tf, w1, w2, pw = (fn(a.copy()) for a in arrays)
+        x.requires_grad_(x_grad)
+        for wt in (w1, w2, pw):
+            wt.requires_grad_(True)
+        args, kwargs = make(x, (ti, tf), (w1, w2), pw)
+        with pytest.raises(RuntimeError, match="is not differentiable with respect to argument '(pos_)?weight'. "
+                                               "This input cannot have requires_grad True."):
+            getattr(F_, name)(*args, **kwargs)
+        with lib.no_grad():
+            getattr(F_, name)(*args, **kwargs)  # no check without grad mode
+
+
+def test_cross_entropy_probability_targets_differentiate_weight(r):
+    """With probability targets cross_entropy is composite in PyTorch, so the weight does get a gradient."""
+    x, p, w = r.standard_normal((3, 4)), r.dirichlet(np.ones(4), 3), r.uniform(0.5, 2, (4,))
+    _run("cross_entropy", [x, p, w], {"label_smoothing": 0.2}, grad=(0, 2))
+    _run("cross_entropy", [x, p, w], {}, grad=(0, 2))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -323,3 +323,34 @@ def test_formula_compiled_by_the_map_kernel_generator_matches_the_eager_kernel(o
 
 def test_torch_dtypes_table_covers_the_test_dtypes():
     assert all(d in TORCH_DTYPES for d in FLOATS + INTS)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("sin", ()), ("exp", ()), ("sqrt", ()), ("logical_not", ()), ("isnan", ()), ("square", ()),
+    ("maximum", ("T",)), ("atan2", ("T",)), ("fmod", ("T",)), ("hypot", ("T",)), ("eq", ("T",)), ("lt", ("T",)),
+    ("logical_and", ("T",)), ("addcmul", ("T", "T")), ("clamp", ("T",)),
+])
+def test_number_as_self_is_a_type_error_like_torch(name, args):
+    """``torch.sin(2.0)`` is a TypeError: only ops with Scalar-self overloads take a number first."""
+    for lib in (torch, toolkit):
+        t = lib.tensor([0.5, 0.25])
+        with pytest.raises(TypeError, match=rf"{name}\(\)"):
+            getattr(lib, name)(2.0, *[t if a == "T" else a for a in args])
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow", "floor_divide", "remainder"])
+@pytest.mark.parametrize("number", [2, 2.5])
+def test_number_as_self_where_torch_takes_it(name, number):
+    t, th = toolkit.tensor([0.5, 1.25, 3.0]), torch.tensor([0.5, 1.25, 3.0])
+    assert_close(getattr(toolkit, name)(number, t), getattr(torch, name)(number, th))
+
+
+def test_reflected_operators_take_a_number():
+    t, th = toolkit.tensor([0.5, 1.25, 3.0]), torch.tensor([0.5, 1.25, 3.0])
+    for fn in (lambda x: 2 - x, lambda x: 2 ** x, lambda x: 3 / x, lambda x: 2 * x, lambda x: 2 + x,
+               lambda x: 5 // x, lambda x: 5 % x, lambda x: 2.5 - x):
+        assert_close(fn(t), fn(th))
+    i, ih = toolkit.tensor([1, 6]), torch.tensor([1, 6])
+    for fn in (lambda x: 3 & x, lambda x: 3 | x, lambda x: 3 ^ x):
+        assert_close(fn(i), fn(ih))
+    assert_close(toolkit.where(t > 1, 2.0, t), torch.where(th > 1, 2.0, th))

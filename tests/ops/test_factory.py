@@ -8,7 +8,7 @@ import torch
 
 import toolkit
 
-from ..conftest import TORCH_DTYPES
+from ..conftest import TORCH_DTYPES, assert_close
 
 DTYPES = [toolkit.float32, toolkit.float64, toolkit.float16, toolkit.int64, toolkit.int32, toolkit.uint8]
 
@@ -110,3 +110,32 @@ def test_like_factories_keep_dtype_and_take_options():
     y = toolkit.zeros_like(toolkit.zeros(3), requires_grad=True)
     assert y.requires_grad and y.is_leaf
     _same(toolkit.ones_like(x), torch.ones_like(torch.tensor([[1, 2], [3, 4]])))
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((0, 1, 0.1), {"dtype": "int64"}), ((0, 1, 0.5), {"dtype": "int64"}), ((1, 0, -0.1), {"dtype": "int64"}),
+    ((0, 1, -0.1), {"dtype": "int64"}), ((0, 10, 0), {}), ((0, 10, 0), {"dtype": "int64"}), ((10, 0, 1), {}),
+    ((float("nan"),), {}), ((float("inf"),), {}), ((float("-inf"), 0), {}), ((0, 5, float("nan")), {}),
+    ((0, 1e20, 1e-10), {}), ((0, 1, 1e-300), {"dtype": "float64"}), ((0, 1e20, 1e-10), {"dtype": "int64"}),
+    ((0, 1e19), {"dtype": "int64"}), ((0, 5, float("inf")), {"dtype": "int64"}), ((5,), {"dtype": "bool"}),
+    ((0, 1, 0.1), {"dtype": "bool"}),
+])
+def test_arange_error_types_match_torch(args, kwargs):
+    """Each bad arange raises PyTorch's exception type (ValueError for an int64 step truncated to 0)."""
+    try:
+        torch.arange(*args, **{k: getattr(torch, v) for k, v in kwargs.items()})
+    except Exception as e:  # noqa: BLE001 - the oracle's exception type is what is compared
+        expected = e
+    else:
+        raise AssertionError("torch accepted it")
+    with pytest.raises(type(expected)) as info:
+        toolkit.arange(*args, **{k: getattr(toolkit, v) for k, v in kwargs.items()})
+    assert type(info.value) is type(expected)
+    assert str(expected).split(" (")[0] in str(info.value)
+
+
+@pytest.mark.parametrize("args,kwargs", [((0, 1, 0.1), {"dtype": "int32"}), ((0, 5, float("inf")), {}),
+                                         ((0, 3, 1.5), {"dtype": "int64"}), ((0.5, 3, 1), {"dtype": "int64"})])
+def test_arange_edge_values_match_torch(args, kwargs):
+    expected = torch.arange(*args, **{k: getattr(torch, v) for k, v in kwargs.items()})
+    assert_close(toolkit.arange(*args, **{k: getattr(toolkit, v) for k, v in kwargs.items()}), expected)

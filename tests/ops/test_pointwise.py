@@ -472,3 +472,21 @@ def test_result_shape_and_dtype_match_torch(shapes, da, db, name):
     assert TORCH_DTYPES[out.dtype] == expected.dtype
     meta = registry.get(name).infer(x, y) if name != "add" else registry.get(name).infer(x, y, 1)
     assert tuple(meta.shape) == tuple(expected.shape) and meta.dtype is out.dtype
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("weight", [0.3, -0.2, 0.5, -0.5, 0.7, 1.6, float("nan"), float("inf"), 0, 1])
+def test_lerp_scalar_weight_matches_torch(dtype, weight):
+    """A number weight takes one side of the two-sided formula for the whole tensor (out of place, in place, broadcast)."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((6, 5)) * 50, rng.standard_normal((5,)) * 50
+    a[0, 0] = np.nan
+    tk_a, tk_b = toolkit.tensor(a).to(getattr(toolkit, dtype)), toolkit.tensor(b).to(getattr(toolkit, dtype))
+    th_a, th_b = torch.tensor(a).to(getattr(torch, dtype)), torch.tensor(b).to(getattr(torch, dtype))
+    assert_close(toolkit.lerp(tk_a, tk_b, weight), torch.lerp(th_a, th_b, weight))
+    assert_close(tk_b.lerp(tk_a, weight), th_b.lerp(th_a, weight))
+    w_tk, w_th = toolkit.tensor(weight, dtype=tk_a.dtype), torch.tensor(weight, dtype=th_a.dtype)
+    assert_close(tk_a.t().lerp(tk_b[:, None], w_tk), th_a.t().lerp(th_b[:, None], w_th))
+    out = tk_a.clone()
+    assert out.lerp_(tk_b, weight) is out
+    assert_close(out, th_a.clone().lerp_(th_b, weight))

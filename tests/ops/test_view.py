@@ -408,3 +408,24 @@ def test_random_view_chains_agree_with_torch(case):
             assert tk.storage_offset() == th.storage_offset()
             assert _strides(tk) == _strides(th)
     assert_close(to_torch(tk), th)
+
+
+def test_split_keyword_names_match_torch():
+    """``torch.split(tensor, split_size_or_sections, dim)`` but ``Tensor.split(split_size, dim)``: each refuses the other's."""
+    tk, th = _pair(_data((4, 5)))
+    for size in (2, [1, 3], (4,)):
+        d = 0 if size != 2 else 1
+        assert_close(toolkit.split(tk, split_size_or_sections=size, dim=d), torch.split(th, split_size_or_sections=size, dim=d))
+        assert_close(toolkit.split(tensor=tk, split_size_or_sections=size), torch.split(tensor=th, split_size_or_sections=size))
+        assert_close(tk.split(split_size=size, dim=d), th.split(split_size=size, dim=d))
+        assert_close(toolkit.split(tk, size, d), torch.split(th, size, d))
+    assert isinstance(toolkit.split(tk, 2), tuple) and isinstance(tk.split(2), tuple)
+    for lib, x in ((torch, th), (toolkit, tk)):
+        with pytest.raises(TypeError):
+            lib.split(x, split_size=2)
+        with pytest.raises(TypeError):
+            x.split(split_size_or_sections=2)
+        with pytest.raises(TypeError):
+            lib.split(x, 2, axis=0)
+        with pytest.raises(RuntimeError, match="split_with_sizes expects split_sizes to sum exactly to 4"):
+            lib.split(x, [1, 2])

@@ -108,8 +108,10 @@ def _arange_plan(start, end, step, dtype):
     """Checks, dtype and length of an arange, from its arguments alone (shared with the meta rule)."""
     if end is None:
         start, end = 0, start
-    if step == 0:
+    if not (step > 0 or step < 0):  # nan too
         raise RuntimeError("arange: step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
         raise RuntimeError(
             f"arange: upper bound and lower bound inconsistent with step sign (start={start}, end={end}, step={step})"
@@ -119,13 +121,20 @@ def _arange_plan(start, end, step, dtype):
         dtype = _dt.get_default_dtype() if is_float else _dt.int64
     d = dtype.np
     if d == np.int64:  # int64 truncates the bounds and step first (a fractional step can become 0)
+        if not all(-(2.0 ** 63) <= v < 2.0 ** 63 for v in (start, end, step)):
+            raise RuntimeError("arange: value cannot be converted to type int64_t without overflow")
         xs, xe, xp = math.trunc(start), math.trunc(end), math.trunc(step)
-        if xp == 0:
-            raise RuntimeError("arange: step must be nonzero")
+        if xp == 0:  # PyTorch raises ValueError for a fractional step that truncates to 0
+            raise ValueError("arange: step must be nonzero")
         num = xe - xs + xp - ((xp > 0) - (xp < 0))
         n = abs(num) // abs(xp) * (1 if (num >= 0) == (xp > 0) else -1)
+    elif d == np.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     else:
-        n = math.ceil((float(end) - float(start)) / float(step))
+        size = (float(end) - float(start)) / float(step)
+        if size > 2.0 ** 63 - 1:
+            raise RuntimeError("arange: invalid size, possible overflow?")
+        n = math.ceil(size)
     return start, end, step, d, max(n, 0)
 
 

@@ -202,7 +202,7 @@ def _check_same_dtype(name: str, self, *others) -> None:
 
 
 @op("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor", kind=NN,
-    method=False, namespace="ops.aten")
+    method=False, namespace="ops.aten", nondiff_args=("weight",))
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     """``-w (t log(x) + (1 - t) log(1 - x))`` with each log clamped to >= -100, as PyTorch does."""
     _check_float("binary_cross_entropy", self, reduction)
@@ -233,6 +233,9 @@ def _bce_meta(self, target, weight=None, reduction=MEAN):
 binary_cross_entropy.meta_rule(_bce_meta)
 
 
+binary_cross_entropy.refuse_grad_args = ("weight",)
+
+
 @binary_cross_entropy.grad
 def _(grad, self, target, weight, reduction):
     g = _scaled(grad, reduction, self, target)
@@ -240,11 +243,7 @@ def _(grad, self, target, weight, reduction):
         g = g * weight
     gx = g * (self - target) / (self * (1 - self)).clamp_min(1e-12)
     gt = g * (self.log().clamp_min(-100) * -1 + (-self).log1p().clamp_min(-100))
-    gw = None
-    if weight is not None:
-        gw = _scaled(grad, reduction, self, target) * (
-            (target - 1) * (-self).log1p().clamp_min(-100) - target * self.log().clamp_min(-100))
-    return gx, gt, gw
+    return gx, gt
 
 
 @binary_cross_entropy.sample_inputs
@@ -258,7 +257,7 @@ def _(rng):
 
 
 @op("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-    "int reduction=1) -> Tensor", kind=NN, method=False, namespace="ops.aten")
+    "int reduction=1) -> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("weight", "pos_weight"))
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
     """Binary cross entropy on logits: ``(1 - t) x - l log_sigmoid(x)``, ``l = 1 + (pos_weight - 1) t``, stable.
 
@@ -288,26 +287,22 @@ def _(self, target, weight=None, pos_weight=None, reduction=MEAN):
     return TensorMeta(shape if reduction == NONE else (), dt, self.device)
 
 
+binary_cross_entropy_with_logits.refuse_grad_args = ("weight", "pos_weight")
+
+
 @binary_cross_entropy_with_logits.grad
 def _(grad, self, target, weight, pos_weight, reduction):
     g = _scaled(grad, reduction, self, target)
-    gw_base = g
     if weight is not None:
         g = g * weight
-    sp = api.softplus(-self)  # -log_sigmoid(x)
     if pos_weight is None:
         gx = g * (self.sigmoid() - target)
         gt = g * -self
-        gpw = None
-        unweighted = (1 - target) * self + sp
     else:
         lw = (pos_weight - 1) * target + 1
         gx = g * ((1 - target) - lw * (-self).sigmoid())
-        gt = g * (sp * (pos_weight - 1) - self)
-        gpw = g * target * sp
-        unweighted = (1 - target) * self + lw * sp
-    gw = None if weight is None else gw_base * unweighted
-    return gx, gt, gw, gpw
+        gt = g * (api.softplus(-self) * (pos_weight - 1) - self)
+    return gx, gt
 
 
 @binary_cross_entropy_with_logits.sample_inputs

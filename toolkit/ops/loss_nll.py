@@ -76,7 +76,7 @@ class _Meta:
 
 
 @op("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) "
-    "-> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("target",))
+    "-> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("target", "weight"))
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
     cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
@@ -116,6 +116,9 @@ def _one_hot(self, target, ignore_index, cdim):
     return (classes == t.unsqueeze(cdim)) & (t != ignore_index).unsqueeze(cdim)
 
 
+nll_loss_nd.refuse_grad_args = ("weight",)
+
+
 @nll_loss_nd.grad
 def _(grad, self, target, weight, reduction, ignore_index):
     cdim = 0 if self.ndim == 1 else 1
@@ -129,18 +132,7 @@ def _(grad, self, target, weight, reduction, ignore_index):
     g = grad
     if reduction == MEAN:
         g = grad / w_t.sum()
-    gx = api.where(mask, (-g * w_t).unsqueeze(cdim), 0)
-    gw = None
-    if weight is not None:
-        picked = api.where(mask, self, 0).sum(cdim)
-        per = -picked
-        if reduction == MEAN:
-            per = per + (w_t * picked).sum() / w_t.sum()
-        contrib = (g * per).unsqueeze(cdim)
-        dims = [d for d in range(self.ndim) if d != cdim]
-        gw = api.where(mask, contrib, 0)
-        gw = gw.sum(dims) if dims else gw
-    return gx, gw
+    return api.where(mask, (-g * w_t).unsqueeze(cdim), 0)
 
 
 @nll_loss_nd.sample_inputs

@@ -236,23 +236,46 @@ def _lerp_check(self_dtype, end_dtype, weight_dtype, weight_ndim) -> None:
 @op("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", kind=ELEMENTWISE, promotion=PROMOTE_NONE,
     formula="self + weight * (end - self) if abs(weight) < 0.5 else end - (end - self) * (1 - weight)",
     inplace=True)
-def lerp(self, end, weight):
+def lerp(self, end, weight, out=None):
     """Linear interpolation ``self + weight * (end - self)``; ``weight`` is a number or a tensor.
 
-    Computed in the stable two-sided form PyTorch uses, in float32 for half inputs.
+    Computed in the stable two-sided form PyTorch uses, in float32 for half inputs. A number (or 0-d)
+    weight picks one side for the whole tensor: three in-place passes instead of both sides and a select.
     """
     dt = np.asarray(self).dtype
     end_dt = end.dtype if isinstance(end, np.ndarray) else None
     w_is_array = isinstance(weight, np.ndarray)
     _lerp_check(dt, end_dt, weight.dtype if w_is_array else None, weight.ndim if w_is_array else 0)
-    ct = np.float32 if dt == np.float16 else dt
-    s = np.asarray(self, dtype=ct)
-    e = np.asarray(end, dtype=ct)
-    w = np.asarray(weight, dtype=ct)
+    ct = np.dtype(np.float32 if dt == np.float16 else dt)
     with np.errstate(all="ignore"):
+        if not w_is_array or weight.ndim == 0:
+            return _lerp_scalar_weight(self, end, ct.type(weight), dt, ct, out)
+        s = np.asarray(self, dtype=ct)
+        e = np.asarray(end, dtype=ct)
+        w = np.asarray(weight, dtype=ct)
         diff = e - s
-        out = np.where(np.abs(w) < 0.5, s + w * diff, e - diff * (1 - w))
-    return out.astype(dt, copy=False)
+        res = np.where(np.abs(w) < 0.5, s + w * diff, e - diff * (1 - w))
+    if out is not None:
+        np.copyto(out, res, casting="same_kind")
+        return out
+    return res.astype(dt, copy=False)
+
+
+def _lerp_scalar_weight(self, end, w, dt: np.dtype, ct: np.dtype, out):
+    """``self + w * (end - self)`` if ``|w| < 0.5`` else ``end - (end - self) * (1 - w)``, op for op in ``ct``."""
+    diff = np.asarray(np.subtract(end, self, dtype=ct))
+    if abs(w) < 0.5:
+        diff *= w
+        fn, a, b = np.add, diff, self
+    else:
+        diff *= ct.type(1) - w
+        fn, a, b = np.subtract, end, diff
+    if out is not None:
+        fn(a, b, out=out, dtype=ct, casting="same_kind")
+        return out
+    if dt == ct and diff.ndim:
+        return fn(a, b, out=diff, dtype=ct)
+    return np.asarray(fn(a, b, dtype=ct)).astype(dt, copy=False)
 
 
 @lerp.meta_rule

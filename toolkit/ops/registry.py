@@ -93,6 +93,8 @@ class OpDef:
         self.arg_names = tuple(a.name for a in schema.args)
         self.tensor_args = tuple(i for i, a in enumerate(schema.args) if a.is_tensor)
         self.diff_args = tuple(i for i in self.tensor_args if schema.args[i].name not in nondiff_args)
+        # Tensor args PyTorch refuses to see with requires_grad=True while grad mode is on (loss weights).
+        self.refuse_grad_args: tuple = ()
         # Arguments that take part in type promotion (elementwise kinds): every Tensor argument unless
         # named here; naming lets a bool ``condition`` stay out and a Scalar ``min`` take part.
         self.promote_args = self.tensor_args if promote_args is None else tuple(

@@ -108,7 +108,7 @@ def _part_shapes(shape: tuple, d: int, sizes) -> list:
     return [tuple(shape[:d]) + (s,) + tuple(shape[d + 1 :]) for s in sizes]
 
 
-@op("split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]", kind=VIEW)
+@op("split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]", kind=VIEW, function=False)
 def split(self, split_size, dim=0):
     """Cut into parts of ``split_size`` along ``dim`` (the last may be smaller); the parts are views.
 
@@ -118,11 +118,30 @@ def split(self, split_size, dim=0):
     return _cut(self, d, sizes)
 
 
-@op("split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]", kind=VIEW)
+@op("split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]", kind=VIEW, function=False)
 def split_sizes_op(self, split_size, dim=0):
     """Cut into parts of the given sizes along ``dim`` (views); the sizes must add up to the dim's size."""
     d, sizes = split_with_sizes_check(self.shape, split_size, dim)
     return _cut(self, d, sizes)
+
+
+@op("split_function.Tensor(Tensor(a) tensor, int split_size_or_sections, int dim=0) -> Tensor[]", kind=VIEW,
+    method=False, function="split")
+def split_function(tensor, split_size_or_sections, dim=0):
+    """``toolkit.split``: ``Tensor.split`` under ``torch.split``'s argument names (``tensor``, ``split_size_or_sections``).
+
+    With a list of sizes, the parts have those sizes: ``toolkit.split(x, [1, 3], dim=1)``.
+    """
+    d, sizes = split_sizes(tensor.shape, split_size_or_sections, dim)
+    return _cut(tensor, d, sizes)
+
+
+@op("split_function.sizes(Tensor(a) tensor, int[] split_size_or_sections, int dim=0) -> Tensor[]", kind=VIEW,
+    method=False, function="split")
+def split_function_sizes(tensor, split_size_or_sections, dim=0):
+    """``toolkit.split`` with a list of sizes that must add up to the dim's size."""
+    d, sizes = split_with_sizes_check(tensor.shape, split_size_or_sections, dim)
+    return _cut(tensor, d, sizes)
 
 
 @op("split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]", kind=VIEW)
@@ -163,7 +182,18 @@ def _cat_grads(grad, dim):
     return api.cat(_grads_list(grad), dim)
 
 
-for _d in (split, split_sizes_op, split_with_sizes, chunk):
+@split_function.meta_rule
+def _(tensor, split_size_or_sections, dim=0):
+    return _metas(tensor, _part_shapes(tuple(tensor.shape), *split_sizes(tuple(tensor.shape), split_size_or_sections, dim)))
+
+
+@split_function_sizes.meta_rule
+def _(tensor, split_size_or_sections, dim=0):
+    shape = tuple(tensor.shape)
+    return _metas(tensor, _part_shapes(shape, *split_with_sizes_check(shape, split_size_or_sections, dim)))
+
+
+for _d in (split, split_sizes_op, split_with_sizes, chunk, split_function, split_function_sizes):
     _d.grad(_cat_grads)
 
 
@@ -189,6 +219,25 @@ def _sizes_samples(rng):
 
 
 split_sizes_op.sample_inputs(_sizes_samples)
+
+
+@split_function.sample_inputs
+def _(rng):
+    x = rng.standard_normal((4, 5))
+    yield (x, 2), {}
+    yield (x, 3, -1), {}
+    yield (x.T,), {"split_size_or_sections": 3, "dim": 1}
+    yield (x, 5), {}
+    yield (rng.standard_normal((0, 2)), 2), {}
+
+
+@split_function_sizes.sample_inputs
+def _(rng):
+    x = rng.standard_normal((4, 5))
+    yield (x, [1, 3]), {}
+    yield (x, (2, 0, 3), 1), {}
+    yield (x.T,), {"split_size_or_sections": [5], "dim": 0}
+    yield (rng.standard_normal((0, 2)), [0, 0]), {}
 split_with_sizes.sample_inputs(_sizes_samples)
 
 
