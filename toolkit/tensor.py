@@ -16,6 +16,8 @@ from ._core.shape import Size, wrap_dim
 from ._core.storage import Storage
 
 _from_np = _dt._FROM_NP
+# Called as hook(tensor, "number" | "bool") when a tensor becomes a Python value (the tracer warns).
+CONVERSION_HOOKS: list = []
 
 
 class Tensor:
@@ -216,6 +218,9 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def item(self):
+        if CONVERSION_HOOKS:
+            for h in CONVERSION_HOOKS:
+                h(self, "number")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -236,6 +241,9 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
+        if CONVERSION_HOOKS:
+            for h in CONVERSION_HOOKS:
+                h(self, "bool")
         if self._data.size != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous"

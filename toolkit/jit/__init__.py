@@ -1,0 +1,25 @@
+"""toolkit.jit: a typed graph IR, tracing at the dispatcher, and an interpreter that runs traced graphs.
+
+Example::
+
+    >>> def foo(x, y):
+    ...     return 2 * x + y
+    >>> traced = toolkit.jit.trace(foo, (toolkit.rand(3), toolkit.rand(3)))
+    >>> print(traced.graph)      # the recorded graph
+    >>> traced(a, b)             # runs the graph, with autograd
+"""
+
+from __future__ import annotations
+
+from . import types
+from ._tracing import trace, trace_module
+from .interpreter import Interpreter
+from .ir import Block, Graph, Node, Use, Value
+from .script_module import ScriptFunction, ScriptModule
+from .trace import TracerWarning, TracingCheckError
+from .verify import VerificationError, verify
+
+__all__ = [
+    "Block", "Graph", "Interpreter", "Node", "ScriptFunction", "ScriptModule", "TracerWarning",
+    "TracingCheckError", "Use", "Value", "VerificationError", "trace", "trace_module", "types", "verify",
+]

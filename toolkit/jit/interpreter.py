@@ -1,0 +1,182 @@
+"""Runs a graph node by node with the registry's ops, through the normal dispatch path.
+
+Autograd records as in eager mode (each ``aten::`` node is one ``dispatch.execute``
+call), each value is dropped after its last use, and an error raised by a node
+gets "while executing <node> at file:line" appended so it points at the user's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .. import dispatch
+from .ir import Block, Graph, Node, Value
+
+_LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
+
+
+class Interpreter:
+    """Executes one graph; the plan (what to free after each node) is made once."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self._plan = _plan(graph)
+
+    def run(self, inputs, on_node: Callable | None = None) -> list:
+        """The graph's outputs for these inputs; ``on_node(node, values)`` sees every top-level node's results."""
+        g = self.graph
+        if len(inputs) != len(g.inputs):
+            raise RuntimeError(f"the graph takes {len(g.inputs)} inputs, but {len(inputs)} were given")
+        env: dict[Value, object] = dict(zip(g.inputs, inputs))
+        for node, dead in self._plan:
+            _exec_node(node, env)
+            if on_node is not None:
+                on_node(node, [env[o] for o in node.outputs])
+            for v in dead:
+                del env[v]
+        return [env[v] for v in g.outputs]
+
+
+def _plan(graph: Graph) -> list:
+    """Pairs (node, values that die after it) for the top block.
+
+    Only values defined in the top block are freed here; a value defined inside a
+    nested block lives in the environment until the run ends.
+    """
+    nodes = graph.block.nodes
+    top = set(graph.inputs)
+    for n in nodes:
+        top.update(n.outputs)
+    last: dict[Value, int] = {}
+    for i, n in enumerate(nodes):
+        for v in _used_values(n):
+            if v in top:
+                last[v] = i
+        for o in n.outputs:
+            last.setdefault(o, i)
+    keep = set(graph.outputs)
+    dead: list[list] = [[] for _ in nodes]
+    for v, i in last.items():
+        if v not in keep:
+            dead[i].append(v)
+    return [(n, tuple(d)) for n, d in zip(nodes, dead)]
+
+
+def _used_values(n: Node):
+    """Values a node reads, including those its nested blocks read from outside."""
+    yield from n.inputs
+    for b in n.blocks:
+        for m in b.nodes:
+            yield from _used_values(m)
+        yield from b.outputs
+
+
+def _run_block(b: Block, env: dict) -> list:
+    for n in b.nodes:
+        _exec_node(n, env)
+    return [env[v] for v in b.outputs]
+
+
+def _exec_node(n: Node, env: dict) -> None:
+    try:
+        _EXEC.get(n.kind, _exec_op)(n, env)
+    except Exception as e:
+        raise _annotate(e, n) from None
+
+
+def _annotate(e: Exception, n: Node) -> Exception:
+    """The same exception with the node and its source line appended (once: the innermost node wins)."""
+    if getattr(e, "_jit_annotated", False):
+        return e
+    from .printer import node_to_string
+
+    msg = f"{e}\nwhile executing {node_to_string(n, source_locations=False).strip()} at {n.source_location}"
+    try:
+        new = type(e)(msg)
+    except Exception:
+        e.add_note(msg)
+        new = e
+    new._jit_annotated = True
+    new.__traceback__ = e.__traceback__
+    return new
+
+
+def _exec_op(n: Node, env: dict) -> None:
+    op = n.op
+    if op is None:
+        raise RuntimeError(f"the interpreter cannot run {n.kind}")
+    args = [env[v] for v in n.inputs]
+    for i, a in enumerate(op.args):
+        if isinstance(args[i], list) and a.type.startswith(_LIST_ARG_PREFIXES):
+            args[i] = tuple(args[i])
+    out = dispatch.execute(op, args)
+    outs = n.outputs
+    if len(outs) == 1:
+        env[outs[0]] = out
+    else:
+        for v, r in zip(outs, out):
+            env[v] = r
+
+
+def _constant(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = n.attributes.get("value")
+
+
+def _list(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = [env[v] for v in n.inputs]
+
+
+def _tuple(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = tuple(env[v] for v in n.inputs)
+
+
+def _dict(n: Node, env: dict) -> None:
+    vals = [env[v] for v in n.inputs]
+    env[n.outputs[0]] = dict(zip(vals[0::2], vals[1::2]))
+
+
+def _unpack(n: Node, env: dict) -> None:
+    seq = env[n.inputs[0]]
+    if len(seq) != len(n.outputs):
+        raise RuntimeError(f"{n.kind}: expected {len(n.outputs)} elements, got {len(seq)}")
+    for v, x in zip(n.outputs, seq):
+        env[v] = x
+
+
+def _getattr(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = getattr(env[n.inputs[0]], n["name"])
+
+
+def _if(n: Node, env: dict) -> None:
+    b = n.blocks[0] if env[n.inputs[0]] else n.blocks[1]
+    for v, x in zip(n.outputs, _run_block(b, env)):
+        env[v] = x
+
+
+def _loop(n: Node, env: dict) -> None:
+    trip, cond = env[n.inputs[0]], env[n.inputs[1]]
+    carried = [env[v] for v in n.inputs[2:]]
+    b = n.blocks[0]
+    i = 0
+    while cond and (trip is None or i < trip):
+        env[b.inputs[0]] = i
+        for v, x in zip(b.inputs[1:], carried):
+            env[v] = x
+        res = _run_block(b, env)
+        cond, carried = res[0], res[1:]
+        i += 1
+    for v, x in zip(n.outputs, carried):
+        env[v] = x
+
+
+_EXEC = {
+    "prim::Constant": _constant,
+    "prim::ListConstruct": _list,
+    "prim::TupleConstruct": _tuple,
+    "prim::DictConstruct": _dict,
+    "prim::ListUnpack": _unpack,
+    "prim::TupleUnpack": _unpack,
+    "prim::GetAttr": _getattr,
+    "prim::If": _if,
+    "prim::Loop": _loop,
+}

@@ -1,0 +1,353 @@
+"""Tracing: run a function once and record every op it calls at the dispatcher into a Graph.
+
+The tracer is a dispatch observer (``dispatch.STATE.observers``): it sees each
+op with its bound arguments, so it records exactly what eager mode ran. Tensors
+become graph values by identity; Python numbers and lists become
+``prim::Constant`` and ``prim::ListConstruct``; a traced module's parameters and
+buffers are read with ``prim::GetAttr`` on ``self``. Python control flow is not
+recorded: loops are unrolled, and branches keep the path the example took.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import warnings
+
+from .. import dispatch
+from ..ops import registry as R
+from ..tensor import CONVERSION_HOOKS, Tensor
+from . import types as T
+from .ir import Graph, Node, Value
+
+_TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_TENSOR_FILE = os.path.join(_TOOLKIT_DIR, "tensor.py")
+_DISPATCH_FILE = os.path.join(_TOOLKIT_DIR, "dispatch.py")
+
+
+class TracerWarning(Warning):
+    """The trace may not generalize to other inputs (a Python value was read from a tensor, randomness, ...)."""
+
+
+class TracingCheckError(Exception):
+    """``check_trace`` found that the trace does not reproduce the function."""
+
+
+def user_frame():
+    """(file, line) of the innermost frame outside toolkit's own code: the user's line that made the call."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_TOOLKIT_DIR):
+        f = f.f_back
+    if f is None:
+        return None
+    return f.f_code.co_filename, f.f_lineno
+
+
+def _warn(message: str, loc=None) -> None:
+    loc = loc or user_frame()
+    if loc is None:
+        warnings.warn(message, TracerWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(message, TracerWarning, loc[0], loc[1])
+
+
+_NUMBER_MSG = ("Converting a tensor to a Python {what} might cause the trace to be incorrect. We can't record the "
+               "data flow of Python values, so this value will be treated as a constant in the future. This means "
+               "that the trace might not generalize to other inputs!")
+
+
+def _attr_name(name: str) -> str:
+    return name if name.isidentifier() else f"_{name}"
+
+
+class Tracer:
+    """The dispatch observer that builds the graph; one per trace."""
+
+    def __init__(self, module=None, snapshot: bool = False):
+        self.graph = Graph()
+        self.snapshot = snapshot  # keep a copy of every op's results (for check_trace)
+        self.module = module
+        self._values: dict[int, tuple[Tensor, Value]] = {}
+        self._depth = 0
+        self.scopes: list[str] = []
+        self.records: list[tuple[Node, list]] = []  # with ``snapshot``: each op node and copies of its results
+        self._params: dict[int, tuple[tuple[str, ...], str]] = {}
+        self._attrs: dict[tuple[str, ...], Value] = {}
+        self._pending: list = []  # conversions made while the dispatcher binds arguments
+
+    # -- values ----------------------------------------------------------------------------
+    def bind_tensor(self, t: Tensor, v: Value) -> None:
+        self._values[id(t)] = (t, v)  # the tensor is kept alive so its id is not reused
+
+    def lookup(self, t: Tensor) -> Value | None:
+        e = self._values.get(id(t))
+        return e[1] if e is not None and e[0] is t else None
+
+    def set_self(self, self_value: Value, module) -> None:
+        self._attrs[()] = self_value
+        for prefix, m in module.named_modules():
+            path = tuple(prefix.split(".")) if prefix else ()
+            for name, p in list(m._parameters.items()) + list(m._buffers.items()):
+                if p is not None:
+                    self._params.setdefault(id(p), (path, name, p))
+
+    def _module_value(self, path: tuple) -> Value:
+        v = self._attrs.get(path)
+        if v is None:
+            parent = self._module_value(path[:-1])
+            sub = self.module.get_submodule(".".join(path))
+            n = self._insert("prim::GetAttr", [parent])
+            n["name"] = path[-1]
+            v = n.output()
+            v.type = T.ModuleType(type(sub))
+            v.set_debug_name(_attr_name(path[-1]))
+            self._attrs[path] = v
+        return v
+
+    def tensor_value(self, t: Tensor) -> Value:
+        v = self.lookup(t)
+        if v is not None:
+            return v
+        p = self._params.get(id(t))
+        if p is not None and p[2] is t:
+            path, name, _ = p
+            n = self._insert("prim::GetAttr", [self._module_value(path)])
+            n["name"] = name
+            v = n.output()
+            v.type = T.TensorType.of(t)
+            v.set_debug_name(_attr_name(name))
+        else:
+            if t.requires_grad:
+                raise RuntimeError(
+                    "Cannot insert a Tensor that requires grad as a constant. Consider making it a parameter or "
+                    f"input, or detaching the gradient\nTensor:\n{t}")
+            v = self.graph.insert_constant(t)
+            self._stamp(v.node)
+        self.bind_tensor(t, v)
+        return v
+
+    def arg_value(self, a, arg_type: str = "") -> Value:
+        """The graph value of one bound argument: tensors by identity, Python values as constants."""
+        if isinstance(a, Tensor):
+            return self.tensor_value(a)
+        if isinstance(a, (list, tuple)) and (arg_type.startswith("Tensor") or any(isinstance(e, Tensor) for e in a)):
+            elems = [self.arg_value(e) for e in a]
+            n = self._insert("prim::ListConstruct", elems)
+            has_none = any(e is None for e in a)
+            n.output().type = T.ListType(T.OptionalType(T.TENSOR) if has_none else T.TENSOR)
+            return n.output()
+        if isinstance(a, (list, tuple)):
+            elems = [self.arg_value(e) for e in a]
+            n = self._insert("prim::ListConstruct", elems)
+            n.output().type = T.ListType(elems[0].type if elems else T.INT)
+            return n.output()
+        v = self.graph.insert_constant(a)
+        self._stamp(v.node)
+        return v
+
+    # -- nodes -----------------------------------------------------------------------------
+    def _stamp(self, n: Node) -> Node:
+        n.source = user_frame()
+        n.scope = self.scopes[-1] if self.scopes else ""
+        return n
+
+    def _insert(self, kind: str, inputs, n_outputs: int = 1) -> Node:
+        return self._stamp(self.graph.insert(kind, inputs, n_outputs))
+
+    def on_call(self, op: R.OpDef, bound: list, run):
+        """The dispatcher's hook: record ``op`` unless it runs inside another recorded op."""
+        if self._pending:
+            self._flush_pending(bound)
+        if self._depth or not op.returns_tensor:
+            return run()
+        inputs = [self.arg_value(a, arg.type) for a, arg in zip(bound, op.args)]
+        self._depth += 1
+        try:
+            out = run()
+        finally:
+            self._depth -= 1
+        n = self._stamp(self.graph.create(op.qualified_name, inputs, 0, op))
+        self.graph.insert_node(n)
+        if _is_random(op) and (self.module is None or self.module.training):
+            _warn(f"Trace had a random op ({op.qualified_name}) in training mode: each run of the traced graph "
+                  "draws new values, so its results will differ from the traced run and from each other.")
+        if op.returns_list:
+            lst = n.add_output(T.ListType(T.TENSOR))
+            un = self._insert("prim::ListUnpack", [lst], 0)
+            for t in out:
+                self.bind_tensor(t, un.add_output(T.TensorType.of(t)))
+            results = [out]
+        elif op.n_outputs == 1:
+            self.bind_tensor(out, n.add_output(T.TensorType.of(out)))
+            results = [out]
+        else:
+            for t in out:
+                self.bind_tensor(t, n.add_output(T.TensorType.of(t)))
+            results = list(out)
+        if self.snapshot:
+            self.records.append((n, [_copy_data(r) for r in results]))
+        return out
+
+    def on_conversion(self, t: Tensor, what: str) -> None:
+        if self._depth or self.lookup(t) is None:
+            return
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename == _TENSOR_FILE:
+            f = f.f_back
+        if f is not None and f.f_code.co_filename == _DISPATCH_FILE:
+            # Binding tries overloads in turn: the conversion counts only if the chosen one took a number.
+            self._pending.append((t, what, user_frame()))
+            return
+        _warn(_NUMBER_MSG.format(what="boolean" if what == "bool" else "number"))
+
+    def _flush_pending(self, bound: list) -> None:
+        kept = set()
+        for a in bound:
+            if isinstance(a, Tensor):
+                kept.add(id(a))
+            elif isinstance(a, (list, tuple)):
+                kept.update(id(e) for e in a if isinstance(e, Tensor))
+        for t, what, loc in self._pending:
+            if id(t) not in kept:
+                _warn(_NUMBER_MSG.format(what="boolean" if what == "bool" else "number"), loc)
+        self._pending.clear()
+
+    # -- inputs and outputs ----------------------------------------------------------------
+    def add_input(self, obj, name: str | None) -> Value:
+        if isinstance(obj, Tensor):
+            v = self.graph.add_input(name, T.TensorType.of(obj))
+            self.bind_tensor(obj, v)
+            return v
+        if isinstance(obj, (tuple, list)) and all(isinstance(e, Tensor) for e in obj):
+            elem_types = [T.TensorType.of(e) for e in obj]
+            typ = T.TupleType(elem_types) if isinstance(obj, tuple) else T.ListType(T.TENSOR)
+            v = self.graph.add_input(name, typ)
+            un = self._insert("prim::TupleUnpack" if isinstance(obj, tuple) else "prim::ListUnpack", [v], 0)
+            for e, et in zip(obj, elem_types):
+                self.bind_tensor(e, un.add_output(et))
+            return v
+        raise TypeError(f"trace: example inputs must be tensors or tuples/lists of tensors, not {type(obj).__name__}")
+
+    def output_value(self, obj, strict: bool) -> Value:
+        if isinstance(obj, Tensor):
+            return self.tensor_value(obj)
+        if isinstance(obj, tuple):
+            elems = [self.output_value(e, strict) for e in obj]
+            n = self._insert("prim::TupleConstruct", elems)
+            n.output().type = T.TupleType([e.type for e in elems])
+            return n.output()
+        if isinstance(obj, list):
+            if strict:
+                raise RuntimeError(
+                    "Encountering a list at the output of the tracer might cause the trace to be incorrect, this "
+                    "is only valid if the container structure does not change based on the module's inputs. "
+                    "Consider using a constant container instead (e.g. for `list`, use a `tuple` instead. for "
+                    "`dict`, use a `NamedTuple` instead). If you absolutely need this and know the side effects, "
+                    "pass strict=False to trace() to allow this behavior.")
+            elems = [self.output_value(e, strict) for e in obj]
+            n = self._insert("prim::ListConstruct", elems)
+            n.output().type = T.ListType(T.TENSOR)
+            return n.output()
+        if isinstance(obj, dict):
+            if strict:
+                raise RuntimeError(
+                    "Encountering a dict at the output of the tracer might cause the trace to be incorrect, this "
+                    "is only valid if the container structure does not change based on the module's inputs. "
+                    "Consider using a constant container instead (e.g. for `list`, use a `tuple` instead. for "
+                    "`dict`, use a `NamedTuple` instead). If you absolutely need this and know the side effects, "
+                    "pass strict=False to trace() to allow this behavior.")
+            items = []
+            for k, e in obj.items():
+                if not isinstance(k, str):
+                    raise RuntimeError(f"trace: dict outputs need str keys, got {type(k).__name__}")
+                items += [self.arg_value(k), self.output_value(e, strict)]
+            n = self._insert("prim::DictConstruct", items)
+            n.output().type = T.DictType(T.STR, T.TENSOR)
+            return n.output()
+        raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from "
+                           f"traced functions, got {type(obj).__name__}")
+
+    # -- activation ------------------------------------------------------------------------
+    def __enter__(self) -> Tracer:
+        dispatch.STATE.observers.append(self)
+        CONVERSION_HOOKS.append(self.on_conversion)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        dispatch.STATE.observers.remove(self)
+        CONVERSION_HOOKS.remove(self.on_conversion)
+
+
+def _is_random(op: R.OpDef) -> bool:
+    """Random ops: the RANDOM kind, and in-place samplers (``bernoulli_``), which take a generator."""
+    return op.kind is R.RANDOM or any(a.type.startswith("Generator") for a in op.args)
+
+
+def _copy_data(r):
+    if isinstance(r, Tensor):
+        return r._data.copy()
+    return [_copy_data(e) for e in r]
+
+
+def _scope_hooks(tracer: Tracer, module) -> list:
+    """Forward hooks that keep ``tracer.scopes`` at the running submodule's path (``__module.layer1.0``)."""
+    handles = []
+    for name, m in module.named_modules():
+        if not name:
+            continue
+        scope = f"__module.{name}"
+
+        def pre(_m, _args, scope=scope):
+            tracer.scopes.append(scope)
+
+        def post(_m, _args, _out):
+            if tracer.scopes:
+                tracer.scopes.pop()
+
+        handles.append(m.register_forward_pre_hook(pre))
+        handles.append(m.register_forward_hook(post))
+    return handles
+
+
+def _param_names(fn, n: int) -> list:
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[:n]]
+    return names + [None] * (n - len(names))
+
+
+def _as_args(example_inputs) -> tuple:
+    if isinstance(example_inputs, Tensor):
+        return (example_inputs,)
+    if isinstance(example_inputs, list):
+        return tuple(example_inputs)
+    if not isinstance(example_inputs, tuple):
+        raise TypeError(f"trace: example_inputs must be a Tensor or a tuple of them, not {type(example_inputs).__name__}")
+    return example_inputs
+
+
+def record(fn, args: tuple, module=None, method=None, strict: bool = True, names: list | None = None,
+           snapshot: bool = False):
+    """Trace ``fn(*args)`` (or ``method`` of ``module``); returns (graph, tracer, eager outputs)."""
+    tracer = Tracer(module, snapshot)
+    g = tracer.graph
+    target = method if method is not None else fn
+    if module is not None:
+        self_value = g.add_input("self", T.ModuleType(type(module)))
+        tracer.set_self(self_value, module)
+    names = names or _param_names(target, len(args))
+    for a, name in zip(args, names):
+        tracer.add_input(a, name)
+    handles = _scope_hooks(tracer, module) if module is not None else []
+    try:
+        with tracer:
+            out = target(*args)
+            g.register_output(tracer.output_value(out, strict))
+    finally:
+        for h in handles:
+            h.remove()
+    return g, tracer, out
