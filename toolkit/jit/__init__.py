@@ -15,6 +15,7 @@ from . import types
 from ._tracing import trace, trace_module
 from .interpreter import Interpreter
 from .ir import Block, Graph, Node, Use, Value
+from .passes import Pass, PassManager, register_pass, run_passes
 from .script_module import ScriptFunction, ScriptModule
 from .trace import TracerWarning, TracingCheckError
 from .verify import VerificationError, verify
@@ -23,3 +24,4 @@ __all__ = [
     "Block", "Graph", "Interpreter", "Node", "ScriptFunction", "ScriptModule", "TracerWarning",
     "TracingCheckError", "Use", "Value", "VerificationError", "trace", "trace_module", "types", "verify",
 ]
+from .serialization import load, save  # noqa: E402, F401  (toolkit.jit.save / toolkit.jit.load)

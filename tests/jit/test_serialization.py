@@ -1,0 +1,266 @@
+"""toolkit.jit.save/load: archives round-trip graphs exactly and run without the model's source."""
+
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.nn as nn
+from toolkit.jit import load, save
+
+
+def _roundtrip(obj):
+    buf = io.BytesIO()
+    save(obj, buf)
+    buf.seek(0)
+    return load(buf)
+
+
+def _mlp():
+    toolkit.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+
+
+class _ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 5 * 5, 3)
+
+    def forward(self, x):
+        return self.fc(self.bn(self.conv(x)).relu().flatten(1))
+
+
+class _TwoOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 2)
+
+    def forward(self, x, y):
+        h = self.a(x)
+        return h * y, h.sum()
+
+
+def _grads(module, fn, *inputs):
+    module.zero_grad()
+    xs = [t.detach().clone().requires_grad_(True) for t in inputs]
+    out = fn(*xs)
+    outs = out if isinstance(out, tuple) else (out,)
+    sum(o.sum() for o in outs).backward()
+    return [p.grad.numpy().copy() for p in module.parameters()] + [x.grad.numpy().copy() for x in xs]
+
+
+@pytest.mark.parametrize("make,inputs", [
+    (_mlp, lambda: (toolkit.randn(5, 4),)),
+    (_ConvNet, lambda: (toolkit.randn(2, 2, 5, 5),)),
+    (_TwoOut, lambda: (toolkit.randn(4, 3), toolkit.randn(4, 2))),
+])
+def test_module_round_trip_outputs_grads_state(make, inputs):
+    toolkit.manual_seed(1)
+    m = make()
+    args = inputs()
+    sm = toolkit.jit.trace(m, args, check_trace=False)
+    lm = _roundtrip(sm)
+    assert isinstance(lm, toolkit.jit.ScriptModule)
+    assert str(lm.graph) == str(sm.graph)
+    assert lm.code == sm.code
+    assert repr(lm).splitlines()[0] == repr(sm).splitlines()[0]
+    sd, lsd = m.state_dict(), lm.state_dict()
+    assert list(sd) == list(lsd)
+    for k in sd:
+        np.testing.assert_array_equal(sd[k].numpy(), lsd[k].numpy())
+    assert all(type(p) is nn.Parameter for p in lm.parameters())
+    m.eval(), sm.eval(), lm.eval()
+    a, b = sm(*args), lm(*args)
+    for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+        np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy())
+    m.train(), lm.train()
+    assert lm.training and all(c.training for c in lm.modules())
+    for g0, g1 in zip(_grads(m, sm, *args), _grads(lm, lm, *args)):
+        np.testing.assert_allclose(g0, g1, rtol=1e-6, atol=1e-7)
+    lm.eval()
+    assert not any(c.training for c in lm.modules())
+
+
+def test_loaded_params_are_independent_and_trainable():
+    m = _mlp()
+    x = toolkit.randn(5, 4)
+    lm = _roundtrip(toolkit.jit.trace(m, x))
+    opt = toolkit.optim.SGD(lm.parameters(), lr=0.1)
+    before = m[0].weight.detach().numpy().copy()
+    lm(x).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(m[0].weight.detach().numpy(), before)
+    assert not np.array_equal(lm.state_dict()["0.weight"].numpy(), before)
+
+
+def _fn(x, y):
+    return (2 * x + y).sin() * y.mean(0, keepdim=True)
+
+
+def test_function_round_trip():
+    x, y = toolkit.randn(3, 4), toolkit.randn(3, 4)
+    sf = toolkit.jit.trace(_fn, (x, y))
+    lf = _roundtrip(sf)
+    assert isinstance(lf, toolkit.jit.ScriptFunction) and lf.name == "_fn"
+    assert str(lf.graph) == str(sf.graph)
+    np.testing.assert_array_equal(lf(x, y).numpy(), _fn(x, y).numpy())
+    xs = [x.clone().requires_grad_(True) for _ in range(2)]
+    ys = [y.clone().requires_grad_(True) for _ in range(2)]
+    sf(xs[0], ys[0]).sum().backward()
+    lf(xs[1], ys[1]).sum().backward()
+    np.testing.assert_allclose(xs[0].grad.numpy(), xs[1].grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ys[0].grad.numpy(), ys[1].grad.numpy(), rtol=1e-6)
+
+
+def test_loaded_module_traces_again():
+    m = _mlp()
+    x = toolkit.randn(2, 4)
+    lm = _roundtrip(toolkit.jit.trace(m, x))
+    again = toolkit.jit.trace(lm, x)
+    np.testing.assert_array_equal(again(x).detach().numpy(), m(x).detach().numpy())
+
+
+def test_path_save_is_atomic_and_extra_files(tmp_path):
+    p = tmp_path / "m.pt"
+    sm = toolkit.jit.trace(_mlp(), toolkit.randn(1, 4))
+    save(sm, p, _extra_files={"meta.txt": "hello"})
+    save(sm, str(p))
+    assert os.listdir(tmp_path) == ["m.pt"]
+    with zipfile.ZipFile(p) as zf:
+        assert "archive/code/forward.py" in zf.namelist()
+        assert "def forward(self" in zf.read("archive/code/forward.py").decode()
+    save(sm, p, _extra_files={"meta.txt": "hello"})
+    extra = {"meta.txt": ""}
+    load(p, _extra_files=extra)
+    assert extra["meta.txt"] == b"hello"
+    with pytest.raises(TypeError, match="expected a ScriptModule or ScriptFunction"):
+        save(_mlp(), tmp_path / "x.pt")
+
+
+_MODEL_SRC = """
+import toolkit.nn as nn
+
+class Secret(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(3, 5)
+        self.l2 = nn.Linear(5, 2)
+
+    def forward(self, x):
+        return self.l2(self.l1(x).sigmoid()), x.exp()
+"""
+
+
+def test_load_in_subprocess_without_source(tmp_path):
+    src = tmp_path / "secret_model_mod.py"
+    src.write_text(_MODEL_SRC)
+    spec = importlib.util.spec_from_file_location("secret_model_mod", src)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["secret_model_mod"] = mod
+    spec.loader.exec_module(mod)
+    model = mod.Secret()
+    x = toolkit.randn(4, 3)
+    save(toolkit.jit.trace(model, x), tmp_path / "model.pt")
+    expected = [t.detach() for t in model(x)]
+    del sys.modules["secret_model_mod"], mod, spec
+    src.unlink()
+    toolkit.save({"x": x}, tmp_path / "x.pt")
+    script = textwrap.dedent(f"""
+        import sys, toolkit
+        m = toolkit.jit.load({str(tmp_path / 'model.pt')!r})
+        assert "secret_model_mod" not in sys.modules
+        x = toolkit.load({str(tmp_path / 'x.pt')!r})["x"]
+        a, b = m(x)
+        toolkit.save({{"a": a.detach(), "b": b.detach(), "name": m.original_name}}, {str(tmp_path / 'out.pt')!r})
+    """)
+    r = subprocess.run([sys.executable, "-c", script], cwd=str(tmp_path), capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert r.returncode == 0, r.stderr
+    out = toolkit.load(tmp_path / "out.pt")
+    assert out["name"] == "Secret"
+    np.testing.assert_array_equal(out["a"].numpy(), expected[0].numpy())
+    np.testing.assert_array_equal(out["b"].numpy(), expected[1].numpy())
+
+
+def _bytes(obj) -> bytes:
+    buf = io.BytesIO()
+    save(obj, buf)
+    return buf.getvalue()
+
+
+def _with_manifest(data: bytes, edit) -> bytes:
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for name in src.namelist():
+            body = src.read(name)
+            if name == "archive/manifest.json":
+                man = json.loads(body)
+                edit(man)
+                body = json.dumps(man).encode()
+            dst.writestr(name, body)
+    return out.getvalue()
+
+
+def test_corrupt_archives_name_the_file(tmp_path):
+    data = _bytes(toolkit.jit.trace(_mlp(), toolkit.randn(2, 4)))
+    p = tmp_path / "bad.pt"
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RuntimeError, match=r"bad\.pt.*not a valid archive"):
+        load(p)
+    p.write_bytes(b"not a zip at all")
+    with pytest.raises(RuntimeError, match=r"bad\.pt.*not a zip archive"):
+        load(p)
+
+    def newer(man):
+        man["version"] = 99
+
+    p.write_bytes(_with_manifest(data, newer))
+    with pytest.raises(RuntimeError, match=r"bad\.pt.*version 99 was written by a newer toolkit"):
+        load(p)
+    toolkit.save({"a": toolkit.ones(2)}, p)
+    with pytest.raises(RuntimeError, match=r"bad\.pt.*toolkit\.save checkpoint"):
+        load(p)
+
+    def dangling(man):
+        man["model"]["graph"]["outputs"] = [999]
+
+    p.write_bytes(_with_manifest(data, dangling))
+    with pytest.raises(RuntimeError, match=r"bad\.pt.*undefined value 999"):
+        load(p)
+    with pytest.raises(ValueError, match="does not exist"):
+        load(tmp_path / "missing.pt")
+
+
+@pytest.mark.parametrize("kind,op", [("aten::system", "system"), ("prim::PythonOp", None),
+                                     ("aten::add", "mul.Tensor")])
+def test_unknown_ops_are_rejected(kind, op):
+    data = _bytes(toolkit.jit.trace(_fn, (toolkit.randn(2), toolkit.randn(2))))
+
+    def tamper(man):
+        nodes = man["model"]["graph"]["nodes"]
+        n = next(n for n in nodes if n["kind"].startswith("aten::"))
+        n["kind"], n["op"] = kind, op
+
+    with pytest.raises(RuntimeError, match=rf"<BytesIO>.*unknown op {kind}"):
+        load(io.BytesIO(_with_manifest(data, tamper)))
+
+
+def test_type_changes_are_caught_by_verifier():
+    data = _bytes(toolkit.jit.trace(_fn, (toolkit.randn(2), toolkit.randn(2))))
+
+    def tamper(man):
+        man["model"]["graph"]["nodes"] = man["model"]["graph"]["nodes"][1:]
+
+    with pytest.raises(RuntimeError, match="not a valid archive"):
+        load(io.BytesIO(_with_manifest(data, tamper)))

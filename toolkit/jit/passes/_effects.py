@@ -1,0 +1,104 @@
+"""What passes ask about nodes: side effects, purity and aliasing, all read from the op registry's kinds.
+
+Passes never test op names for these questions: an op is in place when its kind
+is ``INPLACE`` or its schema writes an argument (``Tensor(a!)``), random when its
+kind is ``RANDOM`` or it takes a ``Generator``.
+"""
+
+from __future__ import annotations
+
+from ...ops import registry as R
+from ..ir import Graph, Node, Value
+
+# prim:: kinds that only build or take apart values.
+PURE_PRIMS = frozenset({
+    "prim::Constant", "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
+    "prim::ListUnpack", "prim::TupleUnpack", "prim::GetAttr",
+})
+# Kinds whose outputs share memory with their inputs (so a write to one is a write to the others).
+_ALIASING_PRIMS = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
+                             "prim::ListUnpack", "prim::TupleUnpack"})
+
+
+def is_mutating(n: Node) -> bool:
+    """Whether the node writes one of its inputs."""
+    op = n.op
+    return op is not None and (op.kind == R.INPLACE or any(a.alias.endswith("!") for a in op.args))
+
+
+def is_random(n: Node) -> bool:
+    op = n.op
+    return op is not None and (op.kind == R.RANDOM or any(a.type.startswith("Generator") for a in op.args))
+
+
+def has_side_effects(n: Node) -> bool:
+    """Whether removing or moving the node could change what the program does, even if its results are unused."""
+    if n.op is not None:
+        return is_mutating(n) or is_random(n)
+    if n.kind in PURE_PRIMS:
+        return False
+    if n.kind in ("prim::If", "prim::Loop"):
+        return any(has_side_effects(m) for b in n.blocks for m in b.nodes)
+    return True  # prim::Print, prim::RaiseException and kinds this module does not know
+
+
+def is_pure(n: Node) -> bool:
+    """Same inputs give the same results and nothing else happens: safe to merge, fold or drop."""
+    if n.blocks:
+        return False
+    if n.op is not None:
+        return not is_mutating(n) and not is_random(n)
+    return n.kind in PURE_PRIMS
+
+
+class AliasSets:
+    """Which values may share memory: views, in-place results and containers join their inputs' set."""
+
+    def __init__(self, graph: Graph):
+        self._parent: dict[Value, Value] = {}
+        self._mutated_roots: set = set()
+        self._output_roots: set = set()
+        nodes = list(graph.all_nodes())
+        for n in nodes:
+            if n.op is not None and n.op.kind in (R.VIEW, R.INPLACE) or n.kind in _ALIASING_PRIMS:
+                vals = [v for v in n.inputs if _may_hold_tensor(v)] + [v for v in n.outputs if _may_hold_tensor(v)]
+                for v in vals[1:]:
+                    self._union(vals[0], v)
+            elif n.kind in ("prim::If", "prim::Loop"):
+                for b in n.blocks:
+                    for o, r in zip(n.outputs, b.outputs[len(b.outputs) - len(n.outputs):]):
+                        self._union(o, r)
+        for n in nodes:
+            if is_mutating(n):
+                for v, a in zip(n.inputs, n.op.args):
+                    if a.alias.endswith("!") or (n.op.kind == R.INPLACE and v is n.inputs[0]):
+                        self._mutated_roots.add(self._find(v))
+        for v in graph.outputs:
+            self._output_roots.add(self._find(v))
+
+    def _find(self, v: Value) -> Value:
+        p = self._parent.get(v, v)
+        if p is v:
+            return v
+        r = self._find(p)
+        self._parent[v] = r
+        return r
+
+    def _union(self, a: Value, b: Value) -> None:
+        ra, rb = self._find(a), self._find(b)
+        if ra is not rb:
+            self._parent[rb] = ra
+
+    def is_mutated(self, v: Value) -> bool:
+        """Whether some node writes ``v`` or a value sharing its memory."""
+        return self._find(v) in self._mutated_roots
+
+    def reaches_output(self, v: Value) -> bool:
+        """Whether ``v`` or a value sharing its memory is returned by the graph."""
+        return self._find(v) in self._output_roots
+
+
+def _may_hold_tensor(v: Value) -> bool:
+    from .. import types as T
+
+    return not isinstance(v.type, (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType, T.OtherType))

@@ -1,0 +1,105 @@
+"""Constant propagation and folding: a pure, deterministic node whose inputs are all constants is run once,
+through the registry's kernels, and replaced by ``prim::Constant`` nodes holding its results.
+
+Lists of constants (``prim::ListConstruct``) fold into list constants first, so
+``aten::view(%x, [2, 3])`` sees a constant shape. A tensor result is not folded
+when some node writes its memory or when the graph returns it (the constant
+would be shared between runs), nor when it has more than ``max_elements`` elements.
+"""
+
+from __future__ import annotations
+
+from ... import dispatch
+from .. import types as T
+from ..ir import Block, Graph, Node
+from ._effects import AliasSets, is_pure
+from .manager import register_pass
+
+MAX_ELEMENTS = 1 << 16
+_LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
+
+
+def _const(v):
+    n = v.node
+    if n is None or n.kind != "prim::Constant":
+        raise LookupError
+    return n.attributes.get("value")
+
+
+def _evaluate(n: Node) -> list:
+    from ...autograd.grad_mode import no_grad
+
+    args = [_const(v) for v in n.inputs]
+    if n.kind == "prim::ListConstruct":
+        return [list(args)]
+    if n.kind == "prim::TupleConstruct":
+        return [tuple(args)]
+    if n.kind in ("prim::ListUnpack", "prim::TupleUnpack"):
+        seq = args[0]
+        if len(seq) != len(n.outputs):
+            raise LookupError
+        return list(seq)
+    for i, a in enumerate(n.op.args):
+        if isinstance(args[i], list) and a.type.startswith(_LIST_ARG_PREFIXES):
+            args[i] = tuple(args[i])
+    with no_grad():
+        out = dispatch.execute(n.op, args)
+    return [out] if len(n.outputs) == 1 else list(out)
+
+
+def _foldable(n: Node, aliases: AliasSets, max_elements: int) -> bool:
+    if n.kind == "prim::Constant" or not is_pure(n) or n.kind in ("prim::GetAttr", "prim::DictConstruct"):
+        return False
+    if n.op is not None and (not n.op.returns_tensor or n.op.returns_list):
+        return False  # list results are left to their prim::ListUnpack
+    if n.kind == "prim::ListConstruct" and any(isinstance(v.type, (T.TensorType, T.OptionalType))
+                                               for v in n.inputs):
+        return False
+    if not all(v.node is not None and v.node.kind == "prim::Constant" for v in n.inputs):
+        return False
+    for o in n.outputs:
+        if isinstance(o.type, T.TensorType) and (aliases.is_mutated(o) or aliases.reaches_output(o)):
+            return False
+        if isinstance(o.type, T.TensorType) and o.type.complete_shape() and o.type.numel() > max_elements:
+            return False
+    return True
+
+
+def _block(graph: Graph, b: Block, aliases: AliasSets, max_elements: int) -> bool:
+    from ...tensor import Tensor
+
+    changed = False
+    for n in list(b.nodes):
+        for inner in n.blocks:
+            changed |= _block(graph, inner, aliases, max_elements)
+        if not _foldable(n, aliases, max_elements):
+            continue
+        try:
+            results = _evaluate(n)
+        except LookupError:
+            continue
+        except Exception:
+            continue  # the node fails at run time too; leave it so the error names it there
+        if any(isinstance(r, Tensor) and (r.numel() > max_elements or r.requires_grad) for r in results):
+            continue
+        with graph.inserting_before(n):
+            news = []
+            for o, r in zip(n.outputs, results):
+                if isinstance(r, Tensor):
+                    typ = T.TensorType.of(r)
+                else:
+                    typ = o.type if n.kind in ("prim::ListConstruct", "prim::TupleConstruct") else None
+                news.append(graph.insert_constant(r, typ))
+        for o, v in zip(n.outputs, news):
+            v.node.source, v.node.scope = n.source, n.scope
+            o.replace_all_uses_with(v)
+        n.destroy()
+        changed = True
+    return changed
+
+
+@register_pass("constant_propagation")
+def propagate_constants(graph: Graph, max_elements: int = MAX_ELEMENTS) -> Graph:
+    """Fold every node computable from constants; run ``dce`` afterwards to drop constants left unused."""
+    _block(graph, graph.block, AliasSets(graph), max_elements)
+    return graph
