@@ -12,10 +12,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import bench_core, bench_nn  # noqa: E402
+from benchmarks import bench_core, bench_jit, bench_nn  # noqa: E402
 from benchmarks.common import machine  # noqa: E402
 
-SUITES = [bench_core, bench_nn]
+SUITES = [bench_core, bench_nn, bench_jit]
 
 
 def main() -> None:

@@ -13,6 +13,9 @@ from ._core.device import CPU, as_device
 from .ops import api
 from .tensor import Tensor, _wrap
 
+# Called with the function's name ("tensor", "as_tensor", "from_numpy") while a tracer listens (toolkit.jit).
+CREATION_HOOKS: list = []
+
 
 def _infer_dtype(data) -> _dt.dtype:
     """PyTorch's inference: numpy scalars/arrays and tensors keep their dtype, Python bools -> bool,
@@ -113,6 +116,9 @@ def _unwrap_nested(data):
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Copy ``data`` (numbers, nested lists, numpy arrays, tensors) into a new tensor."""
+    if CREATION_HOOKS:
+        for h in CREATION_HOOKS:
+            h("tensor")
     if isinstance(data, np.ndarray) and dtype is None:
         d = _dt.from_numpy_dtype(data.dtype)
     elif isinstance(data, Tensor) and dtype is None:
@@ -135,6 +141,9 @@ def _to_device(t: Tensor, device) -> Tensor:
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like ``tensor`` but shares memory with a numpy array or tensor when dtype and device already match."""
+    if CREATION_HOOKS:
+        for h in CREATION_HOOKS:
+            h("as_tensor")
     if isinstance(data, Tensor):
         t = data
         if dtype is not None and _dt.as_dtype(dtype) is not t.dtype:
@@ -151,6 +160,9 @@ asarray = as_tensor
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray`` (zero copies): changes to one show in the other."""
+    if CREATION_HOOKS:
+        for h in CREATION_HOOKS:
+            h("from_numpy")
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dt.from_numpy_dtype(ndarray.dtype)  # raises for unsupported dtypes

@@ -293,7 +293,75 @@ def test_trace_module_api_and_bound_forward():
 
 
 def test_bad_example_inputs():
-    with pytest.raises(TypeError, match="example inputs must be tensors or tuples/lists of tensors, not dict"):
-        toolkit.jit.trace(lambda d: d["a"], ({"a": toolkit.rand(2)},))
+    with pytest.raises(TypeError, match="example inputs must be tensors, tuples/lists of tensors or dicts of str"):
+        toolkit.jit.trace(lambda d: d[1], ({1: toolkit.rand(2)},))
+    with pytest.raises(TypeError, match="not int"):
+        toolkit.jit.trace(lambda x, n: x * n, (toolkit.rand(2), 3))
     with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors, or dictionary of tensors"):
         toolkit.jit.trace(lambda x: 3, toolkit.rand(2))
+
+
+def _dict_fn(d, z):
+    return {"s": d["a"] + z, "p": d["b"] * z}
+
+
+def test_dict_inputs_and_outputs_match_eager_with_gradients():
+    a, b, z = toolkit.rand(3), toolkit.rand(3), toolkit.rand(3)
+    with pytest.raises(RuntimeError, match="Encountering a dict at the output of the tracer"):
+        toolkit.jit.trace(_dict_fn, ({"a": a, "b": b}, z))
+    t = toolkit.jit.trace(_dict_fn, ({"a": a, "b": b}, z), strict=False)
+    t.graph.verify()
+    assert str(t.graph.inputs[0].type) == "Dict(str, Tensor)"
+    assert _kinds(t.graph)[:4] == ["prim::Constant", "aten::__getitem__", "prim::Constant", "aten::__getitem__"]
+    assert _kinds(t.graph)[-1] == "prim::DictConstruct"
+    xa, xb = toolkit.randn(3, requires_grad=True), toolkit.randn(3, requires_grad=True)
+    out = t({"a": xa, "b": xb}, z)
+    ref = _dict_fn({"a": xa, "b": xb}, z)
+    assert list(out) == ["s", "p"]
+    for k in out:
+        assert toolkit.equal(out[k], ref[k])
+    (out["s"] * out["p"]).sum().backward()
+    np.testing.assert_allclose(xa.grad.numpy(), (xb * z).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(xb.grad.numpy(), ((xa + z) * z).detach().numpy(), rtol=1e-6)
+    assert 'Dict[str, Tensor]' in t.code
+
+
+def test_dict_input_with_tensor_output_is_strict_ok():
+    t = toolkit.jit.trace(lambda d: d["x"].relu(), ({"x": toolkit.randn(4)},))
+    x = toolkit.tensor([-1.0, 2.0])
+    assert toolkit.equal(t({"x": x}), x.relu())
+    with pytest.raises(KeyError):
+        t({"y": x})
+
+
+def _creates(x):
+    c = toolkit.tensor([1.0, 2.0])
+    d = toolkit.as_tensor([3.0, 4.0])
+    e = toolkit.from_numpy(np.array([5.0, 6.0], dtype=np.float32))
+    return x + c + d + e + toolkit.zeros(2)
+
+
+def test_tensors_from_python_data_warn_at_user_line_and_become_constants():
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        t = toolkit.jit.trace(_creates, toolkit.rand(2))
+    ws = [w for w in rec if issubclass(w.category, TracerWarning)]
+    assert [(w.filename, w.lineno) for w in ws] == [
+        (__file__, _line_of(_creates, "toolkit.tensor(")),
+        (__file__, _line_of(_creates, "toolkit.as_tensor(")),
+        (__file__, _line_of(_creates, "toolkit.from_numpy(")),
+    ]
+    names = ["torch.tensor", "torch.as_tensor", "torch.from_numpy"]
+    for w, name in zip(ws, names):
+        assert str(w.message).startswith(f"{name} results are registered as constants in the trace.")
+    consts = [n for n in t.graph.nodes() if n.kind == "prim::Constant" and isinstance(n.attributes.get("value"), toolkit.Tensor)]
+    assert len(consts) == 3
+    x = toolkit.tensor([10.0, 20.0])
+    assert toolkit.equal(t(x), _creates(x))
+
+
+def test_no_creation_warning_outside_a_trace_or_from_toolkit_internals():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TracerWarning)
+        _creates(toolkit.rand(2))
+        toolkit.jit.trace(nn.Linear(2, 2), toolkit.rand(1, 2))

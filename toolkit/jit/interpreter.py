@@ -135,6 +135,10 @@ def _dict(n: Node, env: dict) -> None:
     env[n.outputs[0]] = dict(zip(vals[0::2], vals[1::2]))
 
 
+def _getitem(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = env[n.inputs[0]][env[n.inputs[1]]]
+
+
 def _unpack(n: Node, env: dict) -> None:
     seq = env[n.inputs[0]]
     if len(seq) != len(n.outputs):
@@ -174,6 +178,7 @@ _EXEC = {
     "prim::ListConstruct": _list,
     "prim::TupleConstruct": _tuple,
     "prim::DictConstruct": _dict,
+    "aten::__getitem__": _getitem,
     "prim::ListUnpack": _unpack,
     "prim::TupleUnpack": _unpack,
     "prim::GetAttr": _getattr,

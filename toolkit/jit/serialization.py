@@ -7,7 +7,8 @@ An archive is a zip (entries stored uncompressed) in the layout of ``toolkit.sav
   JSON: every node with its kind, exact op overload, inputs, typed and named outputs, attributes, nested
   blocks, source location and scope, so the loaded graph prints exactly as the saved one;
 - ``archive/data/<key>``: raw little-endian tensor data (parameters, buffers, tensor constants);
-- ``archive/code/<name>.py``: the graph's ``.code``, for people reading the archive;
+- ``archive/code/<name>.py``: the graph's ``.code``; loading parses it with ``ast`` (``code_parser``) and it
+  decides what runs, the JSON graph supplying types, names, source locations and scopes;
 - ``archive/extra/<name>``: the caller's ``_extra_files``.
 
 Loading never runs code from the file: the manifest is JSON, node kinds are checked against the op registry
@@ -339,12 +340,31 @@ def _dec_module(d: dict, reader: S._Reader) -> _LoadedModule:
     return m
 
 
+def _rebuild_from_code(zf: zipfile.ZipFile, graph: Graph, name) -> None:
+    """What runs comes from the archive's readable code, parsed (never executed) against the decoded graph."""
+    from .code_parser import CodeError, rebuild_from_code
+
+    _check(isinstance(name, str), "bad function name")
+    entry = f"{_PREFIX}code/{name}.py"
+    try:
+        text = zf.read(entry).decode("utf-8")
+    except KeyError:
+        raise _Corrupt(f"no {entry} in the archive") from None
+    except UnicodeDecodeError as e:
+        raise _Corrupt(f"{entry} is not UTF-8 text ({e})") from None
+    try:
+        rebuild_from_code(graph, text)
+    except CodeError as e:
+        raise _Corrupt(f"{entry}: {e}") from None
+
+
 def _build(zf: zipfile.ZipFile, manifest: dict, map_location):
     reader = S._Reader(zf, manifest, map_location)
     model = manifest.get("model")
     _check(isinstance(model, dict), "the manifest has no model")
     try:
         graph = _GraphDecoder(reader, _allowed_prims()).decode(model["graph"])
+        _rebuild_from_code(zf, graph, "forward" if model["kind"] == "module" else model["name"])
         if model["kind"] == "module":
             root = _dec_module(model["module"], reader)
             sm = ScriptModule(root, graph)

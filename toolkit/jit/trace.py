@@ -16,6 +16,7 @@ import sys
 import warnings
 
 from .. import dispatch
+from ..factories import CREATION_HOOKS
 from ..ops import registry as R
 from ..tensor import CONVERSION_HOOKS, Tensor
 from . import types as T
@@ -55,6 +56,10 @@ def _warn(message: str, loc=None) -> None:
 _NUMBER_MSG = ("Converting a tensor to a Python {what} might cause the trace to be incorrect. We can't record the "
                "data flow of Python values, so this value will be treated as a constant in the future. This means "
                "that the trace might not generalize to other inputs!")
+
+_CREATION_MSG = ("torch.{name} results are registered as constants in the trace. You can safely ignore this warning "
+                 "if you use this function to create tensors out of constant variables that would be the same every "
+                 "time you call this function. In any other case, this might cause the trace to be incorrect.")
 
 
 def _attr_name(name: str) -> str:
@@ -227,7 +232,15 @@ class Tracer:
             for e, et in zip(obj, elem_types):
                 self.bind_tensor(e, un.add_output(et))
             return v
-        raise TypeError(f"trace: example inputs must be tensors or tuples/lists of tensors, not {type(obj).__name__}")
+        if isinstance(obj, dict) and obj and all(isinstance(k, str) and isinstance(e, Tensor) for k, e in obj.items()):
+            v = self.graph.add_input(name, T.DictType(T.STR, T.TENSOR))
+            for k, e in obj.items():  # one lookup per key, as TorchScript's tracer records dict inputs
+                n = self._insert("aten::__getitem__", [v, self.arg_value(k)])
+                self.bind_tensor(e, n.output())
+                n.output().type = T.TensorType.of(e)
+            return v
+        raise TypeError("trace: example inputs must be tensors, tuples/lists of tensors or dicts of str to tensors, "
+                        f"not {type(obj).__name__}")
 
     def output_value(self, obj, strict: bool) -> Value:
         if isinstance(obj, Tensor):
@@ -268,15 +281,24 @@ class Tracer:
         raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from "
                            f"traced functions, got {type(obj).__name__}")
 
+    def on_creation(self, name: str) -> None:
+        """``tensor``/``as_tensor``/``from_numpy`` called from user code: the result becomes a graph constant."""
+        caller = sys._getframe(2)
+        if self._depth or caller.f_code.co_filename.startswith(_TOOLKIT_DIR):
+            return
+        _warn(_CREATION_MSG.format(name=name))
+
     # -- activation ------------------------------------------------------------------------
     def __enter__(self) -> Tracer:
         dispatch.STATE.observers.append(self)
         CONVERSION_HOOKS.append(self.on_conversion)
+        CREATION_HOOKS.append(self.on_creation)
         return self
 
     def __exit__(self, *exc) -> None:
         dispatch.STATE.observers.remove(self)
         CONVERSION_HOOKS.remove(self.on_conversion)
+        CREATION_HOOKS.remove(self.on_creation)
 
 
 def _is_random(op: R.OpDef) -> bool:

@@ -106,7 +106,9 @@ def _check_node(n: Node) -> None:
                 raise VerificationError(
                     f"{_where(n)}: argument '{a.name}' of {k} must be {a.type}, but %{v.debug_name} is {v.type}")
         return
-    if k.startswith("aten::"):
+    if k == "aten::__getitem__":  # a traced dict input's lookup (no registry op)
+        _arity(n, 2, 1)
+    elif k.startswith("aten::"):
         raise VerificationError(f"{_where(n)}: aten node without its op definition")
     if k == "prim::Constant":
         _arity(n, 0, 1)
