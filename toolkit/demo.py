@@ -93,33 +93,30 @@ def two_layer_net(steps: int = 500) -> None:
     print(f"final loss {loss.item():.4f} after {steps} steps in {time.perf_counter() - start:.2f} s")
 
 
-class _NetFactory:
-    """The seed's ``Net`` (conv, Dropout2d, max_pool2d, relu, linear, dropout, log_softmax), built lazily."""
+def seed_net(lib=toolkit):
+    """The seed's ``Net`` built from ``lib`` (``toolkit``, or ``torch`` to compare): conv, Dropout2d,
+    max_pool2d, relu, linear, dropout, log_softmax."""
+    nn, F = lib.nn, lib.nn.functional
 
-    @staticmethod
-    def build():
-        import toolkit.nn as nn
-        import toolkit.nn.functional as F
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+            self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
+            self.conv2_drop = nn.Dropout2d()
+            self.fc1 = nn.Linear(320, 50)
+            self.fc2 = nn.Linear(50, 10)
 
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
-                self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
-                self.conv2_drop = nn.Dropout2d()
-                self.fc1 = nn.Linear(320, 50)
-                self.fc2 = nn.Linear(50, 10)
+        def forward(self, x):
+            x = F.relu(F.max_pool2d(self.conv1(x), 2))
+            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+            x = x.view(-1, 320)
+            x = F.relu(self.fc1(x))
+            x = F.dropout(x, training=self.training)
+            x = self.fc2(x)
+            return F.log_softmax(x, dim=1)
 
-            def forward(self, x):
-                x = F.relu(F.max_pool2d(self.conv1(x), 2))
-                x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-                x = x.view(-1, 320)
-                x = F.relu(self.fc1(x))
-                x = F.dropout(x, training=self.training)
-                x = self.fc2(x)
-                return F.log_softmax(x, dim=1)
-
-        return Net()
+    return Net()
 
 
 def _accuracy(model, loader) -> float:
@@ -152,7 +149,7 @@ def train_net(epochs: int = 12, checkpoint: str | None = None) -> float:
     train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=2, persistent_workers=True)
     test_loader = DataLoader(test_set, batch_size=256)
     print(f"{len(train_set)} training and {len(test_set)} test images, DataLoader with 2 worker processes")
-    model = _NetFactory.build()
+    model = seed_net()
     print(model)
     optimizer = toolkit.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     scheduler = toolkit.optim.lr_scheduler.StepLR(optimizer, step_size=8, gamma=0.2)
@@ -172,7 +169,7 @@ def train_net(epochs: int = 12, checkpoint: str | None = None) -> float:
         print(f"epoch {epoch}: test accuracy {acc:.2%} ({time.perf_counter() - start:.1f} s)")
     path = checkpoint or os.path.join(tempfile.mkdtemp(), "net.tk")
     toolkit.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epochs}, path)
-    fresh = _NetFactory.build()
+    fresh = seed_net()
     state = toolkit.load(path)
     fresh.load_state_dict(state["model"])
     reloaded = _accuracy(fresh, test_loader)
