@@ -106,13 +106,6 @@ _LOW = "(min if min is not None and (min != min or self < min) else self)"
 _CLAMP_FORMULA = f"(max if max is not None and (max != max or {_LOW} > max) else {_LOW})"
 
 
-@op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", kind=ELEMENTWISE,
-    formula=_CLAMP_FORMULA, inplace=True)
-def clamp_tensor(self, min=None, max=None):  # noqa: A002
-    """Limit ``self`` to ``[min, max]`` elementwise (tensor bounds broadcast; either may be None)."""
-    return _clamp(self, min, max)
-
-
 @op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", kind=ELEMENTWISE,
     formula=_CLAMP_FORMULA, inplace=True, promote_args=("self", "min", "max"))
 def clamp(self, min=None, max=None):  # noqa: A002
@@ -124,11 +117,11 @@ def clamp(self, min=None, max=None):  # noqa: A002
     return _clamp(self, min, max)
 
 
-@op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", kind=ELEMENTWISE,
-    formula="min if (min != min or self < min) else self", inplace=True)
-def clamp_min_tensor(self, min):  # noqa: A002
-    """``max(self, min)`` elementwise with a tensor bound (NaN propagates)."""
-    return _clamp(self, min, None)
+@op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", kind=ELEMENTWISE,
+    formula=_CLAMP_FORMULA, inplace=True)
+def clamp_tensor(self, min=None, max=None):  # noqa: A002
+    """Limit ``self`` to ``[min, max]`` elementwise (tensor bounds broadcast; either may be None)."""
+    return _clamp(self, min, max)
 
 
 @op("clamp_min(Tensor self, Scalar min) -> Tensor", kind=ELEMENTWISE,
@@ -138,11 +131,11 @@ def clamp_min(self, min):  # noqa: A002
     return _clamp(self, min, None)
 
 
-@op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", kind=ELEMENTWISE,
-    formula="max if (max != max or self > max) else self", inplace=True)
-def clamp_max_tensor(self, max):  # noqa: A002
-    """``min(self, max)`` elementwise with a tensor bound (NaN propagates)."""
-    return _clamp(self, None, max)
+@op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", kind=ELEMENTWISE,
+    formula="min if (min != min or self < min) else self", inplace=True)
+def clamp_min_tensor(self, min):  # noqa: A002
+    """``max(self, min)`` elementwise with a tensor bound (NaN propagates)."""
+    return _clamp(self, min, None)
 
 
 @op("clamp_max(Tensor self, Scalar max) -> Tensor", kind=ELEMENTWISE,
@@ -152,6 +145,15 @@ def clamp_max(self, max):  # noqa: A002
     return _clamp(self, None, max)
 
 
+@op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", kind=ELEMENTWISE,
+    formula="max if (max != max or self > max) else self", inplace=True)
+def clamp_max_tensor(self, max):  # noqa: A002
+    """``min(self, max)`` elementwise with a tensor bound (NaN propagates)."""
+    return _clamp(self, None, max)
+
+
+# The Scalar overloads come first, so a call with number bounds binds at once. A tensor bound
+# still reaches the Tensor overload: binding it as a Scalar counts as a coercion (dispatch.call_overloads).
 # A number must bind the Scalar overload (its bound converts with PyTorch's overflow check), not the Tensor one.
 for _o in (clamp_min_tensor, clamp_max_tensor):
     _o.scalar_tensors = _o.inplace_variant.scalar_tensors = False
