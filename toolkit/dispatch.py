@@ -62,15 +62,6 @@ def _as_int(v):
 
 
 # Ops PyTorch lets take a number as ``self`` (Scalar_Self overloads) besides those with a reflected operator.
-_SCALAR_SELF = frozenset({"divide", "multiply", "subtract", "true_divide", "xlogy", "float_power",
-                          "special_xlogy", "special_xlog1py", "special_zeta"})
-
-
-def _scalar_self(op: OpDef) -> bool:
-    """A number as the first argument: ``torch.add(2, x)`` and ``2 - x`` work, ``torch.sin(2.0)`` is a TypeError."""
-    return any(d[0] == "r" and d[1:] in op.dunders for d in op.dunders) or op.name in _SCALAR_SELF
-
-
 def _check(op: OpDef, arg, v, pos: int):
     """Validate and normalize one argument; raise PyTorch's kind of TypeError when it does not fit."""
     t = arg.type
@@ -78,7 +69,7 @@ def _check(op: OpDef, arg, v, pos: int):
         if t == "Tensor":
             if isinstance(v, Tensor):
                 return v
-            if op.scalar_tensors and isinstance(v, _NUMBER) and (pos or _scalar_self(op)):
+            if op.scalar_tensors and isinstance(v, _NUMBER) and (pos or op.scalar_self):
                 return v
             raise _BindError(_type_name(v))
         if v is None:

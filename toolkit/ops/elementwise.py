@@ -65,7 +65,8 @@ def _zeros(grad):
 
 # ----------------------------------------------------------------------------- arithmetic
 @op("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
-    formula="self + alpha * other", inplace=True, dunders=("add", "radd", "iadd"))
+    formula="self + alpha * other", inplace=True, dunders=("add", "radd", "iadd"),
+    identities=(("self", "other", 0, None), ("other", "self", 0, ("alpha", 1))))
 def add(self, other, alpha=1, out=None):
     """Add ``other``, scaled by ``alpha``, to ``self`` elementwise, with broadcasting."""
     if alpha != 1:
@@ -79,7 +80,8 @@ def _(grad, alpha):
 
 
 @op("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
-    formula="self - alpha * other", inplace=True, dunders=("sub", "rsub", "isub"))
+    formula="self - alpha * other", inplace=True, dunders=("sub", "rsub", "isub"),
+    identities=(("self", "other", 0, None),))
 def sub(self, other, alpha=1, out=None):
     """Subtract ``alpha * other`` from ``self`` elementwise."""
     if isinstance(self, np.ndarray) and self.dtype == np.bool_:
@@ -98,7 +100,7 @@ def _(grad, alpha):
 
 
 @op("mul(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self * other", inplace=True,
-    dunders=("mul", "rmul", "imul"))
+    dunders=("mul", "rmul", "imul"), identities=(("self", "other", 1, None), ("other", "self", 1, None)))
 def mul(self, other, out=None):
     """Multiply elementwise, with broadcasting."""
     return np.multiply(self, other, out=out)
@@ -111,7 +113,7 @@ def _(grad, self, other, needs_input_grad):
 
 @op("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", kind=ELEMENTWISE,
     formula="self / other", promotion=PROMOTE_INT_TO_FLOAT, inplace=True,
-    dunders=("truediv", "rtruediv", "itruediv"))
+    dunders=("truediv", "rtruediv", "itruediv"), identities=(("self", "other", 1, ("rounding_mode", None)),))
 def div(self, other, rounding_mode=None, out=None):
     """True division (or ``'trunc'``/``'floor'`` rounding), promoting integers to float as PyTorch does."""
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -202,7 +202,7 @@ def _check_same_dtype(name: str, self, *others) -> None:
 
 
 @op("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor", kind=NN,
-    method=False, namespace="ops.aten", nondiff_args=("weight",))
+    method=False, namespace="ops.aten", nondiff_args=("weight",), refuse_grad_args=("weight",))
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     """``-w (t log(x) + (1 - t) log(1 - x))`` with each log clamped to >= -100, as PyTorch does."""
     _check_float("binary_cross_entropy", self, reduction)
@@ -233,7 +233,6 @@ def _bce_meta(self, target, weight=None, reduction=MEAN):
 binary_cross_entropy.meta_rule(_bce_meta)
 
 
-binary_cross_entropy.refuse_grad_args = ("weight",)
 
 
 @binary_cross_entropy.grad
@@ -257,7 +256,8 @@ def _(rng):
 
 
 @op("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-    "int reduction=1) -> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("weight", "pos_weight"))
+    "int reduction=1) -> Tensor", kind=NN, method=False, namespace="ops.aten",
+    nondiff_args=("weight", "pos_weight"), refuse_grad_args=("weight", "pos_weight"))
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
     """Binary cross entropy on logits: ``(1 - t) x - l log_sigmoid(x)``, ``l = 1 + (pos_weight - 1) t``, stable.
 
@@ -287,7 +287,6 @@ def _(self, target, weight=None, pos_weight=None, reduction=MEAN):
     return TensorMeta(shape if reduction == NONE else (), dt, self.device)
 
 
-binary_cross_entropy_with_logits.refuse_grad_args = ("weight", "pos_weight")
 
 
 @binary_cross_entropy_with_logits.grad

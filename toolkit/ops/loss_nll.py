@@ -76,7 +76,8 @@ class _Meta:
 
 
 @op("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) "
-    "-> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("target", "weight"))
+    "-> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("target", "weight"),
+    refuse_grad_args=("weight",))
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
     cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
@@ -116,7 +117,6 @@ def _one_hot(self, target, ignore_index, cdim):
     return (classes == t.unsqueeze(cdim)) & (t != ignore_index).unsqueeze(cdim)
 
 
-nll_loss_nd.refuse_grad_args = ("weight",)
 
 
 @nll_loss_nd.grad

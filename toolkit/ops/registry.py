@@ -70,6 +70,9 @@ class OpDef:
         differentiable: bool = True,
         nondiff_args: tuple = (),
         promote_args: tuple | None = None,
+        scalar_self: bool | None = None,
+        refuse_grad_args: tuple = (),
+        identities: tuple = (),
         doc: str | None = None,
     ):
         self.schema = schema
@@ -94,7 +97,10 @@ class OpDef:
         self.tensor_args = tuple(i for i, a in enumerate(schema.args) if a.is_tensor)
         self.diff_args = tuple(i for i in self.tensor_args if schema.args[i].name not in nondiff_args)
         # Tensor args PyTorch refuses to see with requires_grad=True while grad mode is on (loss weights).
-        self.refuse_grad_args: tuple = ()
+        self.refuse_grad_args = tuple(refuse_grad_args)
+        # Algebraic identities the JIT's peephole pass may use: (kept arg, constant arg, identity value,
+        # (other arg, required value) or None), e.g. ``("self", "other", 1, None)`` for ``x * 1 == x``.
+        self.identities = tuple(identities)
         # Arguments that take part in type promotion (elementwise kinds): every Tensor argument unless
         # named here; naming lets a bool ``condition`` stay out and a Scalar ``min`` take part.
         self.promote_args = self.tensor_args if promote_args is None else tuple(
@@ -107,8 +113,12 @@ class OpDef:
         self.saved_names: tuple = ()
         self.wants_needs_input_grad = False
         self.samples = None
-        # Elementwise ops take Python numbers where a tensor is expected (PyTorch's Scalar overloads).
+        # Elementwise ops take Python numbers where a tensor is expected (PyTorch's Scalar overloads);
+        # in the first position only where PyTorch has them there too: ops with a reflected operator
+        # (``2 - x``) unless said otherwise. ``torch.sin(2.0)`` is a TypeError.
         self.scalar_tensors = kind in (ELEMENTWISE, COMPARISON)
+        self.scalar_self = (any(d[0] == "r" and d[1:] in self.dunders for d in self.dunders)
+                            if scalar_self is None else scalar_self)
         # Single-output elementwise ops take the dispatcher's fast path.
         self.pointwise = (self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
                           and self.promote_args is self.tensor_args)
@@ -241,6 +251,7 @@ def _make_inplace(d: OpDef) -> OpDef:
         doc=f"In-place version of :func:`{d.name}`.",
     )
     v.scalar_tensors = d.scalar_tensors
+    v.scalar_self = d.scalar_self
     v.kernel_out = d.kernel_out
     v.pointwise = False
     v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both

@@ -18,14 +18,6 @@ from ..ir import Graph, Node, Value
 from ._effects import AliasSets
 from .manager import register_pass
 
-# op name -> (index of the kept argument, index of the constant argument, identity, extra argument condition)
-_IDENTITIES = {
-    "mul": [(0, 1, 1, None), (1, 0, 1, None)],
-    "add": [(0, 1, 0, None), (1, 0, 0, ("alpha", 1))],
-    "sub": [(0, 1, 0, None)],
-    "div": [(0, 1, 1, ("rounding_mode", None))],
-}
-
 
 def _constant(v: Value):
     n = v.node
@@ -56,10 +48,12 @@ def _copy_free(n: Node, x: Value, aliases: AliasSets) -> bool:
 def _identity(n: Node, aliases: AliasSets) -> Value | None:
     if n.op.kind != R.ELEMENTWISE:
         return None
-    for keep, const, identity, cond in _IDENTITIES.get(n.op.name, ()):
+    names = n.op.arg_names
+    for keep, const, identity, cond in n.op.identities:  # declared with the op in the registry
+        keep, const = names.index(keep), names.index(const)
         if cond is not None:
             name, want = cond
-            i = n.op.arg_names.index(name)
+            i = names.index(name)
             try:
                 if _constant(n.inputs[i]) != want:
                     continue
