@@ -7,7 +7,15 @@ from typing import Any
 import toolkit
 from toolkit.tensor import Tensor
 
-from .optimizer import Optimizer, _get_value, _scalar_value, _step_counter, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _check_fused,
+    _get_value,
+    _scalar_value,
+    _step_counter,
+    _steps_as_tensors,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -34,11 +42,7 @@ class Adagrad(Optimizer):
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
@@ -52,9 +56,7 @@ class Adagrad(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             group.setdefault("fused", None)
-        for s in self.state.values():
-            if "step" in s and not isinstance(s["step"], Tensor):
-                s["step"] = _step_counter(float(s["step"]))
+        _steps_as_tensors(self)
 
     def share_memory(self) -> None:
         """Kept for PyTorch compatibility; toolkit state already lives in process memory."""

@@ -125,6 +125,24 @@ def _step_counter(value: float = 0.0) -> Tensor:
     return toolkit.tensor(float(value), dtype=_get_scalar_dtype())
 
 
+def _check_fused(fused, differentiable, foreach) -> None:
+    """PyTorch's refusals of ``fused`` combinations (accepted otherwise: there is one CPU path)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _steps_as_tensors(optimizer) -> None:
+    """State loaded from an older format may hold ``step`` as a number: make it the 0-d counter tensor."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, {})
+            if "step" in p_state and not isinstance(p_state["step"], Tensor):
+                p_state["step"] = _step_counter(float(p_state["step"]))
+
+
 class Optimizer:
     """Base class for all optimizers.
 

@@ -7,7 +7,14 @@ from typing import Any
 import toolkit
 from toolkit.tensor import Tensor
 
-from .optimizer import Optimizer, _lerp_, _scalar_value, _step_counter, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _lerp_,
+    _scalar_value,
+    _step_counter,
+    _steps_as_tensors,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -44,10 +51,7 @@ class RMSprop(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_counter(float(p_state["step"]))
+        _steps_as_tensors(self)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -6,7 +6,7 @@ from typing import Any
 
 from toolkit.tensor import Tensor
 
-from .optimizer import Optimizer, _scalar_value, _use_grad_for_differentiable
+from .optimizer import Optimizer, _check_fused, _scalar_value, _use_grad_for_differentiable
 
 __all__ = ["SGD", "sgd"]
 
@@ -31,11 +31,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, differentiable, foreach)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
