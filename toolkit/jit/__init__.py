@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import types
 from ._tracing import trace, trace_module
+from .executor import GraphFor, ProfilingExecutor, fusion_enabled, set_fusion_enabled
 from .interpreter import Interpreter
 from .ir import Block, Graph, Node, Use, Value
 from .passes import Pass, PassManager, register_pass, run_passes
@@ -21,7 +22,7 @@ from .trace import TracerWarning, TracingCheckError
 from .verify import VerificationError, verify
 
 __all__ = [
-    "Block", "Graph", "Interpreter", "Node", "ScriptFunction", "ScriptModule", "TracerWarning",
+    "Block", "Graph", "GraphFor", "Interpreter", "ProfilingExecutor", "fusion_enabled", "set_fusion_enabled", "Node", "ScriptFunction", "ScriptModule", "TracerWarning",
     "TracingCheckError", "Use", "Value", "VerificationError", "trace", "trace_module", "types", "verify",
 ]
 from .serialization import load, save  # noqa: E402, F401  (toolkit.jit.save / toolkit.jit.load)

@@ -7,6 +7,7 @@ gets "while executing <node> at file:line" appended so it points at the user's c
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 from .. import dispatch
@@ -70,6 +71,8 @@ def _step_for(n: Node) -> Callable:
     """The function that runs node ``n``: for registry ops, a closure prepared once so a run
     pays only for gathering inputs and one dispatch (the interpreter's cost per node stays
     at eager dispatch's)."""
+    if n.kind == "prim::FusionGroup":
+        return group_runner(n)
     handler = _EXEC.get(n.kind)
     if handler is not None:
         return handler
@@ -208,7 +211,62 @@ def _loop(n: Node, env: dict) -> None:
         env[v] = x
 
 
+class _GroupRunner:
+    """Runs one ``prim::FusionGroup`` node: its fused kernel, or its subgraph where the kernel cannot serve.
+
+    The kernel has no autograd, so a call that must record gradients, or inputs
+    that fail the kernel's guard (other shapes or dtypes than it was generated
+    for), run the subgraph node by node instead: slower, never wrong.
+    """
+
+    __slots__ = ("node", "kernel", "_sub", "_wrap")
+
+    def __init__(self, node: Node):
+        from ..tensor import _wrap
+        from .codegen import FusedKernel
+
+        self.node = node
+        self.kernel = FusedKernel(node)
+        self._sub = None
+        self._wrap = _wrap
+
+    def subgraph_interpreter(self) -> Interpreter:
+        if self._sub is None:
+            self._sub = Interpreter(self.node["Subgraph"])
+        return self._sub
+
+    def __call__(self, n: Node, env: dict) -> None:
+        args = [env[v] for v in n.inputs]
+        kernel = self.kernel
+        arrays = [a._data for a in args]
+        needs_grad = dispatch.STATE.grad_enabled and any(a._requires_grad for a in args)
+        if needs_grad or not kernel.matches(arrays):
+            kernel.fallbacks += 1
+            outs = self.subgraph_interpreter().run(args)
+        else:
+            wrap = self._wrap
+            outs = [wrap(o) for o in kernel.run(arrays)]
+        for v, r in zip(n.outputs, outs):
+            env[v] = r
+
+
+_GROUP_RUNNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def group_runner(n: Node) -> _GroupRunner:
+    """The runner (and so the compiled kernel) of a FusionGroup node, made on first use."""
+    r = _GROUP_RUNNERS.get(n)
+    if r is None:
+        r = _GROUP_RUNNERS[n] = _GroupRunner(n)
+    return r
+
+
+def _fusion_group(n: Node, env: dict) -> None:
+    group_runner(n)(n, env)
+
+
 _EXEC = {
+    "prim::FusionGroup": _fusion_group,
     "prim::Constant": _constant,
     "prim::ListConstruct": _list,
     "prim::TupleConstruct": _tuple,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..nn.modules.module import Module
 from .code import graph_to_code
+from .executor import GraphFor, ProfilingExecutor
 from .interpreter import Interpreter
 from .ir import Graph
 
@@ -21,9 +22,10 @@ class ScriptFunction:
         self.name = name
         self.__name__ = name
         self._interpreter = Interpreter(graph)
+        self._executor = ProfilingExecutor(graph, name)
 
     def __call__(self, *args):
-        return self._interpreter.run(list(args))[0]
+        return self._executor.run(list(args))[0]
 
     @property
     def code(self) -> str:
@@ -33,8 +35,9 @@ class ScriptFunction:
     def inlined_graph(self) -> Graph:
         return self.graph
 
-    def graph_for(self, *args) -> Graph:
-        return self.graph
+    def graph_for(self, *args) -> GraphFor:
+        """The optimized graph that runs for these inputs (fusion groups included), warming up as needed."""
+        return self._executor.graph_for(list(args))
 
     def __repr__(self) -> str:
         return f"<toolkit.jit.ScriptFunction {self.name}>"
@@ -54,10 +57,15 @@ class ScriptModule(Module):
         d["training"] = original.training
         d["graph"] = graph
         d["_interpreter"] = Interpreter(graph)
+        d["_executor"] = ProfilingExecutor(graph, "forward")
         d["original_name"] = type(original).__name__
 
     def forward(self, *args):
-        return self._interpreter.run([self._original, *args])[0]
+        return self._executor.run([self._original, *args])[0]
+
+    def graph_for(self, *args) -> GraphFor:
+        """The optimized graph that runs ``forward`` for these inputs (fusion groups included)."""
+        return self._executor.graph_for([self._original, *args])
 
     def train(self, mode: bool = True) -> ScriptModule:
         super().train(mode)

@@ -1,7 +1,7 @@
 """Graph passes: plain Python functions over the IR, run in order by a ``PassManager``.
 
 Built in: ``dce``, ``cse``, ``constant_propagation``, ``peephole``, ``unroll_loops``,
-``canonicalize``, ``inline_subgraphs``. Register
+``canonicalize``, ``inline_subgraphs``, ``fuse``. Register
 your own with ``register_pass`` and run it by name with the others::
 
     @toolkit.jit.register_pass("my_pass")
@@ -14,12 +14,14 @@ your own with ``register_pass`` and run it by name with the others::
 
 from __future__ import annotations
 
-from . import canonicalize, constant_propagation, cse, dce, inline, peephole, unroll  # noqa: F401  (registers the built-in passes)
+from . import canonicalize, constant_propagation, cse, dce, fuse, inline, peephole, unroll  # noqa: F401  (registers the built-in passes)
 from ._effects import AliasSets, has_side_effects, is_pure
 from .canonicalize import canonicalize as canonicalize_graph
 from .constant_propagation import propagate_constants
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .fuse import fuse as fuse_elementwise
+from .fuse import fusion_groups
 from .inline import inline_subgraph, inline_subgraphs
 from .manager import (
                       DEFAULT_PIPELINE,
@@ -36,7 +38,7 @@ from .unroll import unroll_loop, unroll_loops
 
 __all__ = [
     "AliasSets", "DEFAULT_PIPELINE", "Pass", "PassManager", "PassRecord", "eliminate_common_subexpressions",
-    "eliminate_dead_code", "get_pass", "has_side_effects", "is_pure", "peephole_pass", "propagate_constants",
+    "eliminate_dead_code", "fuse_elementwise", "fusion_groups", "get_pass", "has_side_effects", "is_pure", "peephole_pass", "propagate_constants",
     "register_pass", "registered_passes", "run_passes", "canonicalize_graph", "inline_subgraph", "inline_subgraphs",
     "unroll_loop", "unroll_loops",
 ]

@@ -1,0 +1,216 @@
+"""What the fusion code generator can compile, and how one node's scalar formula becomes loop-body code.
+
+A node is fusible when its op is elementwise with a scalar ``formula`` in the
+registry, its tensor types are complete (shape, dtype, CPU), and every
+non-tensor argument is a constant (it is baked into the generated source).
+Each node then computes exactly as eager dispatch does: promoted inputs are
+cast to the node's compute dtype (the same three-tier promotion), the formula
+is evaluated, and the result is rounded to the node's output dtype, so a fused
+chain gives eager's numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..._core import dtypes as _dt
+from ...backends.cpu.codegen import FormulaError, check_formula, specialize
+from ...ops import registry as R
+from .. import types as T
+from ..ir import Node, Value
+
+FUSIBLE_KINDS = (R.ELEMENTWISE, R.COMPARISON)
+_NP_NAMES = {"bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
+             "int64": "np.int64", "float32": "np.float32", "float64": "np.float64"}
+DTYPES = frozenset(_NP_NAMES)
+_DIVISIONS = (ast.Div, ast.FloorDiv, ast.Mod)
+
+
+def tensor_type(v: Value) -> T.TensorType | None:
+    """``v``'s type when it is a complete CPU tensor type of a dtype the generator handles."""
+    t = v.type
+    if not isinstance(t, T.TensorType) or not t.is_complete() or t.dtype.name not in DTYPES:
+        return None
+    if getattr(t.device, "type", t.device) != "cpu":
+        return None
+    return t
+
+
+def constant_of(v: Value):
+    """(True, value) when ``v`` is a ``prim::Constant`` (a 0-dim tensor constant gives its number)."""
+    n = v.node
+    if n is None or n.kind != "prim::Constant":
+        return False, None
+    value = n.attributes.get("value")
+    if hasattr(value, "_data"):
+        if value.ndim != 0 or value.dtype.name not in DTYPES:
+            return False, None
+        value = value.item()
+    return True, value
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, (bool, int, float))
+
+
+def compute_dtype(n: Node):
+    """The dtype ``n`` computes in: PyTorch's promotion over its promoted arguments (as eager dispatch does)."""
+    op = n.op
+    dims, zeros, scalars = [], [], []
+    for i in op.promote_args:
+        v = n.inputs[i]
+        t = tensor_type(v) if isinstance(v.type, T.TensorType) else None
+        if t is not None:
+            (zeros if len(t.sizes) == 0 else dims).append(t.dtype)
+            continue
+        is_const, value = constant_of(v)
+        if is_const and value is not None:
+            if hasattr(v.node.attributes.get("value"), "_data"):
+                zeros.append(v.node.attributes["value"].dtype)
+            else:
+                scalars.append(value)
+    common = _dt.result_type_from(dims, zeros, scalars)
+    p = op.promotion
+    if p == R.PROMOTE_INT_TO_FLOAT and not common.is_floating_point:
+        return _dt.get_default_dtype()
+    if p == R.PROMOTE_ALWAYS_BOOL:
+        return _dt.bool
+    return common
+
+
+def fusibility(n: Node) -> str | None:
+    """None when the generator can compile ``n``, else why not (kept for the notebook views and tests)."""
+    op = n.op
+    if op is None or op.kind not in FUSIBLE_KINDS or not op.formula:
+        return "not an elementwise op with a scalar formula"
+    if op.promotion == R.PROMOTE_NONE or len(n.outputs) != 1:
+        return "computes its own dtypes"
+    out = tensor_type(n.outputs[0])
+    if out is None:
+        return "its output type is not a complete CPU tensor type of a supported dtype"
+    used = _formula_names(op.formula)
+    for i, a in enumerate(op.args):
+        if i >= len(n.inputs):
+            break
+        v = n.inputs[i]
+        if a.type.startswith("Tensor"):
+            is_const, value = constant_of(v)
+            if is_const and (value is None or _is_scalar(value)):
+                continue
+            if tensor_type(v) is None:
+                return f"input {a.name} is neither a complete CPU tensor type of a supported dtype nor a constant number"
+            continue
+        is_const, value = constant_of(v)
+        if not is_const:
+            return f"argument {a.name} is not a constant"
+        if a.name not in used and value != a.default:
+            return f"the formula does not cover {a.name}={value!r}"
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            return f"argument {a.name} is a {type(value).__name__}"
+    compute = compute_dtype(n)
+    if compute.name not in DTYPES:
+        return f"computes in {compute.name}"
+    if not compute.is_floating_point and _integer_unsafe(op.formula):
+        return "integer division and math functions stay with the eager kernels (division by zero, precision)"
+    return None
+
+
+def _formula_names(formula: str) -> set:
+    return {x.id for x in ast.walk(ast.parse(formula, mode="eval")) if isinstance(x, ast.Name)}
+
+
+def _integer_unsafe(formula: str) -> bool:
+    tree = ast.parse(formula, mode="eval")
+    for x in ast.walk(tree):
+        if isinstance(x, ast.BinOp) and isinstance(x.op, _DIVISIONS + (ast.Pow,)):
+            return True
+        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "math" and x.attr != "inf":
+            return True
+        if isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id not in ("min", "max", "abs", "bool"):
+            return True
+    return False
+
+
+def np_cast(dtype_name: str, expr: str) -> str:
+    """Source that converts ``expr`` to a scalar of ``dtype_name`` inside a numba kernel."""
+    if dtype_name == "bool":
+        return f"bool({expr})"
+    return f"{_NP_NAMES[dtype_name]}({expr})"
+
+
+def literal(value, dtype_name: str) -> str:
+    """A Python number as a typed literal of ``dtype_name`` (weak scalars compute in the node's dtype)."""
+    if dtype_name == "bool":
+        return "True" if value else "False"
+    if isinstance(value, float) and dtype_name not in ("float32", "float64"):
+        value = int(value)
+    text = repr(float(value)) if dtype_name.startswith("float") else repr(int(value))
+    if text in ("inf", "-inf", "nan"):
+        text = f"float('{text}')"
+    return np_cast(dtype_name, text)
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names: dict):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name):
+        if node.id in self.names:
+            return ast.copy_location(ast.parse(self.names[node.id], mode="eval").body, node)
+        return node
+
+
+def node_expression(n: Node, local_of, hoist) -> str:
+    """The loop-body expression computing ``n``'s output.
+
+    ``local_of(value)`` names the scalar holding a tensor input inside the loop;
+    ``hoist(source)`` returns a name for a loop-invariant typed constant.
+    """
+    op = n.op
+    compute = compute_dtype(n).name
+    out = n.outputs[0].type.dtype.name
+    promoted = set(op.promote_args)
+    names: dict[str, str] = {}
+    constants: dict = {}
+    for i, a in enumerate(op.args):
+        if i >= len(n.inputs):
+            constants[a.name] = a.default
+            continue
+        v = n.inputs[i]
+        if a.type.startswith("Tensor"):
+            is_const, value = constant_of(v)
+            if is_const and (value is None or _is_scalar(value)):
+                if value is None:
+                    constants[a.name] = None
+                else:
+                    names[a.name] = hoist(literal(value, compute if i in promoted else _dt_name_of_scalar(value)))
+                continue
+            src = local_of(v)
+            vt = v.type.dtype.name
+            if i in promoted and vt != compute:
+                src = np_cast(compute, src)
+            names[a.name] = src
+        else:
+            _, value = constant_of(v)
+            if (a.type.startswith("Scalar") and _is_scalar(value) and not isinstance(value, bool)
+                    and compute.startswith("float")):
+                names[a.name] = hoist(literal(value, compute))  # as eager kernels, in the compute dtype
+            else:
+                constants[a.name] = value
+    for i in range(len(n.inputs), len(op.args)):
+        constants.setdefault(op.args[i].name, op.args[i].default)
+    expr = specialize(op.formula, {k: v for k, v in constants.items()})
+    try:
+        check_formula(expr, tuple(a for a in names), ())
+    except FormulaError:
+        pass  # constants substituted away may leave fewer names; unknown names fail at compile time with the node
+    tree = _Rename(names).visit(ast.parse(expr, mode="eval"))
+    return np_cast(out, ast.unparse(ast.fix_missing_locations(tree)))
+
+
+def _dt_name_of_scalar(value) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    return "float64"

@@ -1,0 +1,244 @@
+"""The profiling executor: run a graph specialized to the inputs it sees, fused where it pays.
+
+The first call with a new input signature (dtypes, shapes, devices,
+requires_grad, grad mode) runs the plain graph and records the type of every
+value it produced. The next call builds that signature's plan: a copy of the
+graph whose types are the recorded ones, checked against the registry's meta
+rules, cleaned by the standard passes and fused; later calls with the same
+signature run the plan. Other signatures get plans of their own, up to
+``MAX_SPECIALIZATIONS``; past that the plain graph runs. Inside a plan each
+fused kernel guards its inputs, so a value whose shape changes in a way the
+signature cannot see (a data-dependent shape) runs unfused, never wrong.
+
+``graph_for(*inputs)`` runs the warm-up itself, so the fusion groups show on
+the first look.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+
+from .. import dispatch
+from ..tensor import Tensor
+from . import types as T
+from .interpreter import Interpreter, group_runner
+from .ir import Graph
+from .propagate import infer_node
+from .verify import verify
+
+PROFILING_RUNS = 1
+MAX_SPECIALIZATIONS = 8
+OPTIMIZATION_PASSES = ("constant_propagation", "peephole", "cse", "dce")
+
+
+class _Settings:
+    """Process-wide switches; the environment variable ``TOOLKIT_JIT_FUSION=0`` turns fusion off at start-up."""
+
+    def __init__(self):
+        self.fusion_enabled = os.environ.get("TOOLKIT_JIT_FUSION", "1").strip().lower() not in ("0", "false", "off")
+        self.generation = 0  # bumped by every switch change: plans made under other settings are rebuilt
+
+
+SETTINGS = _Settings()
+
+
+def set_fusion_enabled(enabled: bool) -> bool:
+    """Turn fusion of elementwise chains on or off for every compiled function; returns the previous setting."""
+    previous = SETTINGS.fusion_enabled
+    SETTINGS.fusion_enabled = bool(enabled)
+    if previous != SETTINGS.fusion_enabled:
+        SETTINGS.generation += 1
+    return previous
+
+
+def fusion_enabled() -> bool:
+    return SETTINGS.fusion_enabled
+
+
+def _signature_of(x):
+    if isinstance(x, Tensor):
+        return (x.dtype, x.shape, x.device, x.requires_grad)
+    if isinstance(x, (tuple, list)):
+        return (type(x), tuple(_signature_of(e) for e in x))
+    if isinstance(x, dict):
+        return (dict, tuple((k, _signature_of(e)) for k, e in x.items()))
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return (type(x), x)
+    return (type(x),)
+
+
+def input_signature(inputs) -> tuple:
+    """What a plan is specialized to: each input's dtype, shape, device and requires_grad, and the grad mode."""
+    return (dispatch.STATE.grad_enabled, SETTINGS.generation, tuple(_signature_of(x) for x in inputs))
+
+
+def _observed_type(value):
+    if isinstance(value, Tensor):
+        return T.TensorType.of(value)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(e, Tensor) for e in value):
+        return [T.TensorType.of(e) for e in value]
+    return None
+
+
+class ExecutionPlan:
+    """One signature's optimized graph and the interpreter that runs it."""
+
+    def __init__(self, graph: Graph, fused: bool):
+        self.graph = graph
+        self.fused = fused
+        self.interpreter = Interpreter(graph)
+        self.runs = 0
+
+    def run(self, inputs: list) -> list:
+        self.runs += 1
+        return self.interpreter.run(inputs)
+
+    def fusion_groups(self) -> list:
+        return [n for n in self.graph.all_nodes() if n.kind == "prim::FusionGroup"]
+
+
+class _Entry:
+    __slots__ = ("profiles", "plan")
+
+    def __init__(self):
+        self.profiles = 0
+        self.plan: ExecutionPlan | None = None
+
+
+class ProfilingExecutor:
+    """Runs ``graph`` through per-signature specialized plans (see the module docstring)."""
+
+    def __init__(self, graph: Graph, name: str = "forward"):
+        self.graph = graph
+        self.name = name
+        self.fallback = Interpreter(graph)
+        self._entries: dict[tuple, _Entry] = {}
+        self._observed: dict[tuple, list] = {}
+        self._lock = threading.Lock()
+        self._warned = False
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, inputs: list) -> list:
+        key = input_signature(inputs)
+        entry = self._entries.get(key)
+        if entry is not None and entry.plan is not None:
+            return entry.plan.run(inputs)
+        if entry is None:
+            if len(self._entries) >= MAX_SPECIALIZATIONS:
+                self._warn_too_many()
+                return self.fallback.run(inputs)
+            entry = self._entries.setdefault(key, _Entry())
+        if entry.profiles < PROFILING_RUNS:
+            entry.profiles += 1
+            return self._profile(key, inputs)
+        entry.plan = self._specialize(key, inputs)
+        return entry.plan.run(inputs)
+
+    def _profile(self, key: tuple, inputs: list) -> list:
+        observed: list = []
+        outputs = self.fallback.run(inputs, lambda n, values: observed.append([_observed_type(v) for v in values]))
+        self._observed[key] = [_observed_type(x) for x in inputs], observed
+        return outputs
+
+    def _warn_too_many(self) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(f"{self.name}: called with more than {MAX_SPECIALIZATIONS} input signatures; further "
+                          "signatures run the unspecialized graph", RuntimeWarning, stacklevel=4)
+
+    # -- specialization ---------------------------------------------------------------------
+    def _specialize(self, key: tuple, inputs: list) -> ExecutionPlan:
+        from .passes import fuse, run_passes
+
+        with self._lock:
+            inputs_types, node_types = self._observed.pop(key)
+            g = self.graph.copy()
+            for v, t in zip(g.inputs, inputs_types):
+                if t is not None and not isinstance(t, list):
+                    v.type = t
+            top = g.nodes()
+            for n, types in zip(top, node_types):
+                for o, t in zip(n.outputs, types):
+                    if isinstance(t, T.TensorType):
+                        o.type = t
+            _check_with_meta(g)
+            run_passes(g, list(OPTIMIZATION_PASSES))
+            fused = SETTINGS.fusion_enabled
+            if fused:
+                fuse.fuse(g)
+                run_passes(g, ["dce"])
+            verify(g)
+            return ExecutionPlan(g, fused)
+
+    def plan_for(self, inputs: list) -> ExecutionPlan:
+        """The plan these inputs run, made now (with its profiling run) if there is none yet."""
+        key = input_signature(inputs)
+        entry = self._entries.get(key)
+        while entry is None or entry.plan is None:
+            self.run(inputs)
+            entry = self._entries.get(key)
+            if entry is None:  # too many signatures: the plain graph serves
+                return ExecutionPlan(self.graph, False)
+        return entry.plan
+
+    def graph_for(self, inputs: list) -> GraphFor:
+        plan = self.plan_for(inputs)
+        kernels = []
+        for i, n in enumerate(plan.fusion_groups()):
+            runner = group_runner(n)
+            runner.kernel.name = f"prim::FusionGroup_{i}"
+            kernels.append(runner.kernel)
+        return GraphFor(plan.graph, kernels)
+
+    @property
+    def plans(self) -> dict:
+        return {k: e.plan for k, e in self._entries.items() if e.plan is not None}
+
+    def reset(self) -> None:
+        """Forget every specialization (the next calls profile again)."""
+        self._entries.clear()
+        self._observed.clear()
+
+
+def _check_with_meta(g: Graph) -> None:
+    """Where the registry's meta rule infers a node's types, they must equal the observed ones (else meta wins)."""
+    for n in g.nodes():
+        if n.op is None:
+            continue
+        try:
+            inferred = infer_node(n)
+        except Exception:
+            inferred = None
+        if not inferred or len(inferred) != len(n.outputs):
+            continue
+        for o, t in zip(n.outputs, inferred):
+            seen = o.type
+            if isinstance(seen, T.TensorType) and seen.is_complete():
+                if (seen.dtype, seen.sizes, seen.device) != (t.dtype, t.sizes, t.device):
+                    o.type = T.TensorType(t.dtype, t.sizes, None, t.device, seen.requires_grad)
+            else:
+                o.type = t
+
+
+class GraphFor:
+    """What ``graph_for`` returns: the optimized graph that runs for the given inputs, and its kernels.
+
+    Prints as the graph (fusion groups included, in the seed's form); ``kernels``
+    holds each fusion group's ``FusedKernel`` (``.source()``, ``.source_path()``),
+    and every other attribute is the graph's.
+    """
+
+    def __init__(self, graph: Graph, kernels: list):
+        self.graph = graph
+        self.kernels = kernels
+
+    def __getattr__(self, name):
+        return getattr(self.graph, name)
+
+    def __str__(self) -> str:
+        return str(self.graph)
+
+    def __repr__(self) -> str:
+        return str(self.graph)
