@@ -21,6 +21,7 @@ import threading
 import warnings
 
 from .. import dispatch
+from ..nn.modules.module import Module
 from ..tensor import Tensor
 from . import types as T
 from .interpreter import Interpreter, group_runner
@@ -66,12 +67,22 @@ def _signature_of(x):
         return (dict, tuple((k, _signature_of(e)) for k, e in x.items()))
     if isinstance(x, (bool, int, float, str)) or x is None:
         return (type(x), x)
+    if isinstance(x, Module):
+        return _module_signature(x)
     return (type(x),)
 
 
 def input_signature(inputs) -> tuple:
-    """What a plan is specialized to: each input's dtype, shape, device and requires_grad, and the grad mode."""
+    """What a plan is specialized to: each input's dtype, shape, device and requires_grad, and the grad mode.
+
+    A module input contributes which of its parameters require grad, since
+    that decides which gradients the plan's backward computes.
+    """
     return (dispatch.STATE.grad_enabled, SETTINGS.generation, tuple(_signature_of(x) for x in inputs))
+
+
+def _module_signature(m) -> tuple:
+    return (type(m), tuple(p._requires_grad for p in m.parameters()))
 
 
 def _observed_type(value):
@@ -166,6 +177,20 @@ class ProfilingExecutor:
             _check_with_meta(g)
             run_passes(g, list(OPTIMIZATION_PASSES))
             fused = SETTINGS.fusion_enabled
+            plan = None
+            if dispatch.STATE.grad_enabled:
+                from . import autodiff
+
+                plan = autodiff.build(g, inputs)
+            if plan is not None:
+                run_passes(plan.backward_graph, list(OPTIMIZATION_PASSES))
+                for graph in (plan.graph, plan.backward_graph):
+                    if fused:
+                        fuse.fuse(graph)
+                        run_passes(graph, ["dce"])
+                    verify(graph)
+                plan.fused = fused
+                return plan
             if fused:
                 fuse.fuse(g)
                 run_passes(g, ["dce"])
