@@ -60,7 +60,8 @@ def fusion_enabled() -> bool:
 
 def _signature_of(x):
     if isinstance(x, Tensor):
-        return (x.dtype, x.shape, x.device, x.requires_grad)
+        a = x._data
+        return (a.dtype, a.shape, x._storage.device, x._requires_grad)
     if isinstance(x, (tuple, list)):
         return (type(x), tuple(_signature_of(e) for e in x))
     if isinstance(x, dict):

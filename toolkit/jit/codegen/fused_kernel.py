@@ -20,14 +20,12 @@ import textwrap
 import threading
 import time
 
-import numpy as np
-
 from ...backends.cpu.cache import kernel_dir, load_source, source_hash
 from ...backends.cpu.codegen import _helper_constants, _helpers_needed, free_names
 from ...backends.cpu.scalar import HELPERS
 from ..ir import Graph, Node, Value
 from .allocator import POOL
-from .elementwise import constant_of, node_expression
+from .elementwise import node_expression
 
 PARALLEL_MIN = 1 << 16  # as the eager map kernels: below this the thread start-up costs more than it saves
 _JIT = 'numba.njit(cache=True, nogil=True, error_model="numpy"{extra})'
@@ -40,9 +38,18 @@ def _group_shape(sub: Graph) -> tuple:
     return shapes.pop()
 
 
-def generate_source(sub: Graph, rank: int, name: str = "fusion_group") -> str:
-    """The module source for ``sub`` looping over ``rank`` dimensions (after collapsing)."""
+def generate_source(sub: Graph, rank: int, masks: tuple | None = None, name: str = "fusion_group") -> str:
+    """The module source for ``sub`` looping over ``rank`` dimensions (after collapsing).
+
+    ``masks[k][d]`` is True where input ``k`` is broadcast along loop dimension
+    ``d``: it is read at index 0 there, so broadcasting costs nothing at run time.
+    """
     idx = ", ".join(f"i{d}" for d in range(rank))
+    if masks is None:
+        masks = tuple((False,) * rank for _ in sub.inputs)
+
+    def index_of(k: int) -> str:
+        return ", ".join("0" if b else f"i{d}" for d, b in enumerate(masks[k]))
     locals_: dict[Value, str] = {}
     hoisted: dict[str, str] = {}
     loads: list[str] = []
@@ -53,7 +60,8 @@ def generate_source(sub: Graph, rank: int, name: str = "fusion_group") -> str:
     def local_of(v: Value) -> str:
         name_ = locals_[v]
         if v in sub.inputs and name_ not in loaded:
-            loads.append(f"{name_} = in{sub.inputs.index(v)}[{idx}]")
+            k = sub.inputs.index(v)
+            loads.append(f"{name_} = in{k}[{index_of(k)}]")
             loaded.add(name_)
         return name_
 
@@ -73,7 +81,6 @@ def generate_source(sub: Graph, rank: int, name: str = "fusion_group") -> str:
         body.append(f"{target} = {expr}")
         formulas.append(f"{n.kind}: {n.op.formula}")
     for k, v in enumerate(sub.outputs):
-        is_const, value = constant_of(v)
         body.append(f"out{k}[{idx}] = {local_of(v)}")
     params = ", ".join([f"out{k}" for k in range(len(sub.outputs))] + [f"in{k}" for k in range(len(sub.inputs))])
     consts = "".join(f"    {name_} = {src}\n" for src, name_ in hoisted.items())
@@ -102,18 +109,37 @@ def generate_source(sub: Graph, rank: int, name: str = "fusion_group") -> str:
 
 
 def collapse(shape: tuple, strides_list: list) -> tuple:
-    """Merge adjacent dimensions that every operand walks contiguously: the smallest loop nest that works."""
+    """Merge adjacent dimensions that every operand walks contiguously: the smallest loop nest that works.
+
+    Returns the collapsed shape and, per operand, which collapsed dimensions it
+    is broadcast along (stride 0 over a dimension longer than 1).
+    """
     dims = [d for d in range(len(shape)) if shape[d] != 1]
     if not dims:
-        return (1,)
-    out = [shape[dims[0]]]
-    last = dims[0]
+        return (1,), [(False,) for _ in strides_list]
+    groups = [[dims[0]]]
     for d in dims[1:]:
+        last = groups[-1][-1]
         if all(st[last] == st[d] * shape[d] for st in strides_list):
-            out[-1] *= shape[d]
+            groups[-1].append(d)
         else:
-            out.append(shape[d])
-        last = d
+            groups.append([d])
+    flat = []
+    for g in groups:
+        n = 1
+        for d in g:
+            n *= shape[d]
+        flat.append(n)
+    masks = [tuple(all(st[d] == 0 for d in g) for g in groups) for st in strides_list]
+    return tuple(flat), masks
+
+
+def _broadcast_strides(shape: tuple, in_shape: tuple, strides: tuple) -> tuple:
+    """The strides of ``in_shape`` broadcast to ``shape`` (0 along new or stretched dimensions)."""
+    lead = len(shape) - len(in_shape)
+    out = [0] * lead
+    for s_in, s_out, st in zip(in_shape, shape[lead:], strides):
+        out.append(st if s_in == s_out else 0)
     return tuple(out)
 
 
@@ -132,32 +158,35 @@ class FusedKernel:
         self._modules: dict = {}
         self._lock = threading.Lock()
         self._fallback = None
-        self.compile_seconds = 0.0
+        self.compile_seconds = 0.0  # time of the calls that compiled or loaded a loop
         self.calls = 0
         self.fallbacks = 0
 
     # -- source and compilation -------------------------------------------------------------
-    def source(self, rank: int | None = None) -> str:
-        """The generated module for a loop nest of ``rank`` dimensions (the collapsed shape's by default)."""
-        if rank is None:
-            rank = max(self._modules) if self._modules else len(self._collapsed_default())
-        return generate_source(self.subgraph, rank, self.name)
+    def source(self, layout: tuple | None = None) -> str:
+        """The generated module for a loop layout ``(rank, masks)`` (the last one run, else a contiguous one)."""
+        if layout is None:
+            layout = next(reversed(self._modules)) if self._modules else self._default_layout()
+        return generate_source(self.subgraph, layout[0], layout[1], self.name)
 
-    def source_path(self, rank: int | None = None):
+    def source_path(self, layout: tuple | None = None):
         """Where the generated source lives in the kernel cache (written on first use)."""
-        return kernel_dir() / f"fused_{source_hash(self.source(rank))}.py"
+        return kernel_dir() / f"fused_{source_hash(self.source(layout))}.py"
 
-    def _collapsed_default(self) -> tuple:
-        strides = [_c_strides(self.shape)] * (len(self.in_shapes) + len(self.out_dtypes))
-        return collapse(self.shape, strides)
+    def _default_layout(self) -> tuple:
+        strides = [_broadcast_strides(self.shape, s, _c_strides(s)) for s in self.in_shapes]
+        strides += [_c_strides(self.shape)] * len(self.out_dtypes)
+        flat, masks = collapse(self.shape, strides)
+        return len(flat), tuple(masks[: len(self.in_shapes)])
 
-    def _module(self, rank: int):
-        m = self._modules.get(rank)
+    def _module(self, layout: tuple):
+        m = self._modules.get(layout)
         if m is None:
             with self._lock:
-                m = self._modules.get(rank)
+                m = self._modules.get(layout)
                 if m is None:
-                    m = self._modules[rank] = load_source(generate_source(self.subgraph, rank, self.name), "fused")
+                    src = generate_source(self.subgraph, layout[0], layout[1], self.name)
+                    m = self._modules[layout] = load_source(src, "fused")
         return m
 
     def compile(self, arrays: list) -> None:
@@ -169,46 +198,47 @@ class FusedKernel:
     # -- running ----------------------------------------------------------------------------
     def matches(self, arrays: list) -> bool:
         """The guard: the inputs have the shapes and dtypes this kernel was specialized for."""
+        if len(arrays) != len(self.in_shapes):
+            return False
         for a, s, d in zip(arrays, self.in_shapes, self.in_dtypes):
             if a.shape != s or a.dtype != d:
                 return False
-        return len(arrays) == len(self.in_shapes)
+        return True
 
     def run(self, arrays: list) -> list:
         """The group's outputs (new arrays) for input arrays that pass the guard."""
-        shape = self.shape
         key = tuple(a.strides for a in arrays)
         plan = self._launch.get(key)
         if plan is None:
             plan = self._launch[key] = self._plan(arrays)
-        flat_shape, reshape_in = plan
+        fn, in_shapes, flat = plan
+        shape = self.shape
         outs = [POOL.empty(shape, d) for d in self.out_dtypes]
-        if flat_shape is None:  # zero-size
+        if fn is None:  # zero-size
             return outs
-        ins = []
-        for a, s in zip(arrays, self.in_shapes):
-            if s != shape:
-                a = np.broadcast_to(a, shape)
-            ins.append(a.reshape(flat_shape) if reshape_in else a)
-        o = [x.reshape(flat_shape) for x in outs]
-        n = 1
-        for s in flat_shape:
-            n *= s
-        m = self._module(len(flat_shape))
-        (m.parallel if n >= PARALLEL_MIN else m.serial)(*o, *ins)
+        ins = [a if a.shape == s else a.reshape(s) for a, s in zip(arrays, in_shapes)]
+        if flat == shape:
+            fn(*outs, *ins)
+        else:
+            fn(*[o.reshape(flat) for o in outs], *ins)
         self.calls += 1
         return outs
 
     def _plan(self, arrays: list) -> tuple:
+        """(loop function, each input's shape in the collapsed loop, the collapsed shape) for these strides."""
         shape = self.shape
         if 0 in shape:
-            return None, False
-        views = [np.broadcast_to(a, shape) if a.shape != shape else a for a in arrays]
-        strides = [v.strides for v in views] + [_c_strides(shape, d.itemsize) for d in self.out_dtypes]
-        if not shape:
-            return (1,), True
-        flat = collapse(shape, strides)
-        return flat, flat != shape
+            return None, None, None
+        strides = [_broadcast_strides(shape, a.shape, a.strides) for a in arrays]
+        strides += [_c_strides(shape, d.itemsize) for d in self.out_dtypes]
+        flat, masks = collapse(shape, strides)
+        masks = tuple(masks[: len(arrays)])
+        in_shapes = [tuple(1 if b else n for b, n in zip(m, flat)) for m in masks]
+        n = 1
+        for d in flat:
+            n *= d
+        m = self._module((len(flat), masks))
+        return (m.parallel if n >= PARALLEL_MIN else m.serial), in_shapes, flat
 
     def __repr__(self) -> str:
         return f"<FusedKernel {self.name}: {len(self.subgraph.block.nodes)} nodes, shape {self.shape}>"
