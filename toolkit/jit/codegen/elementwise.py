@@ -214,3 +214,56 @@ def _dt_name_of_scalar(value) -> str:
     if isinstance(value, int):
         return "int64"
     return "float64"
+
+
+_FULL_REDUCTIONS = ("aten::sum", "aten::mean")
+
+
+def reduction_fusibility(n: Node) -> str | None:
+    """None when ``n`` is a reduction over every element that can end a fusion group, else why not.
+
+    A group ending in ``sum``/``mean`` accumulates as it goes, so the reduced
+    tensor never exists in memory: that is where fusing a reduction pays.
+    """
+    if n.kind not in _FULL_REDUCTIONS or n.op is None or n.op.kind is not R.REDUCTION:
+        return "not a sum or mean"
+    src = tensor_type(n.inputs[0])
+    out = tensor_type(n.outputs[0]) if len(n.outputs) == 1 else None
+    if src is None or out is None or out.sizes != ():
+        return "not a reduction of a complete tensor type to a 0-dim tensor"
+    args = {a.name: i for i, a in enumerate(n.op.args)}
+    values = {}
+    for name, i in args.items():
+        if i == 0:
+            continue
+        if i >= len(n.inputs):
+            values[name] = n.op.args[i].default
+            continue
+        is_const, value = constant_of(n.inputs[i])
+        if not is_const:
+            return f"argument {name} is not a constant"
+        values[name] = value
+    dims = values.get("dim")
+    if dims is not None:
+        rank = len(src.sizes)
+        dims = [dims] if isinstance(dims, int) else list(dims)
+        if dims and sorted(d % max(rank, 1) for d in dims) != list(range(rank)):
+            return "reduces only some dimensions"
+    if values.get("keepdim") or values.get("dtype") is not None:
+        return "keepdim or dtype given"
+    if out.dtype.name not in DTYPES:
+        return f"accumulates in {out.dtype.name}"
+    return None
+
+
+def accumulator(n: Node) -> tuple:
+    """(initial value source, final expression template) of a fusible reduction node; ``{acc}``, ``{n}`` fill in."""
+    out = n.outputs[0].type.dtype.name
+    src = n.inputs[0].type
+    count = 1
+    for s in src.sizes:
+        count *= s
+    init = "0.0" if out.startswith("float") else "0"
+    if n.kind == "aten::mean":
+        return init, np_cast(out, f"{{acc}} / {float(count)!r}") if count else np_cast(out, "math.nan")
+    return init, np_cast(out, "{acc}")

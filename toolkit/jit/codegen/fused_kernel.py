@@ -23,23 +23,30 @@ import time
 from ...backends.cpu.cache import kernel_dir, load_source, source_hash
 from ...backends.cpu.codegen import _helper_constants, _helpers_needed, free_names
 from ...backends.cpu.scalar import HELPERS
+from ...ops import registry as R
 from ..ir import Graph, Node, Value
 from .allocator import POOL
-from .elementwise import node_expression
+from .elementwise import accumulator, node_expression
 
 PARALLEL_MIN = 1 << 16  # as the eager map kernels: below this the thread start-up costs more than it saves
 _JIT = 'numba.njit(cache=True, nogil=True, error_model="numpy"{extra})'
 
 
+def _is_reduction(n: Node) -> bool:
+    return n.op is not None and n.op.kind is R.REDUCTION
+
+
 def _group_shape(sub: Graph) -> tuple:
-    shapes = {tuple(o.type.sizes) for o in sub.outputs}
+    """The iteration space: the shape every elementwise member computes (a trailing reduction's input's)."""
+    shapes = {tuple(n.inputs[0].type.sizes) if _is_reduction(n) else tuple(n.outputs[0].type.sizes)
+              for n in sub.block.nodes if n.kind != "prim::Constant"}
     if len(shapes) != 1:
-        raise RuntimeError(f"a fusion group's outputs must share one shape, got {sorted(shapes)}")
+        raise RuntimeError(f"a fusion group's members must share one shape, got {sorted(shapes)}")
     return shapes.pop()
 
 
 def generate_source(sub: Graph, rank: int, masks: tuple | None = None, name: str = "fusion_group") -> str:
-    """The module source for ``sub`` looping over ``rank`` dimensions (after collapsing).
+    """The module source for ``sub`` looping over ``rank`` dimensions (after collapsing), sizes ``n0, n1, ...``.
 
     ``masks[k][d]`` is True where input ``k`` is broadcast along loop dimension
     ``d``: it is read at index 0 there, so broadcasting costs nothing at run time.
@@ -72,20 +79,38 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, name: str
 
     loaded: set = set()
     formulas = []
+    inits: list[str] = []
+    post: list[str] = []
     for n in sub.block.nodes:
         if n.kind == "prim::Constant":
+            continue
+        if _is_reduction(n):
+            acc = f"acc{len(inits)}"
+            init, final = accumulator(n)
+            inits.append(f"{acc} = {init}")
+            body.append(f"{acc} += {local_of(n.inputs[0])}")
+            locals_[n.outputs[0]] = acc
+            post.append(final.format(acc=acc))
+            formulas.append(f"{n.kind}: accumulated in the loop")
             continue
         expr = node_expression(n, local_of, hoist)
         target = f"t{len(locals_)}"
         locals_[n.outputs[0]] = target
         body.append(f"{target} = {expr}")
         formulas.append(f"{n.kind}: {n.op.formula}")
+    finals = dict(zip([f"acc{j}" for j in range(len(post))], post))
+    tail: list[str] = []
     for k, v in enumerate(sub.outputs):
-        body.append(f"out{k}[{idx}] = {local_of(v)}")
-    params = ", ".join([f"out{k}" for k in range(len(sub.outputs))] + [f"in{k}" for k in range(len(sub.inputs))])
+        name_ = local_of(v)
+        if name_ in finals:
+            tail.append(f"out{k}[0] = {finals[name_]}")
+        else:
+            body.append(f"out{k}[{idx}] = {name_}")
+    params = ", ".join([f"out{k}" for k in range(len(sub.outputs))] + [f"in{k}" for k in range(len(sub.inputs))]
+                       + [f"n{d}" for d in range(rank)])
     consts = "".join(f"    {name_} = {src}\n" for src, name_ in hoisted.items())
     helpers = []
-    used = set().union(*(free_names(b.split(" = ", 1)[1]) for b in body)) if body else set()
+    used = set().union(*(free_names(b.split("=", 1)[1]) for b in body if "=" in b)) if body else set()
     for h in _helpers_needed(used):
         src = textwrap.dedent(inspect.getsource(HELPERS[h]))
         helpers.append(f"@{_JIT.format(extra='')}\n{src.rstrip()}\n")
@@ -93,12 +118,13 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, name: str
 
     def loop(fn: str, outer: str, parallel: bool) -> str:
         lines = [f"@{_JIT.format(extra=', parallel=True' if parallel else '')}", f"def {fn}({params}):", consts.rstrip("\n")]
-        lines = [ln for ln in lines if ln]
+        lines = [ln for ln in lines if ln] + ["    " + i for i in inits]
         for d in range(rank):
             rng = outer if d == 0 else "range"
-            lines.append("    " * (d + 1) + f"for i{d} in {rng}(out0.shape[{d}]):")
+            lines.append("    " * (d + 1) + f"for i{d} in {rng}(n{d}):")
         pad = "    " * (rank + 1)
         lines += [pad + s for s in loads + body]
+        lines += ["    " + t for t in tail]
         return "\n".join(lines) + "\n"
 
     header = (f'"""A toolkit fused kernel for {name}, generated from the registry\'s formulas; do not edit.\n\n'
@@ -154,6 +180,8 @@ class FusedKernel:
         self.in_shapes = [tuple(v.type.sizes) for v in self.subgraph.inputs]
         self.in_dtypes = [v.type.dtype.np for v in self.subgraph.inputs]
         self.out_dtypes = [v.type.dtype.np for v in self.subgraph.outputs]
+        self.out_reduced = [v.node is not None and _is_reduction(v.node) for v in self.subgraph.outputs]
+        self._any_reduced = any(self.out_reduced)
         self._launch: dict = {}
         self._modules: dict = {}
         self._lock = threading.Lock()
@@ -175,7 +203,7 @@ class FusedKernel:
 
     def _default_layout(self) -> tuple:
         strides = [_broadcast_strides(self.shape, s, _c_strides(s)) for s in self.in_shapes]
-        strides += [_c_strides(self.shape)] * len(self.out_dtypes)
+        strides += [_c_strides(self.shape)] * (len(self.out_dtypes) - sum(self.out_reduced))
         flat, masks = collapse(self.shape, strides)
         return len(flat), tuple(masks[: len(self.in_shapes)])
 
@@ -213,15 +241,23 @@ class FusedKernel:
             plan = self._launch[key] = self._plan(arrays)
         fn, in_shapes, flat = plan
         shape = self.shape
-        outs = [POOL.empty(shape, d) for d in self.out_dtypes]
+        outs = [POOL.empty(() if r else shape, d) for d, r in zip(self.out_dtypes, self.out_reduced)]
         if fn is None:  # zero-size
-            return outs
+            return self._empty_reductions(outs)
         ins = [a if a.shape == s else a.reshape(s) for a, s in zip(arrays, in_shapes)]
-        if flat == shape:
-            fn(*outs, *ins)
+        if flat == shape and not self._any_reduced:
+            fn(*outs, *ins, *flat)
         else:
-            fn(*[o.reshape(flat) for o in outs], *ins)
+            fn(*[o.reshape((1,) if r else flat) for o, r in zip(outs, self.out_reduced)], *ins, *flat)
         self.calls += 1
+        return outs
+
+    def _empty_reductions(self, outs: list) -> list:
+        """A reduction over zero elements: 0 for sum, nan for mean (as PyTorch)."""
+        for k, r in enumerate(self.out_reduced):
+            if r:
+                n = self.subgraph.outputs[k].node
+                outs[k][()] = float("nan") if n.kind == "aten::mean" else 0
         return outs
 
     def _plan(self, arrays: list) -> tuple:
@@ -230,7 +266,7 @@ class FusedKernel:
         if 0 in shape:
             return None, None, None
         strides = [_broadcast_strides(shape, a.shape, a.strides) for a in arrays]
-        strides += [_c_strides(shape, d.itemsize) for d in self.out_dtypes]
+        strides += [_c_strides(shape, d.itemsize) for d, r in zip(self.out_dtypes, self.out_reduced) if not r]
         flat, masks = collapse(shape, strides)
         masks = tuple(masks[: len(arrays)])
         in_shapes = [tuple(1 if b else n for b, n in zip(m, flat)) for m in masks]

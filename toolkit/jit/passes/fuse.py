@@ -3,7 +3,9 @@
 What is fusible is read from the registry through the code generator
 (:func:`toolkit.jit.codegen.elementwise.fusibility`): elementwise ops with a
 scalar formula, complete tensor types, constant non-tensor arguments. Groups
-grow backwards from a consumer, as TorchScript's graph fuser does: a producer
+grow backwards from a consumer (an elementwise node, or a ``sum``/``mean`` of
+every element, which the kernel then accumulates without storing what it
+reduces), as TorchScript's graph fuser does: a producer
 joins when it computes the group's shape and every use of its output outside
 the group comes after the group's position, so the group can stand where its
 last node stood. Constants the members read are copied into the subgraph;
@@ -18,7 +20,7 @@ Example::
 from __future__ import annotations
 
 from .. import types as T
-from ..codegen.elementwise import constant_of, fusibility
+from ..codegen.elementwise import constant_of, fusibility, reduction_fusibility
 from ..ir import Block, Graph, Node, Value
 from .manager import register_pass
 
@@ -37,9 +39,8 @@ def _top_level(n: Node, block: Block) -> Node | None:
     return n
 
 
-def _grow(block: Block, consumer: Node, taken: set, position: dict) -> list[Node]:
+def _grow(block: Block, consumer: Node, taken: set, position: dict, shape: tuple) -> list[Node]:
     members = {consumer}
-    shape = _shape(consumer)
     changed = True
     while changed:
         changed = False
@@ -128,9 +129,15 @@ def _fuse_block(graph: Graph, block: Block, min_size: int) -> int:
         taken: set = set()
         groups = []
         for n in reversed(block.nodes):
-            if n in taken or n.kind == "prim::FusionGroup" or fusibility(n) is not None:
+            if n in taken or n.kind == "prim::FusionGroup":
                 continue
-            members = _grow(block, n, taken, position)
+            if fusibility(n) is None:
+                shape = _shape(n)
+            elif reduction_fusibility(n) is None:
+                shape = tuple(n.inputs[0].type.sizes)  # a trailing sum/mean: the group computes its input
+            else:
+                continue
+            members = _grow(block, n, taken, position, shape)
             taken.update(members)
             if len(members) >= min_size:
                 groups.append(members)
