@@ -134,19 +134,24 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, name: str
     return header + "\n\n".join(parts)
 
 
-def collapse(shape: tuple, strides_list: list) -> tuple:
+def collapse(shape: tuple, strides_list: list, bcast_list: list | None = None) -> tuple:
     """Merge adjacent dimensions that every operand walks contiguously: the smallest loop nest that works.
 
-    Returns the collapsed shape and, per operand, which collapsed dimensions it
-    is broadcast along (stride 0 over a dimension longer than 1).
+    ``bcast_list[k][d]`` says operand ``k`` is broadcast along dimension ``d``
+    (it has size 1 or lacks it there); dimensions merge only where every
+    operand walks both contiguously and is broadcast along both or neither.
+    Returns the collapsed shape and, per operand, which collapsed dimensions
+    it is broadcast along.
     """
+    if bcast_list is None:
+        bcast_list = [tuple(st[d] == 0 and shape[d] > 1 for d in range(len(shape))) for st in strides_list]
     dims = [d for d in range(len(shape)) if shape[d] != 1]
     if not dims:
         return (1,), [(False,) for _ in strides_list]
     groups = [[dims[0]]]
     for d in dims[1:]:
         last = groups[-1][-1]
-        if all(st[last] == st[d] * shape[d] for st in strides_list):
+        if all(st[last] == st[d] * shape[d] and bc[last] == bc[d] for st, bc in zip(strides_list, bcast_list)):
             groups[-1].append(d)
         else:
             groups.append([d])
@@ -156,8 +161,14 @@ def collapse(shape: tuple, strides_list: list) -> tuple:
         for d in g:
             n *= shape[d]
         flat.append(n)
-    masks = [tuple(all(st[d] == 0 for d in g) for g in groups) for st in strides_list]
+    masks = [tuple(bc[g[0]] for g in groups) for bc in bcast_list]
     return tuple(flat), masks
+
+
+def _broadcast_flags(shape: tuple, in_shape: tuple) -> tuple:
+    """Per dimension of ``shape``: whether an input of ``in_shape`` is broadcast along it."""
+    lead = len(shape) - len(in_shape)
+    return tuple(d < lead or (in_shape[d - lead] == 1 and shape[d] != 1) for d in range(len(shape)))
 
 
 def _broadcast_strides(shape: tuple, in_shape: tuple, strides: tuple) -> tuple:
@@ -202,9 +213,11 @@ class FusedKernel:
         return kernel_dir() / f"fused_{source_hash(self.source(layout))}.py"
 
     def _default_layout(self) -> tuple:
+        n_out = len(self.out_dtypes) - sum(self.out_reduced)
         strides = [_broadcast_strides(self.shape, s, _c_strides(s)) for s in self.in_shapes]
-        strides += [_c_strides(self.shape)] * (len(self.out_dtypes) - sum(self.out_reduced))
-        flat, masks = collapse(self.shape, strides)
+        strides += [_c_strides(self.shape)] * n_out
+        flags = [_broadcast_flags(self.shape, s) for s in self.in_shapes] + [(False,) * len(self.shape)] * n_out
+        flat, masks = collapse(self.shape, strides, flags)
         return len(flat), tuple(masks[: len(self.in_shapes)])
 
     def _module(self, layout: tuple):
@@ -266,8 +279,9 @@ class FusedKernel:
         if 0 in shape:
             return None, None, None
         strides = [_broadcast_strides(shape, a.shape, a.strides) for a in arrays]
-        strides += [_c_strides(shape, d.itemsize) for d, r in zip(self.out_dtypes, self.out_reduced) if not r]
-        flat, masks = collapse(shape, strides)
+        outs = [_c_strides(shape, d.itemsize) for d, r in zip(self.out_dtypes, self.out_reduced) if not r]
+        flags = [_broadcast_flags(shape, a.shape) for a in arrays] + [(False,) * len(shape)] * len(outs)
+        flat, masks = collapse(shape, strides + outs, flags)
         masks = tuple(masks[: len(arrays)])
         in_shapes = [tuple(1 if b else n for b, n in zip(m, flat)) for m in masks]
         n = 1
