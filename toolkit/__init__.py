@@ -76,7 +76,7 @@ from ._legacy import CPU_TYPES as _LEGACY_TYPES  # noqa: E402
 
 globals().update(_LEGACY_TYPES)
 
-from . import _C, jit, nn, optim, utils, vision  # noqa: E402
+from . import _C, jit, nn, optim, profiler, utils, vision  # noqa: E402
 from .serialization import *  # noqa: E402, F403
 
 

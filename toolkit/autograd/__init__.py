@@ -225,7 +225,7 @@ def _install_tensor_methods() -> None:
 
 _install_tensor_methods()
 
-from . import function, graph  # noqa: E402
+from . import function, graph, profiler  # noqa: E402
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 

@@ -15,6 +15,7 @@ import itertools
 
 import numpy as np
 
+from ..dispatch import STATE
 from ..tensor import Tensor, _wrap
 from .grad_mode import LOCAL, _set_grad
 from .node import AccumulateGrad, Node, OpNode
@@ -109,6 +110,16 @@ def _call_pre_hooks(node: Node, gin: list) -> list:
     return gin
 
 
+def _apply(node: Node, gin: list, i: int = 0):
+    """Run one node; observers with ``on_backward`` (profilers) time it as a backward range."""
+    obs = STATE.observers
+    if i == len(obs):
+        return node.apply(gin)
+    if hasattr(obs[i], "on_backward"):
+        return obs[i].on_backward(node, lambda: _apply(node, gin, i + 1))
+    return _apply(node, gin, i + 1)
+
+
 def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=None, accumulate: bool = True):
     """Run the graph backward from ``roots`` (tensors) seeded with ``grads``.
 
@@ -192,7 +203,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             if node._pre_hooks:
                 gin = _call_pre_hooks(node, gin)
             if isinstance(node, AccumulateGrad):
-                node.apply(gin)
+                _apply(node, gin)
                 if node._post_hooks:
                     for fn in tuple(node._post_hooks):
                         fn((), tuple(gin))
@@ -200,7 +211,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             if isinstance(node, OpNode) and all(g is None for g in gin):
                 out = (None,) * len(node.next_functions)
             else:
-                out = node.apply(gin)
+                out = _apply(node, gin)
             if node._post_hooks:
                 for fn in tuple(node._post_hooks):
                     r = fn(tuple(out), tuple(gin))

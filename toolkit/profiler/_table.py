@@ -1,0 +1,134 @@
+"""The profiler's text table, column for column as PyTorch prints it."""
+
+from __future__ import annotations
+
+import math
+
+from .events import _format_memory, _format_time, _format_time_share
+
+_WIDTH = 12
+_SPACING = 2
+_FLOP_UNITS = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
+
+
+def _in_unit(time_us: float, default: str, unit: str | None) -> str:
+    if unit == "s":
+        return f"{time_us / 1e6:.3f}s"
+    if unit == "ms":
+        return f"{time_us / 1e3:.3f}ms"
+    if unit == "us":
+        return f"{time_us:.3f}us"
+    return default
+
+
+def _trim_path(path: str, width: int) -> str:
+    if len(path) > width:
+        path = path[len(path) - width:]
+        if len(path) > 3:
+            path = "..." + path[3:]
+    return path
+
+
+def _flops_scale(flops: float) -> tuple[float, str]:
+    level = max(0, min(int(math.log10(flops) / 3), len(_FLOP_UNITS) - 1))
+    return 10.0 ** (-3 * level), _FLOP_UNITS[level]
+
+
+def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column_width=75,
+                max_name_column_width=55, max_shapes_column_width=80, with_flops=False, profile_memory=False,
+                top_level_events_only=False, time_unit=None) -> str:
+    """Rows of events (or averages): Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg,
+    memory columns, # of Calls, Input Shapes, Source Location, Total FLOPs."""
+    if len(events) == 0:
+        return ""
+    has_shapes = any(e.input_shapes is not None and len(e.input_shapes) > 0 for e in events)
+    if sort_by is not None:
+        attr = sort_by.replace("cuda", "device").replace("xpu", "device").replace("privateuse1", "device")
+        events = sorted(events, key=lambda e: getattr(e, attr), reverse=True)
+    name_width = max(len(e.key) for e in events) + 4
+    if max_name_column_width is not None:
+        name_width = min(name_width, max_name_column_width)
+    shapes_width = max(len(str(e.input_shapes)) for e in events) + 4
+    if max_shapes_column_width is not None:
+        shapes_width = min(shapes_width, max_shapes_column_width)
+    stacks = [e.stack for e in events if e.stack]
+    src_width = None
+    if stacks:
+        src_width = max(len(entry) for s in stacks for entry in s) + 4
+        if max_src_column_width is not None:
+            src_width = min(src_width, max_src_column_width)
+
+    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if profile_memory:
+        headers += ["CPU Mem", "Self CPU Mem"]
+    headers.append("# of Calls")
+    row_format, header_sep, line_length = "", "", -_SPACING
+
+    def add_column(width: int, align: str = ">") -> None:
+        nonlocal row_format, header_sep, line_length
+        row_format += "{: " + align + str(width) + "}" + " " * _SPACING
+        header_sep += "-" * width + " " * _SPACING
+        line_length += width + _SPACING
+
+    add_column(name_width)
+    for _ in headers[1:]:
+        add_column(_WIDTH)
+    if has_shapes:
+        headers.append("Input Shapes")
+        add_column(shapes_width)
+    if stacks:
+        headers.append("Source Location")
+        add_column(src_width, "<")
+    flops_scale = 1.0
+    if with_flops:
+        raw = [e.flops for e in events if e.flops and e.flops > 0]
+        if raw:
+            flops_scale, unit = _flops_scale(min(raw))
+            headers.append(f"Total {unit}")
+            add_column(_WIDTH)
+        else:
+            with_flops = False
+
+    total_self = sum(e.self_cpu_time_total for e in events)
+    lines = []
+    if header is not None:
+        lines += ["=" * line_length, header]
+    if top_level_events_only:
+        lines += ["=" * line_length, "This report only display top-level ops statistics"]
+    lines += [header_sep, row_format.format(*headers), header_sep]
+    shown = 0
+    for e in events:
+        if shown == row_limit:
+            break
+        if top_level_events_only and e.cpu_parent is not None:
+            continue
+        shown += 1
+        name = e.key
+        if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
+            name = name[: max_name_column_width - 3] + "..."
+        row = [
+            name,
+            _format_time_share(e.self_cpu_time_total, total_self),
+            _in_unit(e.self_cpu_time_total, e.self_cpu_time_total_str, time_unit),
+            _format_time_share(e.cpu_time_total, total_self),
+            _in_unit(e.cpu_time_total, e.cpu_time_total_str, time_unit),
+            _in_unit(e.cpu_time, e.cpu_time_str, time_unit),
+        ]
+        if profile_memory:
+            row += [_format_memory(e.cpu_memory_usage), _format_memory(e.self_cpu_memory_usage)]
+        row.append(e.count)
+        if has_shapes:
+            row.append(str(e.input_shapes)[:shapes_width])
+        if stacks:
+            row.append(_trim_path(e.stack[0], src_width) if e.stack else "")
+        if with_flops:
+            row.append("--" if not e.flops or e.flops <= 0 else f"{e.flops * flops_scale:8.3f}")
+        lines.append(row_format.format(*row))
+        if stacks:
+            blank = [""] * (len(headers) - 1)
+            for entry in (e.stack or [])[1:]:
+                lines.append(row_format.format(*(blank + [_trim_path(entry, src_width)])))
+            lines.append(row_format.format(*(blank + [""])))
+    lines.append(header_sep)
+    lines.append(f"Self CPU time total: {_in_unit(total_self, _format_time(total_self), time_unit)}")
+    return "\n".join(lines) + "\n"
