@@ -1,0 +1,115 @@
+"""add_graph: the traced model as a GraphDef with scopes, shapes, dtypes, fusion groups and nested inputs/outputs."""
+
+import pytest
+from tensorboard.backend.event_processing import event_accumulator
+from tensorboard.compat.proto import types_pb2
+
+import toolkit
+import toolkit.nn as nn
+from toolkit.utils.tensorboard import SummaryWriter
+from toolkit.utils.tensorboard._graph import graph
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(2 * 4 * 4, 3))
+
+    def forward(self, x):
+        return self.head(toolkit.relu(self.conv(x)))
+
+
+class Nested(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.act = nn.Sequential(nn.Sigmoid())
+
+    def forward(self, pair, d, unused=None):
+        y = self.fc(pair[0] + pair[1])
+        return {"out": self.act(y) * y + d["z"], "none": None, "list": [y]}
+
+
+def by_name(gd) -> dict:
+    return {n.name: n for n in gd.node}
+
+
+def shape(n) -> list:
+    return [d.size for d in n.attr["_output_shapes"].list.shape[0].dim]
+
+
+def test_scopes_shapes_and_edges():
+    gd, run_metadata = graph(Net(), toolkit.rand(1, 1, 6, 6))
+    nodes = by_name(gd)
+    assert gd.versions.producer == 22
+    assert run_metadata.step_stats.dev_stats[0].device == "/device:CPU:0"
+    x = nodes["input/x"]
+    assert x.op == "IO Node" and shape(x) == [1, 1, 6, 6]
+    assert x.attr["dtype"].type == types_pb2.DT_FLOAT
+    conv = [n for n in gd.node if n.op == "aten::conv2d"]
+    assert len(conv) == 1 and conv[0].name.startswith("Net/Conv2d[conv]/")
+    assert conv[0].input[0] == "input/x"
+    assert "Net/Conv2d[conv]/weight" in conv[0].input and "Net/Conv2d[conv]/bias" in conv[0].input
+    assert shape(conv[0]) == [1, 2, 4, 4]
+    linear = [n for n in gd.node if n.op == "aten::linear"]
+    assert linear[0].name.startswith("Net/Sequential[head]/Linear[1]/") and shape(linear[0]) == [1, 3]
+    assert nodes["Net/Sequential[head]/Linear[1]/weight"].op == "prim::GetAttr"
+    out = nodes["output/output.1"]
+    assert out.op == "IO Node" and out.input[0] in nodes
+    for n in gd.node:  # every edge points at a node that exists
+        for i in n.input:
+            assert i in nodes, (n.name, i)
+    assert linear[0].attr["_source"].s.decode().rsplit(":", 1)[0].endswith(".py")
+
+
+def sig_input(gd) -> str:
+    return next(n for n in gd.node if n.op == "aten::sigmoid").input[0]
+
+
+def test_nested_inputs_outputs_with_none_and_fusion_group():
+    m = Nested()
+    a, b, z = toolkit.rand(2, 4), toolkit.rand(2, 4), toolkit.rand(2, 3)
+    gd, _ = graph(m, ((a, b), {"z": z}, None))
+    nodes = by_name(gd)
+    assert {n for n in nodes if n.startswith("input/")} == {"input/pair.0", "input/pair.1", "input/d.0"}
+    outs = [n for n in nodes if n.startswith("output/")]
+    assert outs == ["output/output.1"]
+    groups = {n.split("/")[1] for n in nodes if "FusionGroup_" in n}
+    assert groups == {"FusionGroup_0"}
+    fused_ops = sorted(n.op for n in gd.node if "/FusionGroup_0/" in n.name and n.op.startswith("aten::"))
+    assert fused_ops == ["aten::add", "aten::mul", "aten::sigmoid"]
+    mul = next(n for n in gd.node if n.op == "aten::mul" and "FusionGroup" in n.name)
+    assert set(mul.input) == {"Nested/FusionGroup_0/" + mul.input[0].rsplit("/", 1)[1], sig_input(gd)}
+    assert "input/d.0" in next(n for n in gd.node if n.op == "aten::add" and "FusionGroup" in n.name).input
+    assert m.training  # restored after tracing in eval mode
+
+
+def test_without_fusion_keeps_module_scopes():
+    toolkit.jit.set_fusion_enabled(False)
+    try:
+        gd, _ = graph(Nested(), ((toolkit.rand(2, 4), toolkit.rand(2, 4)), {"z": toolkit.rand(2, 3)}))
+    finally:
+        toolkit.jit.set_fusion_enabled(True)
+    assert not any("FusionGroup" in n.name for n in gd.node)
+    sig = next(n for n in gd.node if n.op == "aten::sigmoid")
+    assert sig.name.startswith("Nested/Sequential[act]/Sigmoid[0]/")
+
+
+def test_written_graph_reads_back(tmp_path):
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_graph(Net(), toolkit.rand(1, 1, 6, 6))
+    acc = event_accumulator.EventAccumulator(str(tmp_path))
+    acc.Reload()
+    gd = acc.Graph()
+    assert any(n.op == "aten::conv2d" for n in gd.node)
+    assert acc.Tags()["run_metadata"] == ["step1"]
+
+
+def test_trace_errors_propagate():
+    class Bad(nn.Module):
+        def forward(self, x):
+            return x.nonexistent_method()
+
+    with pytest.raises(AttributeError):
+        graph(Bad(), toolkit.rand(2))

@@ -1,0 +1,5 @@
+"""``toolkit.utils.visdom``: the ``SummaryWriter`` logging calls, sent to a visdom server for live plots."""
+
+from .writer import VisdomWriter
+
+__all__ = ["VisdomWriter"]
