@@ -26,7 +26,7 @@ def free_port() -> int:
 
 def post(base: str, endpoint: str, msg: dict):
     req = urllib.request.Request(f"{base}/{endpoint}", data=json.dumps(msg).encode(), method="POST")
-    with urllib.request.urlopen(req, timeout=10) as r:
+    with urllib.request.urlopen(req, timeout=60) as r:
         return json.loads(r.read())
 
 
