@@ -92,7 +92,7 @@ def _check(op: OpDef, arg, v, pos: int):
         if t.startswith("int[") or t.startswith("SymInt["):
             if isinstance(v, (list, tuple)):
                 return tuple(_as_int(e) for e in v)
-            return (_as_int(v),)
+            return (_as_int(v),) * _list_size(t)
         if t in ("float", "float?"):
             if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
                 return v
@@ -203,7 +203,19 @@ def _bind_slow(op: OpDef, args: tuple, kwargs: dict) -> list:
 
 def _default_ints(p):
     d = p.default
-    return tuple(d) if isinstance(d, (list, tuple)) else (d,)
+    return tuple(d) if isinstance(d, (list, tuple)) else (d,) * _list_size(p.type)
+
+
+_LIST_SIZES: dict = {}
+
+
+def _list_size(t: str) -> int:
+    """``int[2]``'s 2: one int stands for that many, as in PyTorch (``kernel_size=2`` is ``[2, 2]``)."""
+    n = _LIST_SIZES.get(t)
+    if n is None:
+        size = t.partition("[")[2].partition("]")[0]
+        n = _LIST_SIZES[t] = int(size) if size.isdigit() else 1
+    return n
 
 
 def call_op(op: OpDef, args: tuple, kwargs: dict):
@@ -444,6 +456,8 @@ def _run(op: OpDef, bound: list):
         return _run_inplace(op, bound)
     if op.pointwise:
         return _run_pointwise(op, bound)
+    if op.composite is not None:
+        return op.composite(*bound)
     if op.refuse_grad_args and STATE.grad_enabled:
         _refuse_grad(op, bound)
     dev = _device_of(op, bound)
@@ -558,6 +572,8 @@ def _wrap_one(a: np.ndarray, view_src, op, bound, dev):
 
 def _run_inplace(op: OpDef, bound: list):
     """``self.op_(...)``: compute as the functional op, check the result fits ``self``, write it back."""
+    if op.composite is not None:
+        return op.composite(*bound)
     self_t = bound[0]
     if not isinstance(self_t, Tensor):
         raise TypeError(f"{op.name}(): self must be a Tensor, not {_type_name(self_t)}")

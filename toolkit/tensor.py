@@ -271,6 +271,12 @@ class Tensor:
 
         return tensor_repr(self)
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
+        from .notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:
             return self.item().__format__(spec)
@@ -435,12 +441,28 @@ def _make_binary(name, ops, call_overloads):
     return method
 
 
+# ``2 * x`` runs (and traces) as PyTorch's Tensor runs it: commutative operators take the tensor first
+# (``mul(x, 2)``), ``2 - x`` is ``rsub(x, 2)``, ``2 / x`` is ``reciprocal(x) * 2``; the others take the
+# number first (``pow(2, x)``, ``remainder(2, x)``).
+_REFLECTED_TENSOR_FIRST = frozenset(("radd", "rmul", "rand", "ror", "rxor"))
+
+
 def _make_reflected(name, ops, call_overloads):
+    from .ops import registry
+
+    tensor_first = name in _REFLECTED_TENSOR_FIRST
+    if name == "rsub":
+        ops, tensor_first = registry.overloads("rsub"), True
+
     def method(self, other):
         if isinstance(other, np.ndarray):
             other = _wrap(other, None, CPU)  # numpy defers to us (__array_priority__): result is a Tensor
         elif not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
             return NotImplemented
+        if tensor_first:
+            return call_overloads(ops, (self, other), {})
+        if name == "rtruediv":
+            return self.reciprocal() * other
         return call_overloads(ops, (other, self), {})
 
     method.__name__ = f"__{name}__"

@@ -101,7 +101,7 @@ FOO_GOLDEN = """\
 graph(%x : Float(3, strides=[1], requires_grad=0, device=cpu),
       %y : Float(3, strides=[1], requires_grad=0, device=cpu)):
   %2 : int = prim::Constant[value=2]()
-  %3 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::mul(%2, %x)
+  %3 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::mul(%x, %2)
   %4 : int = prim::Constant[value=1]()
   %5 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::add(%3, %y, %4)
   return (%5)
@@ -140,56 +140,68 @@ graph(%self : __torch__.MOD.Net,
   %14 : int = prim::Constant[value=1](), scope: __module.conv1
   %15 : Float(2, 10, 24, 24, strides=[5760, 576, 24, 1], requires_grad=1, device=cpu) = aten::conv2d(%x, %weight, %bias, %7, %10, %13, %14), scope: __module.conv1
   %16 : int = prim::Constant[value=2]()
-  %17 : int[] = prim::ListConstruct(%16)
-  %18 : int[] = prim::ListConstruct()
-  %19 : int = prim::Constant[value=0]()
-  %20 : int[] = prim::ListConstruct(%19)
-  %21 : int = prim::Constant[value=1]()
-  %22 : int[] = prim::ListConstruct(%21)
-  %23 : bool = prim::Constant[value=0]()
-  %24 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu), %25 : Long(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=0, device=cpu) = aten::max_pool2d_with_indices(%15, %17, %18, %20, %22, %23)
-  %26 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::relu(%24)
+  %17 : int = prim::Constant[value=2]()
+  %18 : int[] = prim::ListConstruct(%16, %17)
+  %19 : int[] = prim::ListConstruct()
+  %20 : int = prim::Constant[value=0]()
+  %21 : int = prim::Constant[value=0]()
+  %22 : int[] = prim::ListConstruct(%20, %21)
+  %23 : int = prim::Constant[value=1]()
+  %24 : int = prim::Constant[value=1]()
+  %25 : int[] = prim::ListConstruct(%23, %24)
+  %26 : bool = prim::Constant[value=0]()
+  %27 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%15, %18, %19, %22, %25, %26)
+  %28 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::relu(%27)
   %conv2 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv2"](%self), scope: __module.conv2
   %weight.1 : Float(20, 10, 5, 5, strides=[250, 25, 5, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%conv2), scope: __module.conv2
   %bias.1 : Float(20, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%conv2), scope: __module.conv2
-  %30 : int = prim::Constant[value=1](), scope: __module.conv2
-  %31 : int = prim::Constant[value=1](), scope: __module.conv2
-  %32 : int[] = prim::ListConstruct(%30, %31), scope: __module.conv2
-  %33 : int = prim::Constant[value=0](), scope: __module.conv2
-  %34 : int = prim::Constant[value=0](), scope: __module.conv2
-  %35 : int[] = prim::ListConstruct(%33, %34), scope: __module.conv2
-  %36 : int = prim::Constant[value=1](), scope: __module.conv2
-  %37 : int = prim::Constant[value=1](), scope: __module.conv2
-  %38 : int[] = prim::ListConstruct(%36, %37), scope: __module.conv2
+  %32 : int = prim::Constant[value=1](), scope: __module.conv2
+  %33 : int = prim::Constant[value=1](), scope: __module.conv2
+  %34 : int[] = prim::ListConstruct(%32, %33), scope: __module.conv2
+  %35 : int = prim::Constant[value=0](), scope: __module.conv2
+  %36 : int = prim::Constant[value=0](), scope: __module.conv2
+  %37 : int[] = prim::ListConstruct(%35, %36), scope: __module.conv2
+  %38 : int = prim::Constant[value=1](), scope: __module.conv2
   %39 : int = prim::Constant[value=1](), scope: __module.conv2
-  %40 : Float(2, 20, 8, 8, strides=[1280, 64, 8, 1], requires_grad=1, device=cpu) = aten::conv2d(%26, %weight.1, %bias.1, %32, %35, %38, %39), scope: __module.conv2
-  %41 : int = prim::Constant[value=2]()
-  %42 : int[] = prim::ListConstruct(%41)
-  %43 : int[] = prim::ListConstruct()
-  %44 : int = prim::Constant[value=0]()
-  %45 : int[] = prim::ListConstruct(%44)
-  %46 : int = prim::Constant[value=1]()
-  %47 : int[] = prim::ListConstruct(%46)
-  %48 : bool = prim::Constant[value=0]()
-  %49 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu), %50 : Long(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=0, device=cpu) = aten::max_pool2d_with_indices(%40, %42, %43, %45, %47, %48)
-  %51 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::relu(%49)
-  %52 : int = prim::Constant[value=-1]()
-  %53 : int = prim::Constant[value=320]()
-  %54 : int[] = prim::ListConstruct(%52, %53)
-  %55 : Float(2, 320, strides=[320, 1], requires_grad=1, device=cpu) = aten::view(%51, %54)
+  %40 : int[] = prim::ListConstruct(%38, %39), scope: __module.conv2
+  %41 : int = prim::Constant[value=1](), scope: __module.conv2
+  %42 : Float(2, 20, 8, 8, strides=[1280, 64, 8, 1], requires_grad=1, device=cpu) = aten::conv2d(%28, %weight.1, %bias.1, %34, %37, %40, %41), scope: __module.conv2
+  %43 : float = prim::Constant[value=0.5](), scope: __module.conv2_drop
+  %44 : bool = prim::Constant[value=0](), scope: __module.conv2_drop
+  %45 : Float(2, 20, 8, 8, strides=[1280, 64, 8, 1], requires_grad=1, device=cpu) = aten::feature_dropout(%42, %43, %44), scope: __module.conv2_drop
+  %46 : int = prim::Constant[value=2]()
+  %47 : int = prim::Constant[value=2]()
+  %48 : int[] = prim::ListConstruct(%46, %47)
+  %49 : int[] = prim::ListConstruct()
+  %50 : int = prim::Constant[value=0]()
+  %51 : int = prim::Constant[value=0]()
+  %52 : int[] = prim::ListConstruct(%50, %51)
+  %53 : int = prim::Constant[value=1]()
+  %54 : int = prim::Constant[value=1]()
+  %55 : int[] = prim::ListConstruct(%53, %54)
+  %56 : bool = prim::Constant[value=0]()
+  %57 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%45, %48, %49, %52, %55, %56)
+  %58 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::relu(%57)
+  %59 : int = prim::Constant[value=-1]()
+  %60 : int = prim::Constant[value=320]()
+  %61 : int[] = prim::ListConstruct(%59, %60)
+  %62 : Float(2, 320, strides=[320, 1], requires_grad=1, device=cpu) = aten::view(%58, %61)
   %fc1 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc1"](%self), scope: __module.fc1
   %weight.2 : Float(50, 320, strides=[320, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%fc1), scope: __module.fc1
   %bias.2 : Float(50, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%fc1), scope: __module.fc1
-  %59 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::linear(%55, %weight.2, %bias.2), scope: __module.fc1
-  %60 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::relu(%59)
+  %66 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::linear(%62, %weight.2, %bias.2), scope: __module.fc1
+  %67 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::relu(%66)
+  %68 : float = prim::Constant[value=0.5]()
+  %69 : bool = prim::Constant[value=0]()
+  %70 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::dropout(%67, %68, %69)
   %fc2 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc2"](%self), scope: __module.fc2
   %weight.3 : Float(10, 50, strides=[50, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%fc2), scope: __module.fc2
   %bias.3 : Float(10, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%fc2), scope: __module.fc2
-  %64 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::linear(%60, %weight.3, %bias.3), scope: __module.fc2
-  %65 : int = prim::Constant[value=1]()
-  %66 : NoneType = prim::Constant()
-  %67 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::log_softmax(%64, %65, %66)
-  return (%67)
+  %74 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::linear(%70, %weight.3, %bias.3), scope: __module.fc2
+  %75 : int = prim::Constant[value=1]()
+  %76 : NoneType = prim::Constant()
+  %77 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::log_softmax(%74, %75, %76)
+  return (%77)
 """
 
 

@@ -19,7 +19,7 @@ FOO_GRAPH = """\
 graph(%x : Float(3, strides=[1], requires_grad=0, device=cpu),
       %y : Float(3, strides=[1], requires_grad=0, device=cpu)):
   %2 : int = prim::Constant[value=2]()
-  %3 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::mul(%2, %x)
+  %3 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::mul(%x, %2)
   %4 : int = prim::Constant[value=1]()
   %5 : Float(3, strides=[1], requires_grad=0, device=cpu) = aten::add(%3, %y, %4)
   return (%5)
@@ -34,7 +34,7 @@ def test_foo_golden():
 def test_foo_source_locations_point_at_user_line():
     t = toolkit.jit.trace(foo, (toolkit.rand(3), toolkit.rand(3)))
     lines = str(t.graph).splitlines()
-    assert lines[3].endswith(f"aten::mul(%2, %x) # {__file__}:{FOO_LINE}")
+    assert lines[3].endswith(f"aten::mul(%x, %2) # {__file__}:{FOO_LINE}")
     assert all(n.source == (__file__, FOO_LINE) for n in t.graph.nodes())
 
 
@@ -43,7 +43,7 @@ def test_foo_code():
     assert t.code == (
         "def foo(x: Tensor,\n"
         "    y: Tensor) -> Tensor:\n"
-        "  _0 = torch.mul(2, x)\n"
+        "  _0 = torch.mul(x, 2)\n"
         "  _1 = torch.add(_0, y, alpha=1)\n"
         "  return _1\n"
     )

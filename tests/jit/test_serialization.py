@@ -4,6 +4,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,10 +12,26 @@ import zipfile
 
 import numpy as np
 import pytest
+import torch
 
 import toolkit
 import toolkit.nn as nn
-from toolkit.jit import load, save
+from toolkit.jit import Graph, load, save
+from toolkit.jit import types as T
+
+from .control_flow_graphs import (
+    branchy,
+    breaking_loop,
+    from_torch,
+    if_node,
+    if_without_outputs,
+    loop,
+    loop_inside_if,
+    op,
+    script,
+    two_carried_with_nested_if,
+    while_loop,
+)
 
 
 def _roundtrip(obj):
@@ -264,3 +281,174 @@ def test_type_changes_are_caught_by_verifier():
 
     with pytest.raises(RuntimeError, match="not a valid archive"):
         load(io.BytesIO(_with_manifest(data, tamper)))
+
+
+# -- control flow --------------------------------------------------------------------------------------
+def _cf_function(make, name="f"):
+    return toolkit.jit.ScriptFunction(make(), name)
+
+
+def test_scripted_control_flow_round_trips_and_runs_like_torchscript():
+    ts = script(branchy)
+    sf = _cf_function(lambda: from_torch(ts), "branchy")
+    lf = _roundtrip(sf)
+    assert str(lf.graph) == str(sf.graph) and lf.code == sf.code
+    assert "  while _" in lf.code and "  for j in range(3):" in lf.code
+    torch.manual_seed(0)
+    xt = torch.randn(4, dtype=torch.float64)
+    for n in (0, 1, 4):
+        for c in (True, False):
+            expected = ts(xt, n, c).numpy()
+            xs = [toolkit.tensor(xt.numpy()).requires_grad_(True) for _ in range(2)]
+            a, b = sf(xs[0], n, c), lf(xs[1], n, c)
+            np.testing.assert_allclose(b.detach().numpy(), expected, rtol=1e-12)
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+            a.sum().backward()
+            b.sum().backward()
+            np.testing.assert_array_equal(xs[0].grad.numpy(), xs[1].grad.numpy())
+
+
+def _t(*v):
+    return toolkit.tensor(list(v), dtype=toolkit.float64)
+
+
+@pytest.mark.parametrize("make,inputs", [
+    (two_carried_with_nested_if, [(_t(1.0, -2.0), _t(0.5, 3.0), c) for c in (True, False)]),
+    (loop_inside_if, [(_t(1.0, 4.0), n, c) for n in (0, 3) for c in (True, False)]),
+    (while_loop, [(_t(x), _t(5.0)) for x in (0.0, 2.5, 7.0)]),
+    (breaking_loop, [(_t(x), n, _t(20.0)) for x in (0.5, 30.0) for n in (0, 2, 10)]),
+    (if_without_outputs, [(_t(1.0), c) for c in (True, False)]),
+], ids=["two_carried_with_nested_if", "loop_inside_if", "while_loop", "breaking_loop", "if_without_outputs"])
+def test_hand_built_control_flow_round_trips(make, inputs):
+    sf = _cf_function(make)
+    lf = _roundtrip(sf)
+    assert str(lf.graph) == str(sf.graph) and lf.code == sf.code
+    results = set()
+    for args in inputs:
+        a, b = sf(*args), lf(*args)
+        if a is None:
+            assert b is None
+            continue
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        results.add(tuple(b.numpy().ravel()))
+    assert len(results) > 1 or make is if_without_outputs  # the inputs reach different branches and trip counts
+
+
+class _Repeat(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+
+def _repeat_module():
+    """forward(x, n, c): if c: h = x; for i in range(n): h = tanh(self.lin(h)) else: h = relu(x); return h."""
+    toolkit.manual_seed(0)
+    m = _Repeat()
+    g = Graph()
+    me, x, n, c = g.add_input("self", T.ModuleType(_Repeat)), g.add_input("x"), g.add_input("n", T.INT), \
+        g.add_input("c", T.BOOL)
+    lin = g.insert("prim::GetAttr", [me])
+    lin["name"] = "lin"
+    lin.output().type = T.ModuleType(nn.Linear)
+    br, b0, b1 = if_node(g, c)
+    br.output().set_debug_name("h")
+    with g.inserting_at_end(b0):
+        lp, body = loop(g, n, g.insert_constant(True), [x])
+        with g.inserting_at_end(body):
+            params = []
+            for name in ("weight", "bias"):
+                get = g.insert("prim::GetAttr", [lin.output()])
+                get["name"] = name
+                params.append(get.output())
+            body.register_output(g.insert_constant(True))
+            body.register_output(op(g, "tanh", op(g, "linear", body.inputs[1], *params)))
+        b0.register_output(lp.output())
+    with g.inserting_at_end(b1):
+        b1.register_output(op(g, "relu", x))
+    g.register_output(br.output())
+    g.verify()
+    return m, toolkit.jit.ScriptModule(m, g)
+
+
+def test_module_with_control_flow_round_trips():
+    m, sm = _repeat_module()
+    lm = _roundtrip(sm)
+    assert str(lm.graph) == str(sm.graph) and lm.code == sm.code
+    assert "self.lin.weight" in lm.code
+    for k, v in m.state_dict().items():
+        np.testing.assert_array_equal(lm.state_dict()[k].numpy(), v.numpy())
+    x = toolkit.randn(2, 3)
+    for n, c in ((0, True), (3, True), (3, False)):
+        np.testing.assert_array_equal(sm(x, n, c).detach().numpy(), lm(x, n, c).detach().numpy())
+    sm(x, 2, True).sum().backward()
+    lm(x, 2, True).sum().backward()
+    for p, q in zip(m.parameters(), lm.parameters()):
+        assert q.grad is not None and q is not p
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+
+
+def _with_code(data: bytes, entry: str, old: str, new: str) -> bytes:
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for name in src.namelist():
+            body = src.read(name)
+            if name == entry:
+                assert old.encode() in body
+                body = body.replace(old.encode(), new.encode())
+            dst.writestr(name, body)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("old,new,match", [
+    ("    else:\n      _3 = torch.add(b, a, alpha=1)\n      _0, _1 = a, _3\n", "",
+     r"the if at line 7 has no else block, but prim::If has 2 output\(s\)"),
+    ("      _0, _1 = a, _3\n", "", r"the else block of the if at line 7 does not assign the 2 output\(s\) of prim::If"),
+    ("for j in range(3):", "for j in sorted(3):", r"expected 'for \.\.\. in range\(\.\.\.\):' for prim::Loop at line 6"),
+    ("    a, b = _0, _1\n", "    a, b = _0, _1\n    import os\n", r"unexpected statement 'a, b = \(_0, _1\)' at line 13"),
+])
+def test_tampered_control_flow_code_is_refused(old, new, match):
+    data = _bytes(_cf_function(two_carried_with_nested_if))
+    with pytest.raises(RuntimeError, match=r"<BytesIO> is not a valid archive: archive/code/f\.py: " + match):
+        load(io.BytesIO(_with_code(data, "archive/code/f.py", old, new)))
+
+
+def test_tampered_blocks_in_the_manifest_are_refused():
+    data = _bytes(_cf_function(loop_inside_if))
+
+    def drop_else(man):
+        n = next(n for n in man["model"]["graph"]["nodes"] if n["kind"] == "prim::If")
+        n["blocks"].pop()
+
+    with pytest.raises(RuntimeError, match=r"(?s)the saved graph does not verify: .*prim::If needs 2 blocks, has 1"):
+        load(io.BytesIO(_with_manifest(data, drop_else)))
+
+    def bad_block(man):
+        n = next(n for n in man["model"]["graph"]["nodes"] if n["kind"] == "prim::If")
+        n["blocks"][0] = 7
+
+    with pytest.raises(RuntimeError, match=r"<BytesIO> is not a valid archive: malformed model description"):
+        load(io.BytesIO(_with_manifest(data, bad_block)))
+
+
+@pytest.mark.parametrize("make", [two_carried_with_nested_if, while_loop, breaking_loop])
+def test_every_one_line_edit_loads_or_names_a_line(make):
+    """Deleting, repeating, indenting or dedenting any line of the body gives a graph that verifies, or an
+    error naming the archive entry and a line; never another exception."""
+    data = _bytes(_cf_function(make))
+    code = _cf_function(make).code
+    lines = code.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.endswith(":\n")) + 1
+    refused = 0
+    for i in range(start, len(lines)):
+        line = lines[i]
+        for edit in ([], [line, line], ["  " + line], [line[2:]]):
+            new = "".join(lines[:i] + edit + lines[i + 1:])
+            try:
+                lf = load(io.BytesIO(_with_code(data, "archive/code/f.py", code, new)))
+            except RuntimeError as e:
+                assert re.search(r"<BytesIO> is not a valid archive: archive/code/f\.py: .*line \d+", str(e)), str(e)
+                refused += 1
+            else:
+                lf.graph.verify()
+    assert refused > 3 * (len(lines) - start)

@@ -110,3 +110,49 @@ def test_same_seed_across_calls_matches_torch_sequence():
     touts = [torch.nn.functional.dropout(torch.tensor(x), 0.5).numpy() for _ in range(3)]
     for o, t in zip(outs, touts):
         np.testing.assert_array_equal(o, t)
+
+
+@pytest.mark.parametrize("name", ["dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_registry_ops_match_torch_ops_and_grad_fn(name, inplace):
+    """``toolkit.dropout(x, p, train)`` and friends: PyTorch's masks, values and autograd nodes."""
+    x = np.random.default_rng(4).standard_normal((3, 4, 5)).astype(np.float32)
+    a, ta = toolkit.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    op = name + ("_" if inplace else "")
+    toolkit.manual_seed(7)
+    out = getattr(toolkit, op)(a * 1, 0.3, True)
+    torch.manual_seed(7)
+    tout = getattr(torch, op)(ta * 1, 0.3, True)
+    assert_close(out, tout)
+    assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
+    out.sum().backward()
+    tout.sum().backward()
+    assert_close(a.grad, ta.grad)
+
+
+@pytest.mark.parametrize("name", ["dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"])
+def test_registry_ops_not_training_return_the_input(name):
+    x, tx = toolkit.rand(2, 3), torch.rand(2, 3)
+    assert getattr(toolkit, name)(x, 0.5, False) is x
+    assert getattr(toolkit, name + "_")(x, 0.5, False) is x
+    assert getattr(torch, name)(tx, 0.5, False) is tx
+
+
+def test_registry_op_rejects_bad_p_like_torch():
+    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        toolkit.dropout(toolkit.rand(3), 1.5, True)
+    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        torch.dropout(torch.rand(3), 1.5, True)
+
+
+@pytest.mark.parametrize("name", ["dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout"])
+def test_seeded_gradcheck_and_gradgradcheck(name):
+    """With the generator reseeded on every call the mask is fixed, so the op's derivative can be checked."""
+    x = toolkit.tensor(np.random.default_rng(5).standard_normal((3, 4)), requires_grad=True)
+
+    def fn(t):
+        toolkit.manual_seed(11)
+        return getattr(toolkit, name)(t, 0.4, True)
+
+    assert toolkit.autograd.gradcheck(fn, (x,))
+    assert toolkit.autograd.gradgradcheck(fn, (x,))

@@ -98,6 +98,8 @@ def test_pooling_double_backward():
     assert toolkit.autograd.gradgradcheck(lambda a: F.max_pool2d(a, 2, 1), (x,))
     assert toolkit.autograd.gradgradcheck(lambda a: F.avg_pool2d(a, 3, 2, 1, count_include_pad=False), (x,))
     assert toolkit.autograd.gradgradcheck(lambda a: F.adaptive_avg_pool2d(a, (3, 2)), (x,))
+    x1 = toolkit.tensor(np.random.default_rng(1).standard_normal((2, 7)), requires_grad=True)
+    assert toolkit.autograd.gradgradcheck(lambda a: F.max_pool1d(a, 3, 2, 1, return_indices=True)[0], (x1,))
 
 
 ERRORS = [
@@ -113,6 +115,14 @@ ERRORS = [
      "dilation should be greater than zero, but got dilationH: 0 dilationW: 0"),
     (lambda: F.max_pool1d(toolkit.randn(3), 1),
      "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:[3]"),
+    (lambda: F.max_pool1d(toolkit.randn(2, 8), (2, 2)),
+     "max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but got size 2"),
+    (lambda: F.max_pool1d(toolkit.randn(2, 8), 2, (1, 1)),
+     "max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 but got size 2"),
+    (lambda: F.max_pool1d(toolkit.randn(2, 8), 2, 1, (0, 0)),
+     "max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but got size 2"),
+    (lambda: F.max_pool1d(toolkit.randn(2, 8), 2, (1, 1), return_indices=True),
+     "max_pool1d() argument 'stride' should contain one int (got 2)"),
 ]
 
 

@@ -26,3 +26,4 @@ __all__ = [
     "TracingCheckError", "Use", "Value", "VerificationError", "trace", "trace_module", "types", "verify",
 ]
 from .serialization import load, save  # noqa: E402, F401  (toolkit.jit.save / toolkit.jit.load)
+from .script import ScriptModule, export, ignore, script, script_method, unused  # noqa: E402, F401  (script mode)

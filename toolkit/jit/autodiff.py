@@ -84,6 +84,17 @@ def _rebuild(x, it):
     return x
 
 
+def _detached_leaf(x):
+    if isinstance(x, Tensor) and x.requires_grad:
+        return x.detach().requires_grad_()
+    if isinstance(x, (tuple, list)) and any(isinstance(e, Tensor) for e in x):
+        items = [_detached_leaf(e) for e in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+    if isinstance(x, dict):
+        return {k: _detached_leaf(e) for k, e in x.items()}
+    return x
+
+
 def _is_leaf(v: Value, value) -> bool:
     if not isinstance(value, Tensor) or not value.requires_grad:
         return False
@@ -194,6 +205,9 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
     if any(n.blocks for n in graph.nodes()):
         return None
     fallback = graph.copy()
+    # Fresh leaves stand in for inputs that require grad: the recording must stop at this graph's
+    # inputs, not run on into whatever history they carry from earlier calls.
+    inputs = [_detached_leaf(x) for x in inputs]
     env: dict = dict(zip(graph.inputs, inputs))
 
     def on_node(n, values):
@@ -212,6 +226,8 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
     _flatten(outs, flat)
     leaf_values = [v for v, x in env.items() if _is_leaf(v, x)]
     leaves = [env[v] for v in leaf_values]
+    if any(t.grad_fn is not None for t in leaves):
+        return None  # an attribute computed with history (not a parameter): eager autograd handles it
     diff_positions = tuple(i for i, t in enumerate(flat) if t.requires_grad and t.grad_fn is not None)
     if not leaves or not diff_positions:
         return None

@@ -6,14 +6,28 @@
       return torch.add(_0, y, 1)
 
 One statement per op node; constants, lists and attribute reads are inlined
-where they are used. Later, archives store this text and parse it back.
+where they are used. Control flow prints as Python, the way TorchScript prints it:
+a ``prim::If`` is an ``if``/``else`` whose blocks end by assigning the node's
+outputs, and a ``prim::Loop`` assigns its carried values' initial values to the
+loop's names, then runs a ``for ... in range(n)`` (constant-true condition),
+a ``while c`` (no trip count) or, with both, a ``for`` that ``break``s when the
+condition turns false; its body ends by assigning the next values. Archives store
+this text and ``code_parser`` parses it back.
 """
 
 from __future__ import annotations
 
+import keyword
+
 from . import types as T
 from .ir import Block, Graph, Node, Value
 from .printer import format_constant
+
+INLINED_KINDS = frozenset({"prim::Constant", "prim::ListConstruct", "prim::GetAttr"})
+"""Node kinds printed inline where their value is used, not as statements."""
+
+MAX_TRIP_COUNT = 2 ** 63 - 1
+"""The trip count of a loop without one (TorchScript's ``while`` loops carry ``INT64_MAX``)."""
 
 
 def _py_type(t: T.JitType) -> str:
@@ -44,6 +58,30 @@ def _literal(v) -> str:
     return str(v)
 
 
+def _constant_value(v: Value) -> tuple[bool, object]:
+    """``(True, value)`` when ``v`` is a ``prim::Constant``'s output, else ``(False, None)``."""
+    n = v.node
+    if n is None or n.kind != "prim::Constant":
+        return False, None
+    return True, n.attributes.get("value")
+
+
+def loop_form(n: Node) -> str:
+    """How a ``prim::Loop`` prints: ``"for"``, ``"while"`` or ``"for-break"``.
+
+    As TorchScript decides: a loop whose entry and next conditions are constant ``True`` is a
+    ``for`` over its trip count; one without a trip count (``None`` or ``INT64_MAX``) whose counter
+    is unused is a ``while`` on its condition; a loop with both prints as a ``for`` that breaks.
+    """
+    body = n.blocks[0]
+    known, trip = _constant_value(n.inputs[0])
+    counter_used = bool(body.inputs[0].uses) or any(o is body.inputs[0] for o in body.outputs)
+    if known and (trip is None or trip == MAX_TRIP_COUNT) and not counter_used:
+        return "while"
+    always = all(_constant_value(c)[1] is True for c in (n.inputs[1], body.outputs[0]))
+    return "for" if always else "for-break"
+
+
 class _CodeWriter:
     def __init__(self, graph: Graph):
         self.graph = graph
@@ -53,6 +91,13 @@ class _CodeWriter:
         self.tmp = 0
         self.constants: list = []
 
+    def fresh(self) -> str:
+        while f"_{self.tmp}" in self.used:
+            self.tmp += 1
+        n = f"_{self.tmp}"
+        self.used.add(n)
+        return n
+
     def name(self, v: Value) -> str:
         if v in self.inline:
             return self.inline[v]
@@ -60,12 +105,12 @@ class _CodeWriter:
         if n is None:
             if v.has_debug_name():
                 base = v.debug_name.replace(".", "_")
-                n = base if base not in self.used else None
+                ok = base.isidentifier() and not keyword.iskeyword(base) and base not in self.used
+                n = base if ok else None
+                if n is not None:
+                    self.used.add(n)
             if n is None:
-                while f"_{self.tmp}" in self.used:
-                    self.tmp += 1
-                n = f"_{self.tmp}"
-            self.used.add(n)
+                n = self.fresh()
             self.names[v] = n
         return n
 
@@ -105,6 +150,12 @@ class _CodeWriter:
             attr = n["name"]
             self.inline[n.output()] = f"{base}.{attr}" if attr.isidentifier() else f'getattr({base}, "{attr}")'
             return
+        if k == "prim::If":
+            self.if_(n, lines, indent)
+            return
+        if k == "prim::Loop":
+            self.loop(n, lines, indent)
+            return
         if k == "prim::TupleConstruct":
             elems = [self.name(v) for v in n.inputs]
             rhs = "(" + ", ".join(elems) + ("," if len(elems) == 1 else "") + ")"
@@ -113,24 +164,6 @@ class _CodeWriter:
             rhs = "{" + ", ".join(f"{a}: {b}" for a, b in zip(ins[0::2], ins[1::2])) + "}"
         elif k in ("prim::ListUnpack", "prim::TupleUnpack"):
             rhs = self.name(n.inputs[0])
-        elif k == "prim::If":
-            outs = [self.name(o) for o in n.outputs]
-            lines.append(f"{indent}if {self.name(n.inputs[0])}:")
-            for b in n.blocks:
-                self.block(b, lines, indent + "  ", outs)
-                if b is n.blocks[0]:
-                    lines.append(f"{indent}else:")
-            return
-        elif k == "prim::Loop":
-            b = n.blocks[0]
-            outs = [self.name(o) for o in n.outputs]
-            for o, v in zip(outs, n.inputs[2:]):
-                lines.append(f"{indent}{o} = {self.name(v)}")
-            for bi, o in zip(b.inputs[1:], outs):
-                self.names[bi] = o
-            lines.append(f"{indent}for {self.name(b.inputs[0])} in range({self.name(n.inputs[0])}):")
-            self.block(b, lines, indent + "  ", [f"_cond{len(lines)}"] + outs)
-            return
         elif n.op is not None:
             rhs = self.call(n)
         else:
@@ -138,14 +171,48 @@ class _CodeWriter:
         lhs = ", ".join(self.name(o) for o in n.outputs)
         lines.append(f"{indent}{lhs} = {rhs}" if lhs else f"{indent}{rhs}")
 
-    def block(self, b: Block, lines: list, indent: str, targets: list) -> None:
+    def if_(self, n: Node, lines: list, indent: str) -> None:
+        outs = [self.name(o) for o in n.outputs]
+        then, other = n.blocks
+        lines.append(f"{indent}if {self.name(n.inputs[0])}:")
+        self.block(then, lines, indent + "  ", outs, then.outputs)
+        if outs or any(m.kind not in INLINED_KINDS for m in other.nodes):
+            lines.append(f"{indent}else:")
+            self.block(other, lines, indent + "  ", outs, other.outputs)
+        else:
+            self.block(other, [], indent + "  ", [], [])  # only inlined nodes: learn their expressions
+
+    def loop(self, n: Node, lines: list, indent: str) -> None:
+        body = n.blocks[0]
+        form = loop_form(n)
+        outs = [self.name(o) for o in n.outputs]
+        for o, v in zip(outs, n.inputs[2:]):
+            lines.append(f"{indent}{o} = {self.name(v)}")
+        for bi, o in zip(body.inputs[1:], outs):
+            self.names[bi] = o
+        if form == "for":
+            targets, values = outs, body.outputs[1:]
+        else:
+            cond = self.fresh()
+            lines.append(f"{indent}{cond} = {self.name(n.inputs[1])}")
+            targets, values = [cond] + outs, body.outputs
+        if form == "while":
+            lines.append(f"{indent}while {cond}:")
+        else:
+            lines.append(f"{indent}for {self.name(body.inputs[0])} in range({self.name(n.inputs[0])}):")
+        if form == "for-break":
+            lines.append(f"{indent}  if not {cond}:")
+            lines.append(f"{indent}    break")
+        self.block(body, lines, indent + "  ", targets, values)
+
+    def block(self, b: Block, lines: list, indent: str, targets: list, values: list) -> None:
+        """The block's statements, then one assignment of ``values`` to ``targets`` unless they already match."""
         start = len(lines)
         for n in b.nodes:
             self.node(n, lines, indent)
-        for t, v in zip(targets, b.outputs):
-            src = self.name(v)
-            if src != t:
-                lines.append(f"{indent}{t} = {src}")
+        srcs = [self.name(v) for v in values]
+        if srcs != targets:
+            lines.append(f"{indent}{', '.join(targets)} = {', '.join(srcs)}")
         if len(lines) == start:
             lines.append(f"{indent}pass")
 

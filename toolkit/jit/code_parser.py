@@ -1,12 +1,15 @@
 """Rebuilds an archive's computation from its readable ``.code`` text, parsed with ``ast`` (never executed).
 
 The archive's JSON graph supplies what the code does not say (value types, debug names, source
-locations, scopes, nested control-flow blocks); the code decides what runs: which registry op each
-statement calls, with which arguments, and what is returned. Statements are matched in order with
-the graph's statement nodes (those the ``.code`` printer does not inline), so editing the code text
-(``torch.mul`` -> ``torch.add``, a different argument) changes the loaded graph, while names and
-constructs outside the allow-list (registry ops as ``torch.<op>``, literals, lists, tuples,
-attribute reads of ``self``, ``CONSTANTS``) are refused with ``CodeError``.
+locations, scopes, the constants a loop's form implies); the code decides what runs: which registry op
+each statement calls, with which arguments, what each ``if``/``else`` block and loop body assigns, and
+what is returned. Statements are matched in order with the graph's statement nodes (those the ``.code``
+printer does not inline), block by block: an ``if`` statement with a ``prim::If`` and its two blocks, a
+loop's initial-value assignments and ``for``/``while`` statement with a ``prim::Loop`` and its body.
+So editing the code text (``torch.mul`` -> ``torch.add``, a different argument, ``range(3)`` ->
+``range(5)``) changes the loaded graph, while names and constructs outside the allow-list (registry
+ops as ``torch.<op>``, literals, lists, tuples, attribute reads of ``self``, ``CONSTANTS``, the
+``if``/``for``/``while`` shapes the printer writes) are refused with ``CodeError`` naming the line.
 """
 
 from __future__ import annotations
@@ -14,10 +17,8 @@ from __future__ import annotations
 import ast
 
 from ..ops import registry as R
-from .code import _CodeWriter
-from .ir import Graph, Node, Value
-
-_INLINED = frozenset({"prim::Constant", "prim::ListConstruct", "prim::GetAttr"})
+from .code import INLINED_KINDS, _CodeWriter, loop_form
+from .ir import Block, Graph, Node, Value
 
 
 class CodeError(ValueError):
@@ -46,6 +47,11 @@ def _where(e: ast.AST) -> str:
     return f"line {getattr(e, 'lineno', '?')}"
 
 
+def _head(stmt: ast.stmt) -> str:
+    """A statement's first line, for messages (compound statements unparse to several)."""
+    return ast.unparse(stmt).splitlines()[0]
+
+
 def _literal(e: ast.expr):
     """The Python value of a literal expression (numbers, bools, None, str, lists of them, ``-x``)."""
     if isinstance(e, ast.Constant) and isinstance(e.value, (int, float, bool, str, type(None))):
@@ -68,14 +74,17 @@ class _Rebuilder:
         self.writer_lines: list = []
 
     # -- expressions ------------------------------------------------------------------------------
-    def value(self, e: ast.expr, old: Value | None, before: Node) -> Value:
-        """The value an argument expression denotes; ``old`` is the graph's value at that position."""
+    def value(self, e: ast.expr, old: Value | None, before: Node | Block) -> Value:
+        """The value an expression denotes; ``old`` is the graph's value at that position.
+
+        New constants and lists are inserted before the node ``before``, or at the end of a block.
+        """
         if isinstance(e, ast.Name):
             if e.id not in self.env:
                 raise CodeError(f"unknown name {e.id!r} at {_where(e)}")
             return self.env[e.id]
         text = ast.unparse(e)
-        if old is not None and old.node is not None and old.node.kind in _INLINED:
+        if old is not None and old.node is not None and old.node.kind in INLINED_KINDS:
             if old.node.kind == "prim::ListConstruct" and isinstance(e, ast.List) \
                     and len(e.elts) == len(old.node.inputs) and any(not _is_literal(x) for x in e.elts):
                 lst = old.node
@@ -93,14 +102,25 @@ class _Rebuilder:
             raise CodeError(f"unsupported expression {text!r} at {_where(e)}")
         if isinstance(e, ast.List) and any(not _is_literal(x) for x in e.elts):
             items = [self.value(x, None, before) for x in e.elts]
-            with self.graph.inserting_before(before):
+            with self._inserting(before):
                 n = self.graph.insert("prim::ListConstruct", items)
             n.output().type = old.type if old is not None else n.output().type
             return n.output()
-        with self.graph.inserting_before(before):
-            return self.graph.insert_constant(_literal(e))
+        literal = _literal(e)
+        with self._inserting(before):
+            return self.graph.insert_constant(literal)
 
-    # -- statements -------------------------------------------------------------------------------
+    def _inserting(self, before: Node | Block):
+        if isinstance(before, Block):
+            return self.graph.inserting_at_end(before)
+        return self.graph.inserting_before(before)
+
+    def rewire_input(self, node: Node, i: int, e: ast.expr) -> None:
+        v = self.value(e, node.inputs[i], node)
+        if node.inputs[i] is not v:
+            node.replace_input(i, v)
+
+    # -- simple statements ----------------------------------------------------------------------------
     def call(self, node: Node, stmt: ast.stmt, call: ast.Call) -> None:
         path = _dotted(call.func)
         cands = self.ops.get(path or "")
@@ -141,11 +161,11 @@ class _Rebuilder:
     def statement(self, node: Node, stmt: ast.stmt) -> None:
         k = node.kind
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-            raise CodeError(f"expected an assignment for {k} at {_where(stmt)}, got {ast.unparse(stmt)!r}")
+            raise CodeError(f"expected an assignment for {k} at {_where(stmt)}, got {_head(stmt)!r}")
         rhs = stmt.value
         if node.op is not None or (isinstance(rhs, ast.Call) and k.startswith("aten::")):
             if not isinstance(rhs, ast.Call):
-                raise CodeError(f"expected an op call at {_where(stmt)}, got {ast.unparse(rhs)!r}")
+                raise CodeError(f"expected an op call for {k} at {_where(stmt)}, got {ast.unparse(rhs)!r}")
             self.call(node, stmt, rhs)
         elif k == "prim::TupleConstruct" and isinstance(rhs, ast.Tuple):
             self.rewire(node, rhs.elts)
@@ -177,10 +197,145 @@ class _Rebuilder:
         for t, v in zip(names, outs):
             self.env[t.id] = v
 
+    # -- blocks -----------------------------------------------------------------------------------
+    def walk(self, block: Block, stmts: list, owner: str) -> list:
+        """Match the block's statement nodes with ``stmts`` (consumed in order); returns what is left."""
+        if len(stmts) == 1 and isinstance(stmts[0], ast.Pass) and block is not self.graph.block:
+            stmts.clear()
+        for node in list(block.nodes):
+            if block is self.graph.block:
+                self.writer.node(node, self.writer_lines, "  ")  # what the printer inlines, to recognize it
+            if node.kind in INLINED_KINDS:
+                continue
+            if node.kind == "prim::If":
+                self.if_(node, stmts, owner)
+            elif node.kind == "prim::Loop":
+                self.loop(node, stmts, owner)
+            elif node.blocks:
+                raise CodeError(f"{node.kind} with nested blocks cannot be rebuilt from code")
+            else:
+                self.statement(node, _pop(stmts, owner, node.kind))
+        return stmts
+
+    def assign_outputs(self, block: Block, rest: list, targets: list | None, values: list, owner: str,
+                       what: str) -> list[str]:
+        """Match the block's closing assignment (``a, b = x, y``) with ``values`` (positions in ``block.outputs``).
+
+        ``targets`` are the names the assignment must bind (None: any names, as long as there is one per value).
+        """
+        if len(rest) > 1 or (rest and not values):
+            raise CodeError(f"unexpected statement {_head(rest[0])!r} at {_where(rest[0])}")
+        n = len(values)
+        what += f" ({', '.join(targets) if targets is not None else f'{n} name(s)'})"
+        if not rest:
+            raise CodeError(f"{owner} does not assign {what} at its end")
+        stmt = rest[0]
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            raise CodeError(f"{owner} must end by assigning {what}, got {_head(stmt)!r} at {_where(stmt)}")
+        lhs, rhs = stmt.targets[0], stmt.value
+        names = lhs.elts if n > 1 and isinstance(lhs, ast.Tuple) else [lhs]
+        exprs = rhs.elts if n > 1 and isinstance(rhs, ast.Tuple) else [rhs]
+        got = [t.id if isinstance(t, ast.Name) else None for t in names]
+        if len(names) != n or len(exprs) != n or None in got or (targets is not None and got != targets):
+            raise CodeError(f"{owner} must end by assigning {what}, got {_head(stmt)!r} at {_where(stmt)}")
+        outs = list(block.outputs)
+        for e, i in zip(exprs, values):
+            outs[i] = self.value(e, block.outputs[i], block)
+        block.outputs = outs
+        return got
+
+    def if_(self, node: Node, stmts: list, owner: str) -> None:
+        stmt = _pop(stmts, owner, node.kind)
+        if not isinstance(stmt, ast.If):
+            raise CodeError(f"expected an if statement for prim::If at {_where(stmt)}, got {_head(stmt)!r}")
+        self.rewire_input(node, 0, stmt.test)
+        n = len(node.outputs)
+        what = f"the {n} output(s) of prim::If"
+        names = []
+        for i, (b, body) in enumerate(zip(node.blocks, (stmt.body, stmt.orelse))):
+            where = f"the {'else' if i else 'if'} block of the if at {_where(stmt)}"
+            if i and not body:
+                if n or any(m.kind not in INLINED_KINDS for m in b.nodes):
+                    raise CodeError(f"the if at {_where(stmt)} has no else block, but prim::If "
+                                    + (f"has {n} output(s)" if n else "has statements in its second block"))
+                continue
+            saved = self.env
+            self.env = dict(saved)
+            try:
+                rest = self.walk(b, list(body), where)
+                if n:
+                    names.append(self.assign_outputs(b, rest, names[0] if names else None, list(range(n)), where,
+                                                     what))
+                elif rest:
+                    raise CodeError(f"unexpected statement {_head(rest[0])!r} at {_where(rest[0])}")
+            finally:
+                self.env = saved
+        for name, v in zip(names[0] if names else [], node.outputs):
+            self.env[name] = v
+
+    def loop(self, node: Node, stmts: list, owner: str) -> None:
+        form = loop_form(node)
+        body = node.blocks[0]
+        names = []
+        for i in range(len(node.outputs)):
+            s = _pop(stmts, owner, node.kind)
+            names.append(self.simple_assign(s, "the initial value of a loop-carried value"))
+            self.rewire_input(node, 2 + i, s.value)
+        cond = None
+        if form != "for":
+            s = _pop(stmts, owner, node.kind)
+            cond = self.simple_assign(s, "the loop's condition")
+            self.rewire_input(node, 1, s.value)
+        s = _pop(stmts, owner, node.kind)
+        bound = dict(zip(names, body.inputs[1:]))
+        if form == "while":
+            if not isinstance(s, ast.While) or s.orelse:
+                raise CodeError(f"expected 'while {cond}:' for prim::Loop at {_where(s)}, got {_head(s)!r}")
+            if not (isinstance(s.test, ast.Name) and s.test.id == cond):
+                raise CodeError(f"the while loop at {_where(s)} must test {cond!r}, got {ast.unparse(s.test)!r}")
+        else:
+            it = getattr(s, "iter", None)
+            if not isinstance(s, ast.For) or s.orelse or not isinstance(s.target, ast.Name) \
+                    or not isinstance(it, ast.Call) or _dotted(it.func) != "range" or len(it.args) != 1 \
+                    or it.keywords:
+                raise CodeError(f"expected 'for ... in range(...):' for prim::Loop at {_where(s)}, got {_head(s)!r}")
+            self.rewire_input(node, 0, it.args[0])
+            bound[s.target.id] = body.inputs[0]
+        where = f"the body of the loop at {_where(s)}"
+        stmts_in = list(s.body)
+        if form == "for-break":
+            first = stmts_in.pop(0) if stmts_in else s
+            if not _is_break_unless(first, cond):
+                raise CodeError(f"{where} must start with 'if not {cond}: break', got {_head(first)!r}")
+        saved = self.env
+        self.env = {**saved, **bound}
+        try:
+            rest = self.walk(body, stmts_in, where)
+            if form == "for":
+                unchanged = all(o is i for o, i in zip(body.outputs[1:], body.inputs[1:]))
+                if rest or not unchanged:  # the printer leaves the assignment out only when nothing changes
+                    self.assign_outputs(body, rest, names, list(range(1, len(body.outputs))), where,
+                                        "the next carried values")
+            else:
+                self.assign_outputs(body, rest, [cond] + names, list(range(len(body.outputs))), where,
+                                    "the next condition and carried values")
+        finally:
+            self.env = saved
+        for name, v in zip(names, node.outputs):
+            self.env[name] = v
+
+    def simple_assign(self, s: ast.stmt, what: str) -> str:
+        if not isinstance(s, ast.Assign) or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
+            raise CodeError(f"expected 'name = value' for {what} of prim::Loop at {_where(s)}, got {_head(s)!r}")
+        return s.targets[0].id
+
+    # -- the function ------------------------------------------------------------------------------
     def run(self) -> None:
         fns = [s for s in self.tree.body if isinstance(s, ast.FunctionDef)]
         if len(self.tree.body) != 1 or len(fns) != 1:
-            raise CodeError("the code must be exactly one function definition")
+            extra = [s for s in self.tree.body if s is not (fns[0] if fns else None)]
+            raise CodeError("the code must be exactly one function definition"
+                            + (f" (got {_head(extra[0])!r} at {_where(extra[0])})" if extra else ""))
         fn = fns[0]
         if fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.defaults:
             raise CodeError(f"unsupported function signature at {_where(fn)}")
@@ -191,29 +346,31 @@ class _Rebuilder:
             self.env[p.arg] = v
         body = list(fn.body)
         if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
-            raise CodeError("the code must end with a return statement")
+            last = body[-1] if body else fn
+            raise CodeError(f"the code must end with a return statement (got {_head(last)!r} at {_where(last)})")
         ret = body.pop()
-        for node in self.graph.nodes():
-            self.writer.node(node, self.writer_lines, "  ")  # what the printer inlines, to recognize it
-            if node.kind in _INLINED:
-                continue
-            if node.blocks:
-                raise CodeError(f"{node.kind} with nested blocks cannot be rebuilt from code yet")
-            if not body:
-                raise CodeError(f"the code has fewer statements than the graph (missing {node.kind})")
-            self.statement(node, body.pop(0))
-        if body:
-            raise CodeError(f"unexpected statement {ast.unparse(body[0])!r} at {_where(body[0])}")
+        rest = self.walk(self.graph.block, body, f"the code before the return at {_where(ret)}")
+        if rest:
+            raise CodeError(f"unexpected statement {_head(rest[0])!r} at {_where(rest[0])}")
         outs = ret.value.elts if isinstance(ret.value, ast.Tuple) and len(self.graph.outputs) != 1 \
             else [ret.value]
         if len(outs) != len(self.graph.outputs):
             raise CodeError(f"the code returns {len(outs)} values, the graph {len(self.graph.outputs)}")
-        self.graph.block.outputs = [self.value(e, v, None) if isinstance(e, ast.Name) else _no_expr(e)
+        self.graph.block.outputs = [self.value(e, v, self.graph.block)
                                     for e, v in zip(outs, list(self.graph.outputs))]
 
 
-def _no_expr(e: ast.expr):
-    raise CodeError(f"return values must be names, got {ast.unparse(e)!r} at {_where(e)}")
+def _pop(stmts: list, owner: str, kind: str) -> ast.stmt:
+    if not stmts:
+        raise CodeError(f"{owner} has fewer statements than the graph (missing {kind})")
+    return stmts.pop(0)
+
+
+def _is_break_unless(s: ast.stmt, cond: str) -> bool:
+    """Whether ``s`` is ``if not <cond>: break``."""
+    return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Break) \
+        and isinstance(s.test, ast.UnaryOp) and isinstance(s.test.op, ast.Not) \
+        and isinstance(s.test.operand, ast.Name) and s.test.operand.id == cond
 
 
 def _is_literal(e: ast.expr) -> bool:
@@ -244,7 +401,9 @@ def _fits(op, n_positional: int, kw: dict) -> bool:
 def rebuild_from_code(graph: Graph, code: str) -> Graph:
     """Rewire ``graph`` (decoded from the archive's JSON) so it computes what ``code`` says; returns it.
 
-    Raises ``CodeError`` for syntax errors, unknown names or ops, and constructs outside the allow-list.
+    ``graph`` must verify (``toolkit.jit.verify``) before. Raises ``CodeError`` naming the line for
+    syntax errors, unknown names or ops, constructs outside the allow-list, and blocks that do not
+    match the graph's (an ``if`` without its ``else``, a block that does not assign its outputs).
     """
     try:
         tree = ast.parse(code, mode="exec")

@@ -133,6 +133,8 @@ class ProfilingExecutor:
 
     # -- running ----------------------------------------------------------------------------
     def run(self, inputs: list) -> list:
+        if dispatch.STATE.observers and any(getattr(o, "records_graph", False) for o in dispatch.STATE.observers):
+            return self.fallback.run(inputs)  # being traced: run op by op so the tracer sees (and inlines) them
         key = input_signature(inputs)
         entry = self._entries.get(key)
         if entry is not None and entry.plan is not None:
@@ -268,3 +270,9 @@ class GraphFor:
 
     def __repr__(self) -> str:
         return str(self.graph)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
+        from ..notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)

@@ -8,7 +8,8 @@ An archive is a zip (entries stored uncompressed) in the layout of ``toolkit.sav
   blocks, source location and scope, so the loaded graph prints exactly as the saved one;
 - ``archive/data/<key>``: raw little-endian tensor data (parameters, buffers, tensor constants);
 - ``archive/code/<name>.py``: the graph's ``.code``; loading parses it with ``ast`` (``code_parser``) and it
-  decides what runs, the JSON graph supplying types, names, source locations and scopes;
+  decides what runs, the JSON graph supplying types, names, source locations and scopes, and the control-flow
+  blocks (``prim::If``, ``prim::Loop``) its ``if``/``for``/``while`` statements must match;
 - ``archive/extra/<name>``: the caller's ``_extra_files``.
 
 Loading never runs code from the file: the manifest is JSON, node kinds are checked against the op registry
@@ -232,8 +233,9 @@ def _dec_type(d) -> T.JitType:
 
 def _allowed_prims() -> frozenset:
     from .interpreter import _EXEC
+    from .script.runtime import PYTHON_ONLY_KINDS  # nodes calling Python objects never come from an archive
 
-    return frozenset(_EXEC) | _ALLOWED_PRIM_EXTRA
+    return (frozenset(_EXEC) | _ALLOWED_PRIM_EXTRA) - PYTHON_ONLY_KINDS
 
 
 class _GraphDecoder:
@@ -364,6 +366,7 @@ def _build(zf: zipfile.ZipFile, manifest: dict, map_location):
     _check(isinstance(model, dict), "the manifest has no model")
     try:
         graph = _GraphDecoder(reader, _allowed_prims()).decode(model["graph"])
+        _verify(graph, "the saved graph")  # so the code is matched against well-formed blocks
         _rebuild_from_code(zf, graph, "forward" if model["kind"] == "module" else model["name"])
         if model["kind"] == "module":
             root = _dec_module(model["module"], reader)
@@ -379,13 +382,17 @@ def _build(zf: zipfile.ZipFile, manifest: dict, map_location):
         if isinstance(e, _Corrupt):
             raise
         raise _Corrupt(f"malformed model description ({type(e).__name__}: {e})") from None
+    _verify(graph, "the graph")
+    return obj
+
+
+def _verify(graph: Graph, what: str) -> None:
     from .verify import verify
 
     try:
         verify(graph)
     except Exception as e:
-        raise _Corrupt(f"the graph does not verify: {e}") from None
-    return obj
+        raise _Corrupt(f"{what} does not verify: {e}") from None
 
 
 def _load_from(fileobj: IO[bytes], map_location, extra_files: dict | None):

@@ -69,6 +69,8 @@ def _attr_name(name: str) -> str:
 class Tracer:
     """The dispatch observer that builds the graph; one per trace."""
 
+    records_graph = True  # compiled functions called while tracing run op by op, so the trace inlines them
+
     def __init__(self, module=None, snapshot: bool = False):
         self.graph = Graph()
         self.snapshot = snapshot  # keep a copy of every op's results (for check_trace)
@@ -174,7 +176,7 @@ class Tracer:
             self._depth -= 1
         n = self._stamp(self.graph.create(op.qualified_name, inputs, 0, op))
         self.graph.insert_node(n)
-        if _is_random(op) and (self.module is None or self.module.training):
+        if _is_random(op, bound) and (self.module is None or self.module.training):
             _warn(f"Trace had a random op ({op.qualified_name}) in training mode: each run of the traced graph "
                   "draws new values, so its results will differ from the traced run and from each other.")
         if op.returns_list:
@@ -301,8 +303,15 @@ class Tracer:
         CREATION_HOOKS.remove(self.on_creation)
 
 
-def _is_random(op: R.OpDef) -> bool:
-    """Random ops: the RANDOM kind, and in-place samplers (``bernoulli_``), which take a generator."""
+def _is_random(op: R.OpDef, bound: list) -> bool:
+    """Random calls: RANDOM ops and their in-place forms (``dropout_``), and samplers taking a generator
+    (``bernoulli_``); not a call with ``train=False`` (eval-mode dropout is the identity)."""
+    if "train" in op.arg_names and not bound[op.arg_names.index("train")]:
+        return False
+    if op.kind is R.INPLACE and op.name.endswith("_"):
+        base = R.overloads(op.name[:-1])
+        if base and base[0].kind is R.RANDOM:
+            return True
     return op.kind is R.RANDOM or any(a.type.startswith("Generator") for a in op.args)
 
 

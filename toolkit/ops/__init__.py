@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     conv,
     conversion,
     decomposition,
+    dropout,
     elementwise,
     extrema,
     factorization,

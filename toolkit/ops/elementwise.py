@@ -99,6 +99,18 @@ def _(grad, alpha):
     return grad, (-grad if alpha == 1 else grad * (-alpha))
 
 
+@op("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
+    formula="other - alpha * self", method=False)
+def rsub(self, other, alpha=1):
+    """``other - alpha * self``: what ``2 - x`` runs (and records), as in PyTorch."""
+    return sub.kernels["cpu"](other, self, alpha)
+
+
+@rsub.grad
+def _(grad, alpha):
+    return (-grad if alpha == 1 else grad * (-alpha)), grad
+
+
 @op("mul(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self * other", inplace=True,
     dunders=("mul", "rmul", "imul"), identities=(("self", "other", 1, None), ("other", "self", 1, None)))
 def mul(self, other, out=None):
@@ -395,6 +407,12 @@ def _(rng):
 def _(rng):
     yield from _binary_samples(rng)
     yield (rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (2,))), {"alpha": -0.5}
+
+
+@rsub.sample_inputs
+def _(rng):
+    yield from _binary_samples(rng)
+    yield (rng.uniform(-1, 1, (3, 2)), 2), {"alpha": 0.5}
 
 
 @div.sample_inputs

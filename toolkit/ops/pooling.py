@@ -1,4 +1,4 @@
-"""Pooling: max_pool1d/2d (with PyTorch's indices), avg_pool2d, adaptive_avg_pool2d, and their backward ops.
+"""Pooling: max_pool1d/2d (and their with_indices forms), avg_pool2d, adaptive_avg_pool2d, and their backward ops.
 
 Max pooling runs one compiled pass that yields values and flat per-plane
 indices; its backward scatters through those indices, and that backward's own
@@ -159,7 +159,18 @@ def _check_1d(shape):
                            f"input, but got:{list(shape)}")
 
 
-def _as2d(kernel_size, stride, padding, dilation):
+_1D_ARG = {"kernel_size": "an int, list of ints", "stride": "None, an int, list of ints,",
+           "padding": "an int, list of ints,", "dilation": "an int, list of ints,"}
+
+
+def _as2d(kernel_size, stride, padding, dilation, indices: bool = False):
+    """A 1-d pooling's arguments as the (1, k) 2-d pooling that computes it, checked as PyTorch checks them."""
+    for name, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding), ("dilation", dilation)):
+        if len(v) != 1 and (v or name != "stride"):
+            if indices:
+                raise RuntimeError(f"max_pool1d() argument '{name}' should contain one int (got {len(v)})")
+            raise RuntimeError(f"max_pool1d() {name} must be {_1D_ARG[name]} or tuple of ints of size 1 but got "
+                               f"size {len(v)}")
     st = tuple(stride) if stride else tuple(kernel_size)
     return (1, kernel_size[0]), (1, st[0]), (0, padding[0]), (1, dilation[0])
 
@@ -193,6 +204,30 @@ max_pool2d.sample_inputs(_mp_samples)
 max_pool2d_with_indices.sample_inputs(_mp_samples)
 
 
+@op("max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, "
+    "int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kind=NN, method=False, namespace="nn.functional")
+def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    """1-d max pooling returning the values and each maximum's index along the last dimension."""
+    _check_1d(self.shape)
+    out, idx = _max_pool(self[..., None, :], *_as2d(kernel_size, stride, padding, dilation, True), ceil_mode,
+                         "max_pool1d")
+    return out[..., 0, :], idx[..., 0, :]
+
+
+@max_pool1d_with_indices.meta_rule
+def _(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    m = max_pool1d.meta(self, kernel_size, stride, padding, dilation, ceil_mode)
+    return m, TensorMeta(m.shape, _dt.int64, self.device)
+
+
+@max_pool1d_with_indices.grad
+def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result):
+    args = _as2d(kernel_size, stride, padding, dilation) + (ceil_mode,)
+    return api.max_pool2d_with_indices_backward(grad[0].unsqueeze(-2), self.unsqueeze(-2), *args,
+                                                result[1].unsqueeze(-2)).squeeze(-2)
+
+
+@max_pool1d_with_indices.sample_inputs
 @max_pool1d.sample_inputs
 def _(rng):
     u = rng.uniform

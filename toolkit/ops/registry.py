@@ -73,6 +73,7 @@ class OpDef:
         scalar_self: bool | None = None,
         refuse_grad_args: tuple = (),
         identities: tuple = (),
+        composite: bool = False,
         doc: str | None = None,
     ):
         self.schema = schema
@@ -81,7 +82,10 @@ class OpDef:
         self.qualified_name = f"aten::{schema.name}"
         self.kind = kind
         self.kernels: dict[str, Callable] = {}
-        if cpu is not None:
+        # A composition of registered ops: the function takes Tensors and runs on every device; autograd
+        # records its parts, and the tracer records it as one node (PyTorch's CompositeImplicitAutograd).
+        self.composite = cpu if composite else None
+        if cpu is not None and not composite:
             self.kernels["cpu"] = cpu
         self.formula = formula
         self.promotion = promotion

@@ -20,10 +20,16 @@ _ALIASING_PRIMS = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "pri
                              "prim::ListUnpack", "prim::TupleUnpack"})
 
 
+# Kinds without a registry op that write their first input (scripted code's ``aten::append`` on lists).
+MUTATING_KINDS: set = set()
+
+
 def is_mutating(n: Node) -> bool:
     """Whether the node writes one of its inputs."""
     op = n.op
-    return op is not None and (op.kind == R.INPLACE or any(a.alias.endswith("!") for a in op.args))
+    if op is None:
+        return n.kind in MUTATING_KINDS
+    return (op.kind == R.INPLACE or any(a.alias.endswith("!") for a in op.args))
 
 
 def is_random(n: Node) -> bool:
@@ -68,8 +74,14 @@ class AliasSets:
                 for b in n.blocks:
                     for o, r in zip(n.outputs, b.outputs[len(b.outputs) - len(n.outputs):]):
                         self._union(o, r)
+                if n.kind == "prim::Loop":  # carried values enter the body as its parameters
+                    for v, p in zip(n.inputs[2:], n.blocks[0].inputs[1:]):
+                        self._union(v, p)
         for n in nodes:
             if is_mutating(n):
+                if n.op is None:
+                    self._mutated_roots.add(self._find(n.inputs[0]))
+                    continue
                 for v, a in zip(n.inputs, n.op.args):
                     if a.alias.endswith("!") or (n.op.kind == R.INPLACE and v is n.inputs[0]):
                         self._mutated_roots.add(self._find(v))

@@ -55,6 +55,8 @@ def _foldable(n: Node, aliases: AliasSets, max_elements: int) -> bool:
     if n.kind == "prim::ListConstruct" and any(isinstance(v.type, (T.TensorType, T.OptionalType))
                                                for v in n.inputs):
         return False
+    if n.kind == "prim::ListConstruct" and aliases.is_mutated(n.output()):
+        return False  # a list that is appended to must be a fresh list on every run
     if not all(v.node is not None and v.node.kind == "prim::Constant" for v in n.inputs):
         return False
     for o in n.outputs:

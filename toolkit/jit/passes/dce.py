@@ -18,7 +18,7 @@ def _block(b: Block) -> bool:
             changed |= _block(inner)
         if any(o.uses for o in n.outputs) or has_side_effects(n):
             continue
-        if any(o is v for o in n.outputs for blk in _returning_blocks(n) for v in blk.outputs):
+        if any(o is v for o in n.outputs for blk in n.graph.all_blocks() for v in blk.outputs):
             continue
         n.destroy()
         changed = True

@@ -1,14 +1,13 @@
-"""Dropout wrappers, composed of registered ops exactly as PyTorch's CPU kernels compose them.
+"""Dropout with PyTorch's Python signatures, over the registry's dropout ops.
 
-PyTorch draws ``empty_like(input).bernoulli_(1 - p)`` (shape ``(N, C, 1, ...)``
-for feature dropout), divides it by ``1 - p`` and multiplies; drawing the same
-way from toolkit's generator gives the same mask for the same seed, and
-autograd differentiates the product (``grad * mask / (1 - p)``) twice.
+Each wrapper checks ``p`` as ``torch.nn.functional`` does and calls one op
+(``dropout``, ``feature_dropout``, ``alpha_dropout``, ``feature_alpha_dropout`` or
+its in-place form), so traces record ``aten::dropout(%x, %p, %train)`` as
+PyTorch's do; the ops draw their masks exactly as PyTorch's CPU kernels do.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 
 from ...ops import api as _api
@@ -16,64 +15,40 @@ from ...tensor import Tensor
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
-_SELU_ALPHA_PRIME = 1.7580993408473766
-
 
 def _check_p(p: float) -> None:
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _noise(input: Tensor, p: float, feature: bool) -> Tensor:
-    if feature:
-        if input.dim() < 2:
-            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
-    else:
-        shape = tuple(input.shape)
-    return _api.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
-
-
-def _dropout_impl(input: Tensor, p: float, train: bool, inplace: bool, feature: bool = False,
-                  alpha: bool = False) -> Tensor:
-    """ATen's ``_dropout_impl``: the identity when not training, zeros for p=1, else a scaled random mask."""
-    if p == 0 or not train or input.numel() == 0:
-        return input
-    if p == 1:
-        zero = _api.zeros((), dtype=input.dtype, device=input.device)
-        return input.mul_(zero) if inplace else input * zero
-    noise = _noise(input, p, feature)
-    if alpha:
-        a = 1.0 / math.sqrt((_SELU_ALPHA_PRIME * _SELU_ALPHA_PRIME * p + 1) * (1 - p))
-        b = noise.add(-1).mul_(_SELU_ALPHA_PRIME * a).add_(_SELU_ALPHA_PRIME * a * p)
-        noise.mul_(a)
-        return (input.mul_(noise) if inplace else input * noise).add_(b)
-    noise.div_(1 - p)
-    return input.mul_(noise) if inplace else input * noise
-
-
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (training only)."""
     _check_p(p)
-    return _dropout_impl(input, p, training, inplace)
+    return _api.dropout_(input, p, training) if inplace else _api.dropout(input, p, training)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's zero mean and unit variance."""
     _check_p(p)
-    return _dropout_impl(input, p, training, inplace, alpha=True)
+    return _api.alpha_dropout_(input, p, training) if inplace else _api.alpha_dropout(input, p, training)
 
 
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Alpha dropout of whole channels."""
     _check_p(p)
-    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
+    if inplace:
+        return _api.feature_alpha_dropout_(input, p, training)
+    return _api.feature_alpha_dropout(input, p, training)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
+    return _api.feature_dropout_(input, p, training) if inplace else _api.feature_dropout(input, p, training)
 
 
 def _batched_feature_dropout(input, p, training, inplace, batched: bool):
     if not batched:
         input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
-    result = _dropout_impl(input, p, training, inplace, feature=True)
+    result = _feature_dropout(input, p, training, inplace)
     if not batched:
         result = result.squeeze_(0) if inplace else result.squeeze(0)
     return result
@@ -107,7 +82,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
             "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
             "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
             "instead.", stacklevel=2)
-    return _dropout_impl(input, p, training, inplace, feature=True)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

@@ -6,7 +6,6 @@ return; these wrappers accept PyTorch's spellings and pick the op.
 
 from __future__ import annotations
 
-from ...autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ...ops import api as _api
 from ...tensor import Tensor
 
@@ -23,9 +22,6 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     """2-d max pooling; ``return_indices=True`` also returns PyTorch's flat per-plane indices."""
     if return_indices:
         return _api.max_pool2d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
-    if input.requires_grad and _is_grad_enabled():
-        # Keep the indices for backward instead of pooling a second time there (as ATen's CPU kernel does).
-        return _api.max_pool2d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)[0]
     return _api.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
@@ -37,22 +33,8 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                             return_indices: bool = False):
-    """1-d max pooling returning (values, indices), computed as a 2-d pooling of height one."""
-    if input.dim() not in (2, 3) or input.numel() == 0 and input.dim() == 2:
-        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
-                           f"input, but got:{list(input.shape)}")
-
-    def one(v, name):
-        v = (v,) if isinstance(v, int) else tuple(v)
-        if len(v) != 1:
-            raise RuntimeError(f"max_pool1d() {name} must be an int or int list of size 1 but got size {len(v)}")
-        return v[0]
-
-    k = one(kernel_size, "kernel_size")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else one(stride, "stride")
-    out, idx = _api.max_pool2d_with_indices(input.unsqueeze(-2), (1, k), (1, s), (0, one(padding, "padding")),
-                                            (1, one(dilation, "dilation")), ceil_mode)
-    return out.squeeze(-2), idx.squeeze(-2)
+    """1-d max pooling returning (values, indices)."""
+    return _api.max_pool1d_with_indices(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,

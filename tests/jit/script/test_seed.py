@@ -1,0 +1,119 @@
+"""The seed's script examples: script_fn, the LSTM cell, rnn_loop and the RNN ScriptModule with its print."""
+# ruff: noqa: UP006, UP035, UP045, UP008, B007  (the seed's TorchScript spellings, on purpose)
+
+from typing import Optional, Tuple
+
+import toolkit
+import toolkit.nn.functional as F
+from toolkit import nn
+
+from .helpers import check, same
+
+
+def script_fn(x):
+    for i in range(5):
+        x = x * x
+    return x
+
+
+def test_script_fn_keeps_the_loop_and_matches_python():
+    a = toolkit.rand(5)
+    s = check(script_fn, a)
+    text = s.graph.to_string(source_locations=False)
+    assert "prim::Loop" in text and "aten::mul" in text
+    assert "block0(%i : int, %x.1 : Tensor)" in text
+    assert "prim::Loop" in str(s.graph_for(a))
+
+
+def lstm(input, hidden: Tuple[toolkit.Tensor, toolkit.Tensor], w_ih, w_hh, b_ih, b_hh):
+    hx, cx = hidden
+    gates = (F.linear(input, w_ih, b_ih) + F.linear(hx, w_hh, b_hh))
+    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+    ingate = F.sigmoid(ingate)
+    forgetgate = F.sigmoid(forgetgate)
+    cellgate = F.tanh(cellgate)
+    outgate = F.sigmoid(outgate)
+    cy = (forgetgate * cx) + (ingate * cellgate)
+    hy = outgate * F.tanh(cy)
+    return hy, cy
+
+
+def test_lstm_cell_compiles_to_registry_ops_and_matches_python():
+    toolkit.manual_seed(0)
+    args = (toolkit.randn(3, 10), (toolkit.randn(3, 20), toolkit.randn(3, 20)), toolkit.randn(80, 10),
+            toolkit.randn(80, 20), toolkit.randn(80), toolkit.randn(80))
+    s = check(lstm, *args)
+    kinds = [n.kind for n in s.graph.all_nodes()]
+    assert kinds.count("aten::linear") == 2 and "aten::chunk" in kinds and kinds.count("aten::sigmoid") == 3
+    assert "prim::PythonOp" not in kinds
+
+
+class Cell(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, hidden: Optional[toolkit.Tensor]):
+        if hidden is None:
+            hidden = toolkit.zeros_like(x)
+        h = toolkit.tanh(self.lin(x) + hidden)
+        return h, h
+
+
+model = Cell()
+
+
+def rnn_loop(x):
+    hidden = None
+    for x_t in x.split(1):
+        x, hidden = model(x_t, hidden)
+    return x
+
+
+def test_rnn_loop_over_split_with_a_global_model():
+    x = toolkit.randn(6, 4)
+    s = check(rnn_loop, x)
+    text = s.graph.to_string(source_locations=False)
+    assert "prim::Loop" in text and "aten::split" in text and "aten::linear" in text
+
+
+class RNN(toolkit.jit.ScriptModule):
+    def __init__(self, W_h, U_h, W_y, b_h, b_y):
+        super(RNN, self).__init__()
+        self.W_h = nn.Parameter(W_h)
+        self.U_h = nn.Parameter(U_h)
+        self.W_y = nn.Parameter(W_y)
+        self.b_h = nn.Parameter(b_h)
+        self.b_y = nn.Parameter(b_y)
+
+    @toolkit.jit.script_method
+    def forward(self, x, h):
+        y = []
+        for t in range(x.size(0)):
+            h = toolkit.tanh(x[t] @ self.W_h + h @ self.U_h + self.b_h)
+            y += [toolkit.tanh(h @ self.W_y + self.b_y)]
+            if t % 10 == 0:
+                print("stats: ", h.mean(), h.var())
+        return toolkit.stack(y), h
+
+
+def _rnn():
+    toolkit.manual_seed(1)
+    return RNN(toolkit.randn(3, 5), toolkit.randn(5, 5), toolkit.randn(5, 2), toolkit.randn(5), toolkit.randn(2))
+
+
+def test_rnn_script_module_prints_every_ten_steps_and_matches_python(capsys):
+    rnn = _rnn()
+    x, h = toolkit.randn(25, 3), toolkit.zeros(5)
+    y, hn = rnn(x, h)
+    out = capsys.readouterr().out
+    assert out.count("stats: ") == 3
+    assert isinstance(rnn, toolkit.jit.ScriptModule) and isinstance(rnn, nn.Module)
+    text = rnn.graph.to_string(source_locations=False)
+    assert "prim::Print" in text and "prim::Loop" in text and "prim::If" in text
+    # removing the decorator: plain Python gives the same results
+    ey, eh = RNN.forward.fn(rnn, x, h)
+    assert same((y, hn), (ey, eh), 1e-5)
+    # trains: gradients reach the parameters through the loop
+    y.sum().backward()
+    assert rnn.W_h.grad is not None and rnn.W_h.grad.shape == (3, 5)

@@ -1,0 +1,207 @@
+"""How the interpreter runs the nodes scripted code adds: scalar arithmetic, list and dict operations,
+``prim::Print``, ``prim::RaiseException``, ``prim::PythonOp`` (Python fallback) and friends.
+
+Each kind maps to one handler ``handler(node, env)``; ``register()`` adds them to
+the interpreter's table and tells the verifier these ``aten::`` kinds are builtins
+(they have no registry entry: they act on Python values, not tensors).
+"""
+
+from __future__ import annotations
+
+import operator
+
+from ..interpreter import _EXEC
+from ..ir import Node
+from ..verify import BUILTIN_KINDS
+
+# kind -> Python function of the node's input values, returning its one output (or None for no output)
+_FUNCTIONS: dict = {}
+# kinds that call Python objects held by the node (never accepted from an archive)
+PYTHON_ONLY_KINDS = frozenset({"prim::PythonOp", "prim::CallModule", "prim::ModuleConstant", "prim::TensorMethod",
+                               "prim::NamedTupleConstruct", "prim::RaiseException"})
+# kinds whose first input is written (lists, dicts, tensors set by index)
+MUTATING_KINDS = {"aten::append", "aten::add_.t", "aten::_set_item", "aten::insert", "aten::pop", "aten::clear",
+                  "aten::extend", "aten::setitem_.Tensor"}
+
+
+def _binary(name: str, fn, suffixes=("int", "float", "bool", "Scalar", "str", "t")) -> None:
+    for s in suffixes:
+        _FUNCTIONS[f"aten::{name}.{s}"] = fn
+
+
+for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("div", operator.truediv),
+                   ("floordiv", operator.floordiv), ("remainder", operator.mod), ("pow", operator.pow),
+                   ("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("eq", operator.eq), ("ne", operator.ne), ("__and__", operator.and_), ("__or__", operator.or_),
+                   ("__xor__", operator.xor), ("__lshift__", operator.lshift), ("__rshift__", operator.rshift)):
+    _binary(_name, _fn)
+
+
+def _extend(lst, other):
+    lst.extend(other)
+    return lst
+
+
+def _append(lst, x):
+    lst.append(x)
+    return lst
+
+
+def _set_item(obj, i, v):
+    obj[i] = v
+
+
+def _insert(lst, i, x):
+    lst.insert(i, x)
+
+
+def _range_length(lo, hi, step):
+    if step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return len(range(lo, hi, step))
+
+
+def _format(fmt, *args):
+    return fmt.format(*args)
+
+
+def _setitem_tensor(t, idx, v):
+    t[idx] = v
+    return t
+
+
+_FUNCTIONS.update({
+    "aten::neg.int": operator.neg, "aten::neg.float": operator.neg, "aten::neg.Scalar": operator.neg,
+    "aten::__not__": operator.not_, "aten::__is__": operator.is_, "aten::__isnot__": operator.is_not,
+    "aten::__contains__": lambda c, x: x in c, "aten::len": len, "aten::Bool": bool, "aten::Int": int,
+    "aten::Float": float, "aten::str": str, "aten::list": list, "prim::min": min, "prim::max": max,
+    "prim::abs": abs,
+    "aten::append": _append, "aten::add_.t": _extend, "aten::extend": _extend, "aten::_set_item": _set_item,
+    "aten::insert": _insert, "aten::pop": lambda lst, *i: lst.pop(*i), "aten::clear": lambda c: c.clear(),
+    "aten::slice.t": lambda s, a, b, c: s[a:b:c], "aten::__range_length": _range_length,
+    "aten::__derive_index": lambda i, start, step: start + i * step, "aten::format": _format,
+    "aten::keys": lambda d: list(d.keys()), "aten::values": lambda d: list(d.values()),
+    "aten::items": lambda d: list(d.items()), "aten::get": lambda d, k, default=None: d.get(k, default),
+    "aten::setitem_.Tensor": _setitem_tensor, "aten::isinstance": isinstance,
+    "prim::unchecked_cast": lambda x: x, "aten::sorted": sorted, "aten::sum.int": sum,
+    "prim::slice": slice, "prim::Ellipsis": lambda: Ellipsis,
+    "aten::size": lambda t, *d: t.size(*d), "aten::dim": lambda t: t.dim(), "aten::numel": lambda t: t.numel(),
+    "aten::item": lambda t: t.item(), "aten::contiguous": lambda t: t.contiguous(),
+})
+# hand-written Tensor methods with a builtin kind of their own (loadable from archives, printed as TorchScript does)
+METHOD_KINDS = frozenset(("size", "dim", "numel", "item", "contiguous"))
+
+
+def _function_handler(fn):
+    def handler(n: Node, env: dict) -> None:
+        out = fn(*[env[v] for v in n.inputs])
+        if n.outputs:
+            env[n.outputs[0]] = out
+
+    return handler
+
+
+def _uninitialized(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = None
+
+
+def _print(n: Node, env: dict) -> None:
+    print(*[env[v] for v in n.inputs])
+
+
+def _raise(n: Node, env: dict) -> None:
+    ref = n.attributes.get("exception")
+    exc = ref.cls if ref is not None else RuntimeError
+    msg = env[n.inputs[0]] if n.inputs else ""
+    err = exc(msg) if msg is not None else exc()
+    err._jit_annotated = False
+    raise err
+
+
+def _tensor_method(n: Node, env: dict) -> None:
+    """A Tensor method without a registry entry (``size``, ``item``, ``tolist``...): called as Python calls it."""
+    vals = [env[v] for v in n.inputs]
+    names = n.attributes.get("kwargs", ())
+    k = len(vals) - len(names)
+    out = getattr(vals[0], n["name"])(*vals[1:k], **dict(zip(names, vals[k:])))
+    if n.outputs:
+        env[n.outputs[0]] = out
+
+
+def _python_op(n: Node, env: dict) -> None:
+    """A Python fallback or ``@ignore``d call: the callable gets the input values and returns the outputs."""
+    fn = n["callable"]
+    out = fn(*[env[v] for v in n.inputs])
+    outs = n.outputs
+    if len(outs) == 1 and not n.attributes.get("unpack", False):
+        env[outs[0]] = out
+    elif outs:
+        if not isinstance(out, (tuple, list)) or len(out) != len(outs):
+            raise RuntimeError(f"{n['name']}: the Python code returned {type(out).__name__}, expected "
+                               f"{len(outs)} values")
+        for v, x in zip(outs, out):
+            env[v] = x
+
+
+def _named_tuple(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = n["cls"](*[env[v] for v in n.inputs])
+
+
+def _tuple_index(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = env[n.inputs[0]][env[n.inputs[1]]]
+
+
+def _module_constant(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = n["value"].module
+
+
+def _module_call(n: Node, env: dict) -> None:
+    """A submodule that is not compiled (a plain ``nn.Module`` with ``@ignore``d forward): called in Python."""
+    vals = [env[v] for v in n.inputs]
+    env[n.outputs[0]] = vals[0](*vals[1:])
+
+
+_HANDLERS = {
+    "prim::Uninitialized": _uninitialized, "prim::Print": _print, "prim::RaiseException": _raise,
+    "prim::TensorMethod": _tensor_method, "prim::PythonOp": _python_op, "prim::NamedTupleConstruct": _named_tuple,
+    "prim::TupleIndex": _tuple_index, "prim::CallModule": _module_call,
+    "prim::ModuleConstant": _module_constant,
+}
+
+
+def has_kind(kind: str) -> bool:
+    return kind in _FUNCTIONS or kind in _HANDLERS
+
+
+def add_function(kind: str, fn) -> None:
+    """Register a builtin kind run by a plain Python function of its inputs."""
+    if kind not in _EXEC:
+        _FUNCTIONS[kind] = fn
+        _EXEC[kind] = _function_handler(fn)
+        BUILTIN_KINDS.add(kind)
+
+
+def _check_no_clash() -> None:
+    """A builtin kind must not shadow a registry op's node kind (the interpreter looks kinds up first)."""
+    from ...ops import registry
+
+    for kind in list(_FUNCTIONS) + list(_HANDLERS):
+        if kind.startswith("aten::"):
+            try:
+                registry.get(kind)
+            except KeyError:
+                continue
+            raise RuntimeError(f"builtin kind {kind} clashes with a registry op")
+
+
+def register() -> None:
+    """Add every scripted-code kind to the interpreter's table and the verifier's list of builtins."""
+    _check_no_clash()
+    for kind, fn in _FUNCTIONS.items():
+        _EXEC.setdefault(kind, _function_handler(fn))
+        BUILTIN_KINDS.add(kind)
+    for kind, h in _HANDLERS.items():
+        _EXEC.setdefault(kind, h)
+    from ..passes import _effects
+
+    _effects.MUTATING_KINDS.update(MUTATING_KINDS)

@@ -1,0 +1,100 @@
+"""Dropout ops: ``dropout``, ``feature_dropout``, ``alpha_dropout``, ``feature_alpha_dropout`` and their in-place forms.
+
+Each is one registry op (so traces and the IR show ``aten::dropout(%x, %p, %train)``
+as PyTorch's do, in eval mode too) composed of registered ops exactly as ATen's CPU
+``_dropout_impl`` composes them: ``empty(shape).bernoulli_(1 - p)`` (shape
+``(N, C, 1, ...)`` for feature dropout), divided by ``1 - p``, times the input.
+Drawing the same way from the generator gives PyTorch's masks for the same seed,
+and autograd records the parts (``MulBackward0``, as PyTorch's CPU dropout does),
+so double backward works.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._core.meta import TensorMeta
+from . import api
+from .registry import INPLACE, RANDOM, op
+
+_SELU_ALPHA_PRIME = 1.7580993408473766
+
+
+def _noise(input, p: float, feature: bool):
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    else:
+        shape = tuple(input.shape)
+    return api.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
+
+
+def _dropout_impl(input, p: float, train: bool, inplace: bool, feature: bool = False, alpha: bool = False):
+    """ATen's ``_dropout_impl``: the input itself when not training, zeros for p=1, else a scaled random mask."""
+    if p < 0 or p > 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not train or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = api.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    noise = _noise(input, p, feature)
+    if alpha:
+        a = 1.0 / math.sqrt((_SELU_ALPHA_PRIME * _SELU_ALPHA_PRIME * p + 1) * (1 - p))
+        b = noise.add(-1).mul_(_SELU_ALPHA_PRIME * a).add_(_SELU_ALPHA_PRIME * a * p)
+        noise.mul_(a)
+        return (input.mul_(noise) if inplace else input * noise).add_(b)
+    noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def _same(input, p, train):
+    return TensorMeta(tuple(input.shape), input.dtype, input.device)
+
+
+def _samples(feature: bool):
+    def samples(rng):
+        u = rng.uniform
+        yield (u(-1, 1, (4, 3, 5)), 0.3, True), {}
+        yield (u(-1, 1, (2, 3, 2, 2)), 0.5, False), {}
+        yield (u(-1, 1, (3, 4)), 0.0, True), {}
+        yield (u(-1, 1, (3, 4)), 1.0, True), {}
+        if not feature:
+            yield (u(-1, 1, (6,)), 0.2, True), {}
+
+    return samples
+
+
+_DOCS = {
+    "dropout": "Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when ``train``.",
+    "feature_dropout": "Zero whole channels (dim 1) with probability ``p`` and scale the rest by ``1 / (1 - p)``.",
+    "alpha_dropout": "Dropout that keeps SELU's zero mean and unit variance.",
+    "feature_alpha_dropout": "Alpha dropout of whole channels (dim 1).",
+}
+
+
+def _define(name: str, feature: bool, alpha: bool):
+    def functional(input, p, train):
+        return _dropout_impl(input, p, train, False, feature, alpha)
+
+    def inplace(self, p, train):
+        return _dropout_impl(self, p, train, True, feature, alpha)
+
+    functional.__name__, inplace.__name__ = name, name + "_"
+    functional.__doc__ = _DOCS[name]
+    inplace.__doc__ = f"In-place version of :func:`{name}`."
+    d = op(f"{name}(Tensor input, float p, bool train) -> Tensor", kind=RANDOM, method=False,
+           composite=True)(functional)
+    d.meta_rule(_same)
+    d.sample_inputs(_samples(feature))
+    v = op(f"{name}_(Tensor(a!) self, float p, bool train) -> Tensor(a!)", kind=INPLACE, method=False,
+           composite=True)(inplace)
+    v.meta_rule(_same)
+    return d, v
+
+
+dropout, dropout_ = _define("dropout", False, False)
+feature_dropout, feature_dropout_ = _define("feature_dropout", True, False)
+alpha_dropout, alpha_dropout_ = _define("alpha_dropout", False, True)
+feature_alpha_dropout, feature_alpha_dropout_ = _define("feature_alpha_dropout", True, True)
