@@ -17,13 +17,16 @@ from .executor import GraphFor, ProfilingExecutor, fusion_enabled, set_fusion_en
 from .interpreter import Interpreter
 from .ir import Block, Graph, Node, Use, Value
 from .passes import Pass, PassManager, register_pass, run_passes
-from .script_module import ScriptFunction, ScriptModule
+from .script_module import ScriptFunction
 from .trace import TracerWarning, TracingCheckError
 from .verify import VerificationError, verify
 
 __all__ = [
-    "Block", "Graph", "GraphFor", "Interpreter", "ProfilingExecutor", "fusion_enabled", "set_fusion_enabled", "Node", "ScriptFunction", "ScriptModule", "TracerWarning",
-    "TracingCheckError", "Use", "Value", "VerificationError", "trace", "trace_module", "types", "verify",
+    "Block", "Graph", "GraphFor", "Interpreter", "Node", "ProfilingExecutor", "ScriptFunction", "ScriptModule",
+    "TracerWarning", "TracingCheckError", "Use", "Value", "VerificationError", "export", "fusion_enabled", "ignore",
+    "load", "save", "script", "script_method", "set_fusion_enabled", "trace", "trace_module", "types", "unused",
+    "verify",
 ]
-from .serialization import load, save  # noqa: E402, F401  (toolkit.jit.save / toolkit.jit.load)
-from .script import ScriptModule, export, ignore, script, script_method, unused  # noqa: E402, F401  (script mode)
+# Script mode's ScriptModule (a subclass of the traced one) is the public name; archives load with save/load.
+from .script import ScriptModule, export, ignore, script, script_method, unused  # noqa: E402
+from .serialization import load, save  # noqa: E402
