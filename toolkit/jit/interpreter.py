@@ -22,13 +22,15 @@ class Interpreter:
     def __init__(self, graph: Graph):
         self.graph = graph
         self._plan = _plan(graph)
+        self._block_plans: dict = {}
 
     def run(self, inputs, on_node: Callable | None = None) -> list:
         """The graph's outputs for these inputs; ``on_node(node, values)`` sees every top-level node's results."""
         g = self.graph
         if len(inputs) != len(g.inputs):
             raise RuntimeError(f"the graph takes {len(g.inputs)} inputs, but {len(inputs)} were given")
-        env: dict[Value, object] = dict(zip(g.inputs, inputs))
+        env: dict = dict(zip(g.inputs, inputs))
+        env[_PLANS] = self._block_plans
         node = None
         try:
             for node, step, dead in self._plan:
@@ -109,9 +111,27 @@ def _used_values(n: Node):
         yield from b.outputs
 
 
+_PLANS = object()  # the env key under which a run keeps its interpreter's nested-block plans
+
+
+def _block_plan(b: Block, env: dict) -> list:
+    """A nested block's (node, step) pairs, prepared once per interpreter as the top level's are."""
+    plans = env.get(_PLANS)
+    if plans is None:
+        plans = env[_PLANS] = {}
+    plan = plans.get(id(b))
+    if plan is None or plan[0] is not b:
+        plan = plans[id(b)] = (b, [(n, _step_for(n)) for n in b.nodes])
+    return plan[1]
+
+
 def _run_block(b: Block, env: dict) -> list:
-    for n in b.nodes:
-        _exec_node(n, env)
+    n = None
+    try:
+        for n, step in _block_plan(b, env):
+            step(n, env)
+    except Exception as e:
+        raise _annotate(e, n) from None
     return [env[v] for v in b.outputs]
 
 
