@@ -10,9 +10,19 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	PIP_CONSTRAINT=$(CURDIR)/.ci/build-constraints.txt $(PY) -m pip install --quiet -e '.[dev]'
+	$(VISDOM_ASSETS)
+	$(MAKE) --no-print-directory chromium
+	$(MAKE) --no-print-directory mpi
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# The visdom web page's JavaScript/CSS/fonts/MathJax from the npm registry into visdom's static/ directory,
+# so a local visdom server works offline; a check only when they are present, a message if npm is missing.
+VISDOM_ASSETS = $(PY) -m toolkit.utils.visdom.assets
+.PHONY: visdom-assets
+visdom-assets: $(STAMP)
+	$(VISDOM_ASSETS)
 
 demo: $(STAMP)
 	$(PY) -m toolkit.demo
@@ -28,3 +38,24 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# Debian's Chromium for the notebook views' browser tests (driven headless by Playwright; no browser download).
+# Idempotent; where apt cannot install it the browser tests skip and say why.
+.PHONY: chromium
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1 \
+		|| echo "chromium: apt-get could not install it; the notebook browser tests will skip"; }
+
+# Open MPI (Debian's openmpi-bin, libopenmpi-dev) and mpi4py for toolkit.distributed and its tests. apt first
+# (only when mpirun is missing), then mpi4py into the venv: it needs the system library to build or run, so it
+# is installed here rather than in the dev extra. Where apt cannot install it the MPI tests skip and say why.
+.PHONY: mpi
+mpi:
+	@command -v mpirun >/dev/null 2>&1 || { (export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -qq openmpi-bin libopenmpi-dev || { apt-get update -qq && \
+		apt-get install -y -qq openmpi-bin libopenmpi-dev; }) >/dev/null 2>&1 \
+		|| echo "mpi: apt-get could not install Open MPI (not root, or no apt); the MPI tests will skip"; }
+	@$(PY) -c "import mpi4py" 2>/dev/null || { command -v mpirun >/dev/null 2>&1 \
+		&& $(PY) -m pip install --quiet mpi4py \
+		|| echo "mpi: mpi4py not installed (it needs Open MPI); the MPI tests will skip"; }

@@ -1,10 +1,13 @@
-"""``make demo``: a tour of tensors and autograd, then the seed's ``Net`` trained on real digits.
+"""``make demo``: a tour of tensors and autograd, then the seed's ``Net`` trained on real digits, its loss and
+accuracy logged to TensorBoard (``runs/``) at every step.
 
 Run with ``python -m toolkit.demo`` (``--tour`` for the tensor and autograd tour only).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 
 import numpy as np
@@ -130,14 +133,41 @@ def _accuracy(model, loader) -> float:
     return correct / total
 
 
-def train_net(epochs: int = 12, checkpoint: str | None = None) -> float:
-    """Train the seed's Net on the Digits images at 28x28 and check a checkpoint round trip."""
-    import os
+def train_step(model, optimizer, data, target) -> tuple:
+    """One step of the demo's training loop; returns the batch's output and the loss as a float."""
+    optimizer.zero_grad()
+    output = model(data)
+    loss = toolkit.nn.functional.nll_loss(output, target)
+    loss.backward()
+    optimizer.step()
+    return output, loss.item()
+
+
+def log_step(writer, step: int, loss: float, output, target) -> None:
+    """The demo's per-step TensorBoard logging: the training loss and the batch's accuracy."""
+    with toolkit.no_grad():
+        correct = (output.argmax(dim=1) == target).sum().item()
+    writer.add_scalar("Loss/train", loss, step)
+    writer.add_scalar("Accuracy/train", correct / len(target), step)
+
+
+def open_writer(log_dir: str | None = None):
+    """A ``SummaryWriter`` (``runs/<date>_<host>`` by default), or None where TensorBoard is not installed."""
+    try:
+        from toolkit.utils.tensorboard import SummaryWriter
+    except ImportError as e:
+        print(f"TensorBoard logging off ({e}); `pip install tensorboard` turns it on")
+        return None
+    return SummaryWriter(log_dir)
+
+
+def train_net(epochs: int = 12, checkpoint: str | None = None, log_dir: str | None = None) -> float:
+    """Train the seed's Net on the Digits images at 28x28, logging every step's loss and accuracy to
+    TensorBoard (``log_dir``, by default ``runs/<date>_<host>``), and check a checkpoint round trip."""
     import tempfile
 
     from tqdm import tqdm
 
-    import toolkit.nn.functional as F
     from toolkit.utils.data import DataLoader
     from toolkit.vision import datasets, transforms
 
@@ -153,20 +183,33 @@ def train_net(epochs: int = 12, checkpoint: str | None = None) -> float:
     print(model)
     optimizer = toolkit.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     scheduler = toolkit.optim.lr_scheduler.StepLR(optimizer, step_size=8, gamma=0.2)
+    writer = open_writer(log_dir)
+    step = 0
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
         model.train()
         bar = tqdm(train_loader, desc=f"epoch {epoch}", unit="batch", leave=False)
         for data, target in bar:
-            optimizer.zero_grad()
-            loss = F.nll_loss(model(data), target)
-            loss.backward()
-            optimizer.step()
-            bar.set_postfix(loss=f"{loss.item():.3f}")
+            output, loss = train_step(model, optimizer, data, target)
+            bar.set_postfix(loss=f"{loss:.3f}")
+            if writer is not None:
+                log_step(writer, step, loss, output, target)
+            step += 1
         bar.close()
         scheduler.step()
         acc = _accuracy(model, test_loader)
+        if writer is not None:
+            writer.add_scalar("Accuracy/test", acc, step)
         print(f"epoch {epoch}: test accuracy {acc:.2%} ({time.perf_counter() - start:.1f} s)")
+    if writer is not None:
+        writer.close()
+        tensorboard = os.path.join(os.path.dirname(sys.executable), "tensorboard")
+        if not os.path.exists(tensorboard):
+            tensorboard = "tensorboard"
+        elif not os.path.relpath(tensorboard).startswith(".."):
+            tensorboard = os.path.relpath(tensorboard)
+        print(f"TensorBoard: loss and accuracy of all {step} steps logged to {writer.get_logdir()}; view them with\n"
+              f"  {tensorboard} --logdir {os.path.dirname(writer.get_logdir()) or '.'}")
     path = checkpoint or os.path.join(tempfile.mkdtemp(), "net.tk")
     toolkit.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epochs}, path)
     fresh = seed_net()
@@ -179,8 +222,6 @@ def train_net(epochs: int = 12, checkpoint: str | None = None) -> float:
 
 
 def main() -> None:
-    import sys
-
     tensors()
     autograd_rnn_step()
     higher_order()

@@ -1,11 +1,16 @@
-"""VisdomWriter against a real visdom server on 127.0.0.1 (started offline, API only), read back through its API."""
+"""VisdomWriter against a real visdom server on 127.0.0.1 (started offline), read back through its API; the
+server's web page and every file it references, fetched over HTTP and rendered by a headless Chromium."""
 
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 import warnings
 
@@ -16,6 +21,7 @@ import toolkit
 from toolkit.utils.visdom import VisdomWriter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+USER_STYLE = ".toolkit-user-style { color: #123456; }\n"
 
 
 def free_port() -> int:
@@ -34,6 +40,7 @@ def post(base: str, endpoint: str, msg: dict):
 def server(tmp_path_factory):
     port = free_port()
     env_path = tmp_path_factory.mktemp("visdom")
+    (env_path / "style.css").write_text(USER_STYLE)  # the project stylesheet visdom serves at /user/style.css
     proc = subprocess.Popen([sys.executable, "-m", "toolkit.utils.visdom.server", "-port", str(port), "-bind_local",
                              "-env_path", str(env_path), "-logging_level", "WARNING"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -139,3 +146,91 @@ def test_bounded_queue_drops_instead_of_blocking():
         w.close()
     assert w.dropped == 50
     w.add_scalar("x", 1.0)  # after close: ignored
+
+
+# -- the web page, offline ---------------------------------------------------------------------------------
+def _assets_missing_reason() -> str | None:
+    from toolkit.utils.visdom import assets
+
+    absent = assets.missing()
+    if not absent:
+        return None
+    if shutil.which("npm") is None:
+        return ("visdom's web assets are not installed: npm was not found (install Node.js/npm, then run "
+                "`make visdom-assets`)")
+    return f"visdom's web assets are not installed ({len(absent)} files missing): run `make visdom-assets`"
+
+
+def get(url: str) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, "", b""
+
+
+def page_references(html: str) -> list[str]:
+    """The local files the page's <link href> and <script src> name (not its favicon or commented examples)."""
+    refs = re.findall(r"""<(?:link|script)\b[^>]*?\b(?:href|src)=["']?([^"'\s>]+)""", html)
+    return [r for r in refs if r.startswith("/")]
+
+
+def test_web_page_and_every_file_it_references_are_served(server):
+    reason = _assets_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    _, base = server
+    status, ctype, body = get(base + "/")
+    assert status == 200 and ctype.startswith("text/html")
+    html = body.decode()
+    assert "<title>visdom</title>" in html and '<div id="app">' in html
+    refs = page_references(html)
+    paths = {urllib.parse.urlsplit(r).path for r in refs}
+    for expected in ("/static/js/main.js", "/static/js/plotly-plotly.min.js", "/static/js/react-dom.min.js",
+                     "/static/js/mathjax/2.7.5/MathJax.js", "/static/css/bootstrap.min.css", "/user/style.css"):
+        assert expected in paths, sorted(paths)
+    assert len(refs) >= 18
+    fonts = set()
+    for ref in refs:
+        status, ctype, data = get(base + ref)
+        assert status == 200 and data, f"{ref}: HTTP {status}, {len(data)} bytes"
+        if ref == "/user/style.css":
+            assert data.decode() == "\n" + USER_STYLE
+        elif ref.split("?")[0].endswith(".css"):  # the fonts a stylesheet loads (bootstrap's glyphicons)
+            for url in re.findall(r"url\(['\"]?([^'\")]+)", data.decode()):
+                if not url.startswith("data:"):
+                    fonts.add(urllib.parse.urljoin(ref, url).split("#")[0])
+    assert any("glyphicons-halflings-regular.woff2" in f for f in fonts)
+    for font in fonts:
+        status, _, data = get(base + font)
+        assert status == 200 and data, f"{font}: HTTP {status}"
+    # a file MathJax loads on demand, and a path outside static/ still refused
+    assert get(base + "/static/js/mathjax/2.7.5/jax/output/SVG/jax.js")[0] == 200
+    assert get(base + "/static/js/no-such-file.js")[0] == 404
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def test_web_page_renders_a_logged_plot_in_headless_chromium(server, tmp_path):
+    reason = _assets_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium found (Debian's `chromium` package) to render the visdom page")
+    port, base = server
+    with VisdomWriter(env="run_page", server="http://127.0.0.1", port=port) as w:
+        for step in range(5):
+            w.add_scalar("page_loss", 1.0 / (step + 1), step)
+    out = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}",
+                          "--virtual-time-budget=20000", "--dump-dom", f"{base}/env/run_page"],
+                         capture_output=True, text=True, timeout=180)
+    dom = out.stdout
+    assert out.returncode == 0 and "</html>" in dom, out.stderr[-2000:]
+    app = dom[dom.index('id="app"'):]
+    assert 'class="navbar-brand visdom-title">visdom<' in app  # React (main.js) rendered the page
+    assert "run_page" in app  # the environment selector shows the run's environment
+    assert 'class="main-svg"' in app and "page_loss" in app  # plotly drew the window's line plot
