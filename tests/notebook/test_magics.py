@@ -107,3 +107,13 @@ def test_snakeviz_page_is_gone_after_stop(executed):
     url = _text(nb.cells[2]).split("snakeviz serving at ", 1)[1].split()[0]
     with pytest.raises(OSError):
         urllib.request.urlopen(url, timeout=2)
+
+
+def test_profile_cell_shows_a_profile_view(executed):
+    nb, _, _ = executed
+    views = [o for o in nb.cells[1].outputs if o.output_type == "display_data" and "text/html" in o.data]
+    assert len(views) == 1
+    html = views[0].data["text/html"]
+    assert '<table class="tk-table">' in html and "aten::mm" in html
+    assert 'class="tk-event tk-backward"' in html  # the backward pass is on the timeline
+    assert views[0].data["text/plain"].startswith("<ProfileView ")

@@ -400,6 +400,12 @@ class Graph:
     def __repr__(self) -> str:
         return self.to_string()
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
+        from ..notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
 
 def _copy_block_into(src: Block, dst: Block, env: dict, g: Graph) -> None:
     for n in src.nodes:

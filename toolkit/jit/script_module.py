@@ -42,6 +42,12 @@ class ScriptFunction:
     def __repr__(self) -> str:
         return f"<toolkit.jit.ScriptFunction {self.name}>"
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
+        from ..notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
 
 class ScriptModule(Module):
     """A traced module: ``forward`` runs the traced graph with the original module as ``self``."""

@@ -5,10 +5,26 @@
 - ``%lprun -f func statement``: line-by-line timings of ``func`` (line_profiler).
 - ``%graph_for fn args``: the optimized graph a scripted or traced ``fn`` runs for ``args``.
 
+Views (no IPython needed to build them; each draws itself in a notebook cell):
+
+- ``GraphView(fn.graph_for(x))``: the IR as a layered DAG; fusion groups and blocks expand.
+- ``ProfileView(prof)``: sortable op table, per-op bars, timeline.
+- ``TrainingMonitor(total=n)``: live metric plots and a progress bar, at a bounded redraw rate.
+
 Imported only on demand, so ``import toolkit`` never needs IPython.
 """
 
 from __future__ import annotations
+
+_VIEWS = {"GraphView": "graph_view", "ProfileView": "profile_view", "TrainingMonitor": "monitor"}
+
+
+def __getattr__(name: str):
+    if name in _VIEWS:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_VIEWS[name]}", __name__), name)
+    raise AttributeError(f"module 'toolkit.notebook' has no attribute '{name}'")
 
 
 def load_ipython_extension(ipython) -> None:

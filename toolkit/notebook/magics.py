@@ -38,9 +38,10 @@ class ToolkitMagics(Magics):
     @argument("--memory", action="store_true", help="profile_memory=True: bytes allocated per op")
     @argument("--flops", action="store_true", help="with_flops=True: FLOP estimates of matmul/conv/linear")
     @argument("-t", "--trace", default=None, help="also write a Chrome trace to this path (.gz: compressed)")
+    @argument("--no-view", action="store_true", help="print the table only (no ProfileView under it)")
     @cell_magic
     def profile(self, line: str, cell: str) -> None:
-        """Profile the cell's ops and print PyTorch's key-averages table."""
+        """Profile the cell's ops, print PyTorch's key-averages table and show a ``ProfileView``."""
         from ..profiler import profile
 
         opts = parse_argstring(self.profile, line)
@@ -52,6 +53,10 @@ class ToolkitMagics(Magics):
         if opts.trace:
             prof.export_chrome_trace(opts.trace)
             print(f"Chrome trace written to {opts.trace}")
+        if not opts.no_view:
+            from .profile_view import ProfileView
+
+            display(ProfileView(prof))
 
     @magic_arguments()
     @argument("-o", "--out", default=None, help="where to write the .prof file (default: a temporary file)")

@@ -243,6 +243,12 @@ class EventList(list):
     def __str__(self) -> str:
         return self.table()
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
+        from ..notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     @property
     def self_cpu_time_total(self) -> float:
         return sum(e.self_cpu_time_total for e in self)

@@ -253,3 +253,9 @@ class profile:
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
         """Folded stacks for flame graphs (``with_stack=True``)."""
         self._session().export_stacks(path, metric)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
+        from ..notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)

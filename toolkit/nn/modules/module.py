@@ -490,6 +490,12 @@ class Module:
         """Extra text in ``repr(module)``; layers override it (one line for simple layers)."""
         return ""
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
+        from ...notebook.reprs import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     def __repr__(self) -> str:
         extra_lines = []
         extra_repr = self.extra_repr()

@@ -1,0 +1,121 @@
+"""The graph views' state: IR graphs to nested views of nodes, edges, groups, kernels and timings."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import toolkit
+from toolkit.notebook import GraphView
+from toolkit.notebook.graph_model import count, graph_model
+
+from .views_helpers import looped, traced_chain
+
+
+def _labels(model, vid):
+    return [model["nodes"][i]["label"] for i in model["views"][vid]["nodes"]]
+
+
+def test_traced_graph_nodes_edges_and_shapes():
+    tr, x, y = traced_chain()
+    m = graph_model(tr.graph)
+    root = m["views"][m["root"]]
+    assert _labels(m, m["root"]) == ["%x", "%y", "mul", "add", "sigmoid", "tanh", "mul", "sub", "return"]
+    assert count(m, "op") == 6 and count(m, "input") == 2 and count(m, "output") == 1
+    assert count(m, "constant") == 0  # folded into their users
+    ops = [n for n in m["nodes"].values() if n["role"] == "op"]
+    assert all(n["type"] == "Float(4, 8)" for n in ops)
+    add = next(n for n in ops if n["label"] == "add")
+    assert [i["constant"] for i in add["inputs"]] == [None, "1.5", "1"]
+    assert add["source"].endswith(f"views_helpers.py:{chain_line()}") and "sigmoid" in add["code"]
+    # one edge per tensor use, each labelled with its shape, drawn top to bottom
+    assert len(root["edges"]) == 10
+    assert {e["label"] for e in root["edges"]} == {"[4, 8]"}
+    for e in root["edges"]:
+        assert m["nodes"][e["src"]]["y"] < m["nodes"][e["dst"]]["y"]
+    json.dumps(m)  # the model is what the page embeds
+
+
+def chain_line() -> int:
+    import inspect
+
+    from . import views_helpers
+
+    return inspect.getsourcelines(views_helpers.chain)[1] + 1
+
+
+def test_show_constants_draws_them():
+    tr, _, _ = traced_chain()
+    m = graph_model(tr.graph, show_constants=True)
+    assert count(m, "constant") == 3
+    assert sorted(n["label"] for n in m["nodes"].values() if n["role"] == "constant") == ["1", "1", "1.5"]
+
+
+def test_graph_for_fusion_group_expands_to_its_subgraph_and_kernel():
+    tr, x, y = traced_chain()
+    gf = tr.graph_for(x, y)
+    m = graph_model(gf)
+    assert _labels(m, m["root"]) == ["%x", "%y", "FusionGroup_0", "return"]
+    group = next(n for n in m["nodes"].values() if n["role"] == "fusion")
+    assert group["kind"] == "prim::FusionGroup"
+    assert group["kernel"] == gf.kernels[0].source()
+    assert group["kernel_path"] == str(gf.kernels[0].source_path())
+    (child,) = group["children"]
+    assert _labels(m, child) == ["%x", "%y", "mul", "add", "sigmoid", "tanh", "mul", "sub", "return"]
+    assert count(m, "op", child) == len([n for n in gf.graph.nodes()[0]["Subgraph"].nodes()
+                                         if n.kind != "prim::Constant"])
+
+
+def test_control_flow_blocks_become_nested_views():
+    m = graph_model(looped.graph)
+    assert _labels(m, m["root"]) == ["%x", "%n", "Loop", "relu", "return"]
+    loop = next(n for n in m["nodes"].values() if n["kind"] == "prim::Loop")
+    assert loop["role"] == "block"
+    (body,) = loop["children"]
+    assert _labels(m, body) == ["%_", "%y", "sum", "gt", "Bool", "If", "->"]
+    branch = next(m["nodes"][i] for i in m["views"][body]["nodes"] if m["nodes"][i]["kind"] == "prim::If")
+    assert [_labels(m, v) for v in branch["children"]] == [["%y", "mul", "->"], ["%y", "sub", "->"]]
+    assert [m["views"][v]["title"] for v in branch["children"]] == ["prim::If block0", "prim::If block1"]
+
+
+def test_profiled_times_attach_to_ops_and_fusion_groups():
+    tr, x, y = traced_chain()
+    tr.graph_for(x, y)
+    with toolkit.profiler.profile() as prof:
+        for _ in range(3):
+            tr(x, y)
+    events = [e for e in prof.events() if e.name.startswith("prim::FusionGroup_0")]
+    m = graph_model(tr.graph_for(x, y), profile=prof)
+    group = next(n for n in m["nodes"].values() if n["role"] == "fusion")
+    assert group["calls"] == len(events) == 3
+    assert group["time_us"] == pytest.approx(sum(e.cpu_time_total for e in events), rel=1e-6)
+    assert all(n["time_us"] is None for n in m["nodes"].values() if n["role"] == "input")
+
+
+def test_graph_view_panes_have_distinct_ids_and_save_a_standalone_page(tmp_path):
+    tr, x, y = traced_chain()
+    view = GraphView.compare(tr, x, y)
+    (t0, before), (t1, after) = view.panes
+    assert t0.startswith("before") and t1.startswith("after")
+    assert not set(before["nodes"]) & set(after["nodes"])
+    assert count(before, "fusion") == 0 and count(after, "fusion") == 1
+    html = view.to_html()
+    assert html.count('class="tk-view"') == 3  # two panes and the fusion group's subgraph
+    assert 'data-panel="p1n2" hidden' in html and 'class="tk-kernel"' in html
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")  # nothing fetched
+    path = view.save(tmp_path / "g.html")
+    text = open(path).read()
+    assert text.startswith("<!DOCTYPE html>") and "window.toolkitViews.init" in text
+    assert oct(os.stat(path).st_mode & 0o777) != "0o600"
+    assert "2 nodes" not in repr(view) and "1 fusion groups" in repr(view)
+
+
+def test_graph_view_of_a_scripted_function_and_bad_input():
+    view = GraphView(looped)
+    assert view.panes[0][0] == "looped"
+    with pytest.raises(TypeError, match="GraphView: expected a toolkit.jit Graph"):
+        GraphView(42)
+    with pytest.raises(ValueError, match="nothing drawn yet"):
+        GraphView().to_html()

@@ -1,0 +1,101 @@
+"""Rich displays: text/plain stays each object's repr; text/html draws graphs, profiles, modules, tensors."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import toolkit
+from toolkit.notebook.reprs import HISTOGRAM_MIN_NUMEL, mimebundle, tensor_stats
+
+from .views_helpers import looped, traced_chain
+
+
+def _bundle(obj):
+    b = obj._repr_mimebundle_()
+    assert b["text/plain"] == repr(obj)
+    return b["text/html"]
+
+
+def test_graphs_and_graph_for_are_drawn():
+    tr, x, y = traced_chain()
+    assert 'data-kind="aten::sigmoid"' in _bundle(tr.graph)
+    html = _bundle(tr.graph_for(x, y))
+    assert 'data-kind="prim::FusionGroup"' in html and "tk-kernel" in html
+    assert "fused_" in html  # the kernel's cache file is named
+
+
+def test_scripted_function_and_module_show_graph_and_code():
+    html = _bundle(looped)
+    assert 'data-kind="prim::Loop"' in html and "def looped" in html
+    lin = toolkit.nn.Linear(4, 3)
+    traced = toolkit.jit.trace(lin, (toolkit.randn(2, 4),))
+    html = _bundle(traced)
+    assert "Linear" in html and "15 parameters" in html and 'data-kind="aten::linear"' in html
+
+
+def test_module_tree_counts_parameters():
+    net = toolkit.nn.Sequential(toolkit.nn.Linear(4, 8), toolkit.nn.ReLU(), toolkit.nn.Linear(8, 2))
+    net[2].weight.requires_grad_(False)
+    html = _bundle(net)
+    assert "58 parameters (42 trainable)" in html
+    assert html.count("<details") == 3  # the root, and the two Linear layers with parameters
+    assert "frozen" in html and "[8, 4]" in html
+
+
+def test_small_tensor_shows_values_and_stats():
+    t = toolkit.tensor([[1.0, 2.0], [3.0, float("nan")]])
+    html = _bundle(t)
+    assert "tk-hist" not in html
+    stats = tensor_stats(t)
+    assert stats["nan"] == 1 and stats["min"] == 1.0 and stats["max"] == 3.0
+    assert stats["std"] == pytest.approx(np.std([1.0, 2.0, 3.0], ddof=1))
+    assert "<details open>" in html
+
+
+def test_large_tensor_gets_a_histogram_matching_numpy():
+    t = toolkit.randn(5000, requires_grad=True) * 3
+    html = _bundle(t)
+    a = t.detach().numpy().astype(np.float64)
+    counts, _ = np.histogram(a, bins=30)
+    titles = re.findall(r"<title>\[[^\]<]*\): (\d+)</title>", html)
+    assert [int(c) for c in titles] == counts.tolist()
+    assert "MulBackward0" in html and "requires_grad" in html
+    assert tensor_stats(t)["mean"] == pytest.approx(a.mean())
+    assert toolkit.ones(HISTOGRAM_MIN_NUMEL)._repr_mimebundle_()["text/html"].count("tk-hist") == 1
+
+
+def test_bool_and_empty_tensors():
+    assert tensor_stats(toolkit.tensor([True, False, True])) == {"numel": 3, "sampled": False, "true": 2,
+                                                                 "false": 1}
+    assert "shape" in _bundle(toolkit.zeros(0, 3))
+
+
+def test_profile_and_event_lists():
+    x = toolkit.randn(8, 8, requires_grad=True)
+    with toolkit.profiler.profile() as prof:
+        (x.mm(x).sigmoid()).sum().backward()
+    assert "aten::mm" in _bundle(prof)
+    assert "aten::mm" in _bundle(prof.key_averages())
+
+
+def test_an_object_without_a_view_falls_back_to_text_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="no HTML view of this object"):
+        assert mimebundle(object()).keys() == {"text/plain"}
+
+
+def test_include_and_exclude():
+    t = toolkit.ones(2)
+    assert toolkit.ones(2)._repr_mimebundle_(include={"text/plain"}).keys() == {"text/plain"}
+    assert t._repr_mimebundle_(exclude={"text/html"}).keys() == {"text/plain"}
+
+
+def test_displaying_does_not_make_import_toolkit_load_the_notebook_package():
+    code = ("import sys, toolkit; t = toolkit.ones(3); r = repr(t); "
+            "assert 'toolkit.notebook' not in sys.modules; t._repr_mimebundle_(); "
+            "assert 'toolkit.notebook.reprs' in sys.modules and 'IPython' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

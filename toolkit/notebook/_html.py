@@ -1,0 +1,86 @@
+"""Pieces every HTML view shares: escaping, the CSS and JavaScript shipped in ``static/``, atomic saves.
+
+A view is one ``<div class="tk-root">`` holding its own style and script, so it
+renders the same in Jupyter, in VS Code, and in a saved file opened offline.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import os
+import secrets
+import tempfile
+from functools import cache
+from pathlib import Path
+
+STATIC = Path(__file__).with_name("static")
+_COUNTER = itertools.count()
+
+
+def esc(s) -> str:
+    return html.escape(str(s), quote=True)
+
+
+@cache
+def static_text(name: str) -> str:
+    """A file shipped in ``toolkit/notebook/static``."""
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
+def new_uid(prefix: str = "tk") -> str:
+    """An element id unique across outputs of one page (and across kernels restarted into the same page)."""
+    return f"{prefix}-{secrets.token_hex(4)}-{next(_COUNTER)}"
+
+
+def json_script(data, cls: str) -> str:
+    """Data for the page's script, safe inside ``<script>`` (no ``</`` can close it early)."""
+    text = json.dumps(data, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
+    return f'<script type="application/json" class="{cls}">{text}</script>'
+
+
+def root(body: str, uid: str | None = None, script: bool = True) -> str:
+    """``body`` in a self-contained root: the stylesheet, and the script that wires it up."""
+    uid = uid or new_uid()
+    parts = [f'<div class="tk-root" id="{uid}">', "<style>", static_text("toolkit.css"), "</style>", body]
+    if script:
+        parts += ["<script>", static_text("views.js"),
+                  f'window.toolkitViews.init(document.getElementById("{uid}"));', "</script>"]
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def document(fragment: str, title: str) -> str:
+    """A whole HTML page around a view, for ``save``."""
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<title>{esc(title)}</title></head>\n<body>{fragment}</body></html>\n")
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> str:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so readers never see half a file."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".html")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def format_us(us: float) -> str:
+    """Microseconds as the profiler's tables print them (``1.234ms``)."""
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
