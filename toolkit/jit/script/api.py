@@ -128,15 +128,7 @@ class CompiledFunction(ScriptFunction):
         self.__qualname__ = py_fn.__qualname__
 
     def _bind(self, args, kwargs) -> list:
-        try:
-            b = self._signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self.name}(): {e}") from None
-        b.apply_defaults()
-        vals = list(b.arguments.values())
-        for (name, t), v in zip(zip(b.arguments, self._types), vals):
-            check_argument(name, t, v)
-        return vals
+        return _bind_arguments(self.name, self._signature, self._types, args, kwargs)
 
     def __call__(self, *args, **kwargs):
         inputs = self._bind(args, kwargs)
@@ -153,6 +145,19 @@ class CompiledFunction(ScriptFunction):
         return f"<toolkit.jit.ScriptFunction {self.name}>"
 
 
+def _bind_arguments(name: str, signature, types, args, kwargs) -> list:
+    """The call's arguments in order, defaults filled in, each checked against its compiled type."""
+    try:
+        b = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}(): {e}") from None
+    b.apply_defaults()
+    vals = list(b.arguments.values())
+    for (arg, t), v in zip(zip(b.arguments, types), vals):
+        check_argument(arg, t, v)
+    return vals
+
+
 class CompiledMethod:
     """A compiled method bound to its module: ``module.forward(x)`` runs the graph with ``self`` = the module."""
 
@@ -167,15 +172,7 @@ class CompiledMethod:
         self._executor = ProfilingExecutor(self.graph, name)
 
     def _bind(self, args, kwargs) -> list:
-        try:
-            b = self._signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self.name}(): {e}") from None
-        b.apply_defaults()
-        vals = list(b.arguments.values())
-        for (name, t), v in zip(zip(b.arguments, self._types), vals):
-            check_argument(name, t, v)
-        return vals
+        return _bind_arguments(self.name, self._signature, self._types, args, kwargs)
 
     def __call__(self, *args, **kwargs):
         inputs = [self.module, *self._bind(args, kwargs)]
