@@ -32,6 +32,7 @@ from .verify import verify
 PROFILING_RUNS = 1
 MAX_SPECIALIZATIONS = 8
 OPTIMIZATION_PASSES = ("constant_propagation", "peephole", "cse", "dce")
+UNROLL_BUDGET = 256  # nodes a specialization may add by unrolling constant-count loops
 
 
 class _Settings:
@@ -164,7 +165,7 @@ class ProfilingExecutor:
 
     # -- specialization ---------------------------------------------------------------------
     def _specialize(self, key: tuple, inputs: list) -> ExecutionPlan:
-        from .passes import fuse, run_passes
+        from .passes import fuse, run_passes, unroll_loops
 
         with self._lock:
             inputs_types, node_types = self._observed.pop(key)
@@ -177,6 +178,7 @@ class ProfilingExecutor:
                 for o, t in zip(n.outputs, types):
                     if isinstance(t, T.TensorType):
                         o.type = t
+            unroll_loops(g, max_nodes=UNROLL_BUDGET)  # short constant loops become straight code that fuses
             _check_with_meta(g)
             run_passes(g, list(OPTIMIZATION_PASSES))
             fused = SETTINGS.fusion_enabled
@@ -231,7 +233,10 @@ class ProfilingExecutor:
 
 
 def _check_with_meta(g: Graph) -> None:
-    """Where the registry's meta rule infers a node's types, they must equal the observed ones (else meta wins)."""
+    """Where the registry's meta rule infers a node's types, they must equal the observed ones (else meta wins).
+
+    Nodes nobody observed (copies made by unrolling) get their types from the meta rules alone.
+    """
     for n in g.nodes():
         if n.op is None:
             continue

@@ -4,9 +4,11 @@ A node is fusible when its op is elementwise with a scalar ``formula`` in the
 registry, its tensor types are complete (shape, dtype, CPU), and every
 non-tensor argument is a constant (it is baked into the generated source).
 Each node then computes exactly as eager dispatch does: promoted inputs are
-cast to the node's compute dtype (the same three-tier promotion), the formula
-is evaluated, and the result is rounded to the node's output dtype, so a fused
-chain gives eager's numbers.
+cast to the node's compute dtype (the same three-tier promotion), Scalar
+arguments and the formula's number literals are typed in that dtype (so a
+float32 node steps in float32, as numpy and PyTorch do), the formula is
+evaluated, and the result is rounded to the node's output dtype, so a fused
+chain gives eager's numbers (math functions: libm's, within an ulp or two).
 """
 
 from __future__ import annotations
@@ -160,6 +162,34 @@ class _Rename(ast.NodeTransformer):
         return node
 
 
+# Formula spellings numba does not compile, and what it compiles instead (same IEEE result).
+_NUMBA_SPELLINGS = {("math", "fmod"): "np.fmod"}
+
+
+class _Typed(ast.NodeTransformer):
+    """Number literals of a formula as typed constants of a float compute dtype; numba spellings.
+
+    numba computes ``float32 + 1.0`` (or ``+ 1``) in float64, where eager mode,
+    numpy and PyTorch stay in float32 at every step: typing the literals keeps
+    each intermediate in the compute dtype, so results round as eager's do.
+    """
+
+    def __init__(self, compute: str, hoist):
+        self.compute = compute
+        self.hoist = hoist
+
+    def visit_Constant(self, node: ast.Constant):
+        value = node.value
+        if self.compute.startswith("float") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return ast.copy_location(ast.Name(self.hoist(literal(value, self.compute)), ast.Load()), node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute):
+        if isinstance(node.value, ast.Name) and (node.value.id, node.attr) in _NUMBA_SPELLINGS:
+            return ast.copy_location(ast.parse(_NUMBA_SPELLINGS[node.value.id, node.attr], mode="eval").body, node)
+        return self.generic_visit(node)
+
+
 def node_expression(n: Node, local_of, hoist) -> str:
     """The loop-body expression computing ``n``'s output.
 
@@ -192,9 +222,10 @@ def node_expression(n: Node, local_of, hoist) -> str:
             names[a.name] = src
         else:
             _, value = constant_of(v)
-            if (a.type.startswith("Scalar") and _is_scalar(value) and not isinstance(value, bool)
-                    and compute.startswith("float")):
-                names[a.name] = hoist(literal(value, compute))  # as eager kernels, in the compute dtype
+            if a.type.startswith("Scalar") and _is_scalar(value) and not isinstance(value, bool):
+                # As eager kernels (and PyTorch): a Scalar argument is converted to the compute dtype first,
+                # so addcmul(int, ..., value=0.5) multiplies by 0 and clamp(uint8, min=-1) compares with 255.
+                names[a.name] = hoist(literal(value, compute))
             else:
                 constants[a.name] = value
     for i in range(len(n.inputs), len(op.args)):
@@ -204,7 +235,8 @@ def node_expression(n: Node, local_of, hoist) -> str:
         check_formula(expr, tuple(a for a in names), ())
     except FormulaError:
         pass  # constants substituted away may leave fewer names; unknown names fail at compile time with the node
-    tree = _Rename(names).visit(ast.parse(expr, mode="eval"))
+    tree = _Typed(compute, hoist).visit(ast.parse(expr, mode="eval"))
+    tree = _Rename(names).visit(tree)
     return np_cast(out, ast.unparse(ast.fix_missing_locations(tree)))
 
 

@@ -45,7 +45,7 @@ def _group_shape(sub: Graph) -> tuple:
     return shapes.pop()
 
 
-def generate_source(sub: Graph, rank: int, masks: tuple | None = None, name: str = "fusion_group") -> str:
+def generate_source(sub: Graph, rank: int, masks: tuple | None = None) -> str:
     """The module source for ``sub`` looping over ``rank`` dimensions (after collapsing), sizes ``n0, n1, ...``.
 
     ``masks[k][d]`` is True where input ``k`` is broadcast along loop dimension
@@ -127,7 +127,7 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, name: str
         lines += ["    " + t for t in tail]
         return "\n".join(lines) + "\n"
 
-    header = (f'"""A toolkit fused kernel for {name}, generated from the registry\'s formulas; do not edit.\n\n'
+    header = ('"""A toolkit fused kernel, generated from the registry\'s formulas; do not edit.\n\n'
               + "\n".join(formulas) + '\n"""\n\nimport math\n\nimport numba\nimport numpy as np\n\n\n')
     parts = ([module_consts] if module_consts else []) + helpers + [
         loop("serial", "range", False), loop("parallel", "numba.prange", True)]
@@ -206,7 +206,7 @@ class FusedKernel:
         """The generated module for a loop layout ``(rank, masks)`` (the last one run, else a contiguous one)."""
         if layout is None:
             layout = next(reversed(self._modules)) if self._modules else self._default_layout()
-        return generate_source(self.subgraph, layout[0], layout[1], self.name)
+        return generate_source(self.subgraph, layout[0], layout[1])
 
     def source_path(self, layout: tuple | None = None):
         """Where the generated source lives in the kernel cache (written on first use)."""
@@ -226,7 +226,7 @@ class FusedKernel:
             with self._lock:
                 m = self._modules.get(layout)
                 if m is None:
-                    src = generate_source(self.subgraph, layout[0], layout[1], self.name)
+                    src = generate_source(self.subgraph, layout[0], layout[1])
                     m = self._modules[layout] = load_source(src, "fused")
         return m
 
