@@ -1,7 +1,8 @@
 """``make bench``: every benchmark, side by side with numpy and PyTorch CPU, in one run.
 
 Prints markdown tables; ``--write`` also stores them in benchmarks/RESULTS.md
-with the machine they came from.
+with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``jit``,
+``fusion``, ``profiler``) runs one suite only and just prints it.
 """
 
 from __future__ import annotations
@@ -12,15 +13,39 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks import bench_core, bench_jit, bench_nn  # noqa: E402
+from benchmarks import (  # noqa: E402
+    bench_core,
+    bench_distributed,
+    bench_fusion,
+    bench_jit,
+    bench_nn,
+    bench_profiler,
+    bench_script,
+    bench_tensorboard,
+)
 from benchmarks.common import machine  # noqa: E402
 
-SUITES = [bench_core, bench_nn, bench_jit]
+SUITES = [bench_core, bench_nn, bench_jit, bench_fusion, bench_profiler, bench_script, bench_tensorboard,
+          bench_distributed]
+
+
+def _suites() -> list:
+    if "--suite" not in sys.argv:
+        return SUITES
+    i = sys.argv.index("--suite")
+    names = {s.__name__.rsplit(".", 1)[-1].removeprefix("bench_"): s for s in SUITES}
+    name = sys.argv[i + 1] if i + 1 < len(sys.argv) else ""
+    if name not in names:
+        sys.exit(f"--suite takes one of {', '.join(names)}, got {name!r}")
+    if "--write" in sys.argv:
+        sys.exit("--write records every suite in RESULTS.md; run it without --suite")
+    return [names[name]]
 
 
 def main() -> None:
+    suites = _suites()
     parts = [f"Machine: {machine()}  ", f"Date: {datetime.date.today().isoformat()}", ""]
-    for suite in SUITES:
+    for suite in suites:
         parts.append(suite.main())
     report = "\n".join(parts)
     print(report)

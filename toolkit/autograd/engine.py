@@ -43,6 +43,21 @@ def accumulate_grad(t: Tensor, grad) -> None:
             hook(t)
 
 
+class _ExecutionEngine:
+    """``Variable._execution_engine``: ``queue_callback(fn)`` runs ``fn()`` once the current backward pass ends."""
+
+    def __init__(self) -> None:
+        self._callbacks: list | None = None
+
+    def queue_callback(self, callback) -> None:
+        if self._callbacks is None:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        self._callbacks.append(callback)
+
+
+ENGINE = _ExecutionEngine()
+
+
 def _add(a, b):
     if a is None:
         return b
@@ -188,6 +203,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
 
     prev = LOCAL.grad_enabled
     _set_grad(create_graph)
+    prev_callbacks, ENGINE._callbacks = ENGINE._callbacks, []
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -237,6 +253,10 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                     heapq.heappush(ready, (-child._seq, next(tie), child))
         for k, t in late_accumulate:
             accumulate_grad(t, captures[k])
+        callbacks = ENGINE._callbacks
+        while callbacks:
+            callbacks.pop(0)()
     finally:
+        ENGINE._callbacks = prev_callbacks
         _set_grad(prev)
     return captures

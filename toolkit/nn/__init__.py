@@ -1,5 +1,5 @@
 """``toolkit.nn``: modules, functional ops, initialisation and utilities, shaped like ``torch.nn``."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *  # noqa: F403
 from .parameter import *  # noqa: F403
