@@ -321,7 +321,9 @@ def _(rng):
     nondiff_args=("indices",))
 def index(self, indices):
     """``self[indices]`` with integer and mask index tensors (a copy), numpy's and PyTorch's rules."""
-    index_shape(self.shape, indices, "index")
+    shape = index_shape(self.shape, indices, "index")
+    if self.size == 0:  # PyTorch checks no index against a dimension of a tensor with no elements
+        return np.empty(shape, self.dtype)
     key = _numpy_key(indices)
     if all(k.__class__ is slice for k in key):
         return self.copy()
@@ -378,6 +380,8 @@ def index_put(self, indices, values, accumulate=False, out=None):
             f"of shape {list(shape)}"
         )
     out = self.copy() if out is None else out  # ``out`` is ``self`` itself for index_put_
+    if out.size == 0:  # nothing to write, and PyTorch checks no index against an empty tensor
+        return out
     try:
         if accumulate:
             np.add.at(out, _numpy_key(indices, expand_masks=True), values)
