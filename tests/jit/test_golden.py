@@ -70,8 +70,9 @@ class BasicBlock(nn.Module):
         return self.relu(out)
 
 
-def _text(traced) -> str:
-    return traced.graph.to_string(source_locations=False).replace(__name__, "MOD")
+def _text(traced, graph=None) -> str:
+    g = traced.graph if graph is None else graph
+    return g.to_string(source_locations=False).replace(__name__, "MOD")
 
 
 def _leaves(*ts):
@@ -204,12 +205,87 @@ graph(%self : __torch__.MOD.Net,
   return (%77)
 """
 
+# ``.graph`` calls the submodules, as TorchScript's traced modules do; each callee has its own graph.
+NET_CALLS_GOLDEN = """\
+graph(%self : __torch__.MOD.Net,
+      %x : Float(2, 1, 28, 28, strides=[784, 784, 28, 1], requires_grad=0, device=cpu)):
+  %conv1 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv1"](%self), scope: __module.conv1
+  %3 : Tensor = prim::CallMethod[name="forward"](%conv1, %x)
+  %4 : int = prim::Constant[value=2]()
+  %5 : int = prim::Constant[value=2]()
+  %6 : int[] = prim::ListConstruct(%4, %5)
+  %7 : int[] = prim::ListConstruct()
+  %8 : int = prim::Constant[value=0]()
+  %9 : int = prim::Constant[value=0]()
+  %10 : int[] = prim::ListConstruct(%8, %9)
+  %11 : int = prim::Constant[value=1]()
+  %12 : int = prim::Constant[value=1]()
+  %13 : int[] = prim::ListConstruct(%11, %12)
+  %14 : bool = prim::Constant[value=0]()
+  %15 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%3, %6, %7, %10, %13, %14)
+  %16 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::relu(%15)
+  %conv2 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv2"](%self), scope: __module.conv2
+  %18 : Tensor = prim::CallMethod[name="forward"](%conv2, %16)
+  %conv2_drop : __torch__.toolkit.nn.modules.dropout.Dropout2d = prim::GetAttr[name="conv2_drop"](%self), scope: __module.conv2_drop
+  %20 : Tensor = prim::CallMethod[name="forward"](%conv2_drop, %18)
+  %21 : int = prim::Constant[value=2]()
+  %22 : int = prim::Constant[value=2]()
+  %23 : int[] = prim::ListConstruct(%21, %22)
+  %24 : int[] = prim::ListConstruct()
+  %25 : int = prim::Constant[value=0]()
+  %26 : int = prim::Constant[value=0]()
+  %27 : int[] = prim::ListConstruct(%25, %26)
+  %28 : int = prim::Constant[value=1]()
+  %29 : int = prim::Constant[value=1]()
+  %30 : int[] = prim::ListConstruct(%28, %29)
+  %31 : bool = prim::Constant[value=0]()
+  %32 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%20, %23, %24, %27, %30, %31)
+  %33 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::relu(%32)
+  %34 : int = prim::Constant[value=-1]()
+  %35 : int = prim::Constant[value=320]()
+  %36 : int[] = prim::ListConstruct(%34, %35)
+  %37 : Float(2, 320, strides=[320, 1], requires_grad=1, device=cpu) = aten::view(%33, %36)
+  %fc1 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc1"](%self), scope: __module.fc1
+  %39 : Tensor = prim::CallMethod[name="forward"](%fc1, %37)
+  %40 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::relu(%39)
+  %41 : float = prim::Constant[value=0.5]()
+  %42 : bool = prim::Constant[value=0]()
+  %43 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::dropout(%40, %41, %42)
+  %fc2 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc2"](%self), scope: __module.fc2
+  %45 : Tensor = prim::CallMethod[name="forward"](%fc2, %43)
+  %46 : int = prim::Constant[value=1]()
+  %47 : NoneType = prim::Constant()
+  %48 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::log_softmax(%45, %46, %47)
+  return (%48)
+"""
+
+NET_CONV1_GOLDEN = """\
+graph(%self : __torch__.toolkit.nn.modules.conv.Conv2d,
+      %input : Float(2, 1, 28, 28, strides=[784, 784, 28, 1], requires_grad=0, device=cpu)):
+  %weight : Float(10, 1, 5, 5, strides=[25, 25, 5, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%self), scope: __module.conv1
+  %bias : Float(10, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%self), scope: __module.conv1
+  %4 : int = prim::Constant[value=1](), scope: __module.conv1
+  %5 : int = prim::Constant[value=1](), scope: __module.conv1
+  %6 : int[] = prim::ListConstruct(%4, %5), scope: __module.conv1
+  %7 : int = prim::Constant[value=0](), scope: __module.conv1
+  %8 : int = prim::Constant[value=0](), scope: __module.conv1
+  %9 : int[] = prim::ListConstruct(%7, %8), scope: __module.conv1
+  %10 : int = prim::Constant[value=1](), scope: __module.conv1
+  %11 : int = prim::Constant[value=1](), scope: __module.conv1
+  %12 : int[] = prim::ListConstruct(%10, %11), scope: __module.conv1
+  %13 : int = prim::Constant[value=1](), scope: __module.conv1
+  %14 : Float(2, 10, 24, 24, strides=[5760, 576, 24, 1], requires_grad=1, device=cpu) = aten::conv2d(%input, %weight, %bias, %6, %9, %12, %13), scope: __module.conv1
+  return (%14)
+"""
+
 
 def test_net_golden_and_parity_in_eval_mode():
     toolkit.manual_seed(0)
     m = Net().eval()
     tm = toolkit.jit.trace(m, toolkit.randn(2, 1, 28, 28))
-    assert _text(tm) == NET_GOLDEN
+    assert _text(tm, tm.inlined_graph) == NET_GOLDEN
+    assert _text(tm) == NET_CALLS_GOLDEN
+    assert _text(tm, tm.conv1.graph) == NET_CONV1_GOLDEN
     _assert_module_parity(m, tm, toolkit.randn(3, 1, 28, 28))
 
 
@@ -322,6 +398,26 @@ graph(%self : __torch__.MOD.BasicBlock,
   return (%51)
 """
 
+# ``relu`` is called twice: its second call is ``forward1``, as TorchScript names it.
+BLOCK_CALLS_GOLDEN = """\
+graph(%self : __torch__.MOD.BasicBlock,
+      %x : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=0, device=cpu)):
+  %conv1 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv1"](%self), scope: __module.conv1
+  %3 : Tensor = prim::CallMethod[name="forward"](%conv1, %x)
+  %bn1 : __torch__.toolkit.nn.modules.normalization.BatchNorm2d = prim::GetAttr[name="bn1"](%self), scope: __module.bn1
+  %5 : Tensor = prim::CallMethod[name="forward"](%bn1, %3)
+  %relu : __torch__.toolkit.nn.modules.activation.ReLU = prim::GetAttr[name="relu"](%self), scope: __module.relu
+  %7 : Tensor = prim::CallMethod[name="forward"](%relu, %5)
+  %conv2 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv2"](%self), scope: __module.conv2
+  %9 : Tensor = prim::CallMethod[name="forward"](%conv2, %7)
+  %bn2 : __torch__.toolkit.nn.modules.normalization.BatchNorm2d = prim::GetAttr[name="bn2"](%self), scope: __module.bn2
+  %11 : Tensor = prim::CallMethod[name="forward"](%bn2, %9)
+  %12 : int = prim::Constant[value=1]()
+  %13 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::add_(%11, %x, %12)
+  %14 : Tensor = prim::CallMethod[name="forward1"](%relu, %13)
+  return (%14)
+"""
+
 
 @pytest.mark.parametrize("train", [False, True])
 def test_resnet_block_golden_and_parity(train):
@@ -329,7 +425,8 @@ def test_resnet_block_golden_and_parity(train):
     m = BasicBlock().train(train)
     tm = toolkit.jit.trace(m, toolkit.randn(1, 4, 5, 5), check_trace=False)
     if not train:  # training mode adds the num_batches_tracked updates
-        assert _text(tm) == BLOCK_GOLDEN
+        assert _text(tm, tm.inlined_graph) == BLOCK_GOLDEN
+        assert _text(tm) == BLOCK_CALLS_GOLDEN
     else:
-        assert [n.kind for n in tm.graph.nodes()].count("aten::add_") == 3
+        assert [n.kind for n in tm.inlined_graph.nodes()].count("aten::add_") == 3
     _assert_module_parity(m, tm, toolkit.randn(2, 4, 5, 5))

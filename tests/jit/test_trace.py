@@ -9,6 +9,7 @@ import pytest
 import toolkit
 from toolkit import nn
 from toolkit.jit import TracerWarning, TracingCheckError
+from toolkit.jit.code import graph_to_code
 
 
 def _kinds(g):
@@ -111,15 +112,15 @@ def test_training_loop_through_traced_module_updates_original():
 def test_module_graph_reads_parameters_with_getattr_and_keeps_scopes():
     m = ConvNet().eval()
     tm = toolkit.jit.trace(m, toolkit.randn(1, 2, 6, 6))
-    text = tm.graph.to_string(source_locations=False)
+    text = tm.inlined_graph.to_string(source_locations=False)
     assert text.startswith("graph(%self : __torch__.")
     assert '%features : __torch__.toolkit.nn.modules.container.Sequential = prim::GetAttr[name="features"](%self)' \
         in text
     assert '= prim::GetAttr[name="0"](%features), scope: __module.features.0' in text
-    conv = next(n for n in tm.graph.nodes() if n.kind == "aten::conv2d")
+    conv = next(n for n in tm.inlined_graph.nodes() if n.kind == "aten::conv2d")
     assert conv.scope == "__module.features.0"
     assert conv.inputs[1].node.kind == "prim::GetAttr" and conv.inputs[1].debug_name == "weight"
-    assert 'getattr(self.features, "0").weight' in tm.code
+    assert 'getattr(self.features, "0").weight' in graph_to_code(tm.inlined_graph)
 
 
 def test_function_inputs_named_after_parameters_and_loops_unrolled():
@@ -264,7 +265,7 @@ def test_batchnorm_buffers_in_training_mode():
     twin.load_state_dict(m.state_dict())
     x = toolkit.randn(3, 2, 6, 6)
     tm = toolkit.jit.trace(m, x, check_trace=False)
-    bn = next(n for n in tm.graph.nodes() if n.kind == "aten::batch_norm")
+    bn = next(n for n in tm.inlined_graph.nodes() if n.kind == "aten::batch_norm")
     assert [v.debug_name for v in bn.inputs[1:5]] == ["running_mean", "running_var", "weight.1", "bias.1"]
     twin(x)  # the trace ran forward once too
     y = toolkit.randn(3, 2, 6, 6)

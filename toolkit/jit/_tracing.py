@@ -9,6 +9,7 @@ import numpy as np
 
 from ..nn.modules.module import Module
 from ..tensor import Tensor
+from .call_graphs import LazyCallGraphs
 from .interpreter import Interpreter
 from .ir import Graph, Node
 from .script_module import ScriptFunction, ScriptModule
@@ -51,7 +52,10 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True, ch
 
 def trace_module(mod: Module, inputs: dict, optimize=None, check_trace: bool = True, check_inputs=None,
                  check_tolerance: float = 1e-5, strict: bool = True, **_ignored) -> ScriptModule:
-    """Trace ``mod.forward`` (the only method traced for now) into a ``ScriptModule`` sharing ``mod``'s parameters."""
+    """Trace ``mod.forward`` (the only method traced for now) into a ``ScriptModule`` sharing ``mod``'s parameters.
+
+    Its ``.graph`` calls the submodules (``prim::CallMethod``); ``.inlined_graph`` is the flat graph that runs.
+    """
     if not isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
@@ -67,7 +71,7 @@ def trace_module(mod: Module, inputs: dict, optimize=None, check_trace: bool = T
 
     graph, tracer, _ = run(*args, snapshot=False)
     verify(graph)
-    sm = ScriptModule(mod, graph)
+    sm = ScriptModule(mod, graph, LazyCallGraphs(tracer, graph))
     if check_trace:
         for c in check_inputs or [{"forward": args}]:
             _check(run, sm._interpreter, graph, _as_args(c["forward"]), [mod], check_tolerance)

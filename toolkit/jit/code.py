@@ -164,6 +164,9 @@ class _CodeWriter:
             rhs = "{" + ", ".join(f"{a}: {b}" for a, b in zip(ins[0::2], ins[1::2])) + "}"
         elif k in ("prim::ListUnpack", "prim::TupleUnpack"):
             rhs = self.name(n.inputs[0])
+        elif k == "prim::CallMethod":  # as TorchScript prints a submodule call: (self.conv1).forward(x, )
+            args = "".join(f"{self.name(v)}, " for v in n.inputs[1:])
+            rhs = f"({self.name(n.inputs[0])}).{n['name']}({args})"
         elif n.op is not None:
             rhs = self.call(n)
         else:

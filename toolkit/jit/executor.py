@@ -21,6 +21,7 @@ import threading
 import warnings
 
 from .. import dispatch
+from ..autograd.grad_mode import LOCAL as _GRAD_MODE
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 from . import types as T
@@ -80,7 +81,9 @@ def input_signature(inputs) -> tuple:
     A module input contributes which of its parameters require grad, since
     that decides which gradients the plan's backward computes.
     """
-    return (dispatch.STATE.grad_enabled, SETTINGS.generation, tuple(_signature_of(x) for x in inputs))
+    # STATE's flag is a summary over threads (True while other threads run); this thread's mode decides.
+    grad = dispatch.STATE.grad_enabled and _GRAD_MODE.grad_enabled
+    return (grad, SETTINGS.generation, tuple(_signature_of(x) for x in inputs))
 
 
 def _module_signature(m) -> tuple:
@@ -183,7 +186,7 @@ class ProfilingExecutor:
             run_passes(g, list(OPTIMIZATION_PASSES))
             fused = SETTINGS.fusion_enabled
             plan = None
-            if dispatch.STATE.grad_enabled:
+            if key[0]:  # the grad mode of the signature (this thread's)
                 from . import autodiff
 
                 plan = autodiff.build(g, inputs)

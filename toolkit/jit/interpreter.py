@@ -291,7 +291,24 @@ def _fusion_group(n: Node, env: dict) -> None:
     group_runner(n)(n, env)
 
 
+_CALLEES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _call_method(n: Node, env: dict) -> None:
+    """A submodule call (``prim::CallMethod``): run its callee graph with the module as ``self``."""
+    callee = n.attributes.get("callee")
+    if not isinstance(callee, Graph):
+        raise RuntimeError(f"the interpreter cannot run prim::CallMethod[name={n.attributes.get('name')!r}]: "
+                           "the node has no callee graph")
+    it = _CALLEES.get(n)
+    if it is None or it.graph is not callee:
+        it = _CALLEES[n] = Interpreter(callee)
+    for v, x in zip(n.outputs, it.run([env[v] for v in n.inputs])):
+        env[v] = x
+
+
 _EXEC = {
+    "prim::CallMethod": _call_method,
     "prim::FusionGroup": _fusion_group,
     "prim::Constant": _constant,
     "prim::ListConstruct": _list,

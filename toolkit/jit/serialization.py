@@ -145,13 +145,13 @@ def save(m, f, _extra_files: dict | None = None) -> None:
     else:
         raise TypeError("toolkit.jit.save: expected a ScriptModule or ScriptFunction (what toolkit.jit.trace "
                         f"returns), got {type(m).__name__}")
-    model["graph"] = _GraphEncoder(writer).graph(m.graph)
+    model["graph"] = _GraphEncoder(writer).graph(m.inlined_graph)  # the flat graph: calls inlined
     blobs = [(k, S._little_endian(flat, {_dt._NAMES[r["dtype"]] for r in writer.tensors if r["storage"] == k}))
              for k, flat in writer.blobs]
     manifest = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "byteorder": "little",
                 "storages": {k: {"nbytes": int(flat.nbytes)} for k, flat in blobs},
                 "tensors": writer.tensors, "root": None, "model": model}
-    texts = {f"{_PREFIX}code/{name}.py": graph_to_code(m.graph, name)}
+    texts = {f"{_PREFIX}code/{name}.py": graph_to_code(m.inlined_graph, name)}
     for k, v in (_extra_files or {}).items():
         texts[_EXTRA + k] = v
     if isinstance(f, (str, os.PathLike)):

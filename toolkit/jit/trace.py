@@ -20,6 +20,7 @@ from ..factories import CREATION_HOOKS
 from ..ops import registry as R
 from ..tensor import CONVERSION_HOOKS, Tensor
 from . import types as T
+from ._frames import CallFrames, Frame  # noqa: F401  (Frame: the frames' type)
 from .ir import Graph, Node, Value
 
 _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -66,7 +67,7 @@ def _attr_name(name: str) -> str:
     return name if name.isidentifier() else f"_{name}"
 
 
-class Tracer:
+class Tracer(CallFrames):
     """The dispatch observer that builds the graph; one per trace."""
 
     records_graph = True  # compiled functions called while tracing run op by op, so the trace inlines them
@@ -79,8 +80,11 @@ class Tracer:
         self._depth = 0
         self.scopes: list[str] = []
         self.records: list[tuple[Node, list]] = []  # with ``snapshot``: each op node and copies of its results
-        self._params: dict[int, tuple[tuple[str, ...], str]] = {}
-        self._attrs: dict[tuple[str, ...], Value] = {}
+        self.frames: list = []  # the module calls running now (None for a call not recorded as one)
+        self.root_frame: Frame | None = None
+        self._recorded: set = set()
+        self._param_maps: dict[int, tuple] = {}
+        self._module_paths: dict[int, tuple] = {}
         self._pending: list = []  # conversions made while the dispatcher binds arguments
 
     # -- values ----------------------------------------------------------------------------
@@ -89,48 +93,37 @@ class Tracer:
 
     def lookup(self, t: Tensor) -> Value | None:
         e = self._values.get(id(t))
+        if e is None or e[0] is not t:
+            f = self._frame()
+            e = f.locals.get(id(t)) if f is not None else None
         return e[1] if e is not None and e[0] is t else None
-
-    def set_self(self, self_value: Value, module) -> None:
-        self._attrs[()] = self_value
-        for prefix, m in module.named_modules():
-            path = tuple(prefix.split(".")) if prefix else ()
-            for name, p in list(m._parameters.items()) + list(m._buffers.items()):
-                if p is not None:
-                    self._params.setdefault(id(p), (path, name, p))
-
-    def _module_value(self, path: tuple) -> Value:
-        v = self._attrs.get(path)
-        if v is None:
-            parent = self._module_value(path[:-1])
-            sub = self.module.get_submodule(".".join(path))
-            n = self._insert("prim::GetAttr", [parent])
-            n["name"] = path[-1]
-            v = n.output()
-            v.type = T.ModuleType(type(sub))
-            v.set_debug_name(_attr_name(path[-1]))
-            self._attrs[path] = v
-        return v
 
     def tensor_value(self, t: Tensor) -> Value:
         v = self.lookup(t)
         if v is not None:
             return v
-        p = self._params.get(id(t))
-        if p is not None and p[2] is t:
+        frame = self._frame()
+        owner = frame
+        while owner is not None:
+            p = self._param_map(owner.module).get(id(t))
+            if p is not None and p[2] is t:
+                break
+            owner = owner.parent
+        if owner is not None:
             path, name, _ = p
-            n = self._insert("prim::GetAttr", [self._module_value(path)])
+            n = self._insert("prim::GetAttr", [self._module_in(owner, path)])
             n["name"] = name
             v = n.output()
             v.type = T.TensorType.of(t)
             v.set_debug_name(_attr_name(name))
-        else:
-            if t.requires_grad:
-                raise RuntimeError(
-                    "Cannot insert a Tensor that requires grad as a constant. Consider making it a parameter or "
-                    f"input, or detaching the gradient\nTensor:\n{t}")
-            v = self.graph.insert_constant(t)
-            self._stamp(v.node)
+            frame.locals[id(t)] = (t, v)
+            return v
+        if t.requires_grad:
+            raise RuntimeError(
+                "Cannot insert a Tensor that requires grad as a constant. Consider making it a parameter or "
+                f"input, or detaching the gradient\nTensor:\n{t}")
+        v = self.graph.insert_constant(t)
+        self._stamp(v.node)
         self.bind_tensor(t, v)
         return v
 
@@ -154,9 +147,19 @@ class Tracer:
         return v
 
     # -- nodes -----------------------------------------------------------------------------
-    def _stamp(self, n: Node) -> Node:
+    def _mark(self, n: Node) -> Node:
         n.source = user_frame()
         n.scope = self.scopes[-1] if self.scopes else ""
+        return n
+
+    def _stamp(self, n: Node) -> Node:
+        """Source line and scope, and the node joins the running frame."""
+        self._mark(n)
+        f = self._frame()
+        if f is not None and n not in self._recorded:
+            self._sync(n)
+            f.items.append(n)
+            self._recorded.add(n)
         return n
 
     def _insert(self, kind: str, inputs, n_outputs: int = 1) -> Node:
@@ -298,6 +301,7 @@ class Tracer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self._sync()
         dispatch.STATE.observers.remove(self)
         CONVERSION_HOOKS.remove(self.on_conversion)
         CREATION_HOOKS.remove(self.on_creation)
@@ -322,17 +326,20 @@ def _copy_data(r):
 
 
 def _scope_hooks(tracer: Tracer, module) -> list:
-    """Forward hooks that keep ``tracer.scopes`` at the running submodule's path (``__module.layer1.0``)."""
+    """Forward hooks that keep ``tracer.scopes`` at the running submodule's path (``__module.layer1.0``)
+    and open a frame for each submodule call."""
     handles = []
     for name, m in module.named_modules():
         if not name:
             continue
         scope = f"__module.{name}"
 
-        def pre(_m, _args, scope=scope):
+        def pre(m, args, scope=scope):
             tracer.scopes.append(scope)
+            tracer.enter_call(m, args)
 
-        def post(_m, _args, _out):
+        def post(m, _args, out):
+            tracer.exit_call(m, out)
             if tracer.scopes:
                 tracer.scopes.pop()
 

@@ -29,7 +29,7 @@ def _resolve(obj):
         return obj, None, "graph"
     if hasattr(obj, "kernels") and isinstance(getattr(obj, "graph", None), Graph):
         return obj.graph, obj.kernels, "graph_for"
-    graph = getattr(obj, "graph", None)
+    graph = getattr(obj, "inlined_graph", None) or getattr(obj, "graph", None)  # traced modules: calls inlined
     if isinstance(graph, Graph):
         return graph, None, getattr(obj, "__name__", None) or getattr(obj, "original_name", "graph")
     raise TypeError(f"GraphView: expected a toolkit.jit Graph, a graph_for result, or a scripted or traced "
@@ -136,7 +136,7 @@ class GraphView:
     @classmethod
     def compare(cls, fn, *inputs, profile=None, show_constants: bool = False) -> GraphView:
         """``fn.graph`` beside ``fn.graph_for(*inputs)``: the graph as traced or scripted, and as it runs."""
-        view = cls(fn.graph, title="before: graph", show_constants=show_constants)
+        view = cls(getattr(fn, "inlined_graph", None) or fn.graph, title="before: graph", show_constants=show_constants)
         return view.add(fn.graph_for(*inputs), title="after: graph_for (optimized, fused)", profile=profile,
                         show_constants=show_constants)
 

@@ -56,7 +56,7 @@ def to_html(obj) -> str:
     if isinstance(obj, (profile, EventList)):
         return ProfileView(obj).to_html()
     if isinstance(obj, Module):
-        graph = getattr(obj, "graph", None)
+        graph = getattr(obj, "inlined_graph", None)  # a traced module's graph with its calls inlined: what runs
         tree = module_tree_html(obj)
         if isinstance(graph, Graph):  # a ScriptModule: its tree, then what it runs
             return tree + scripted_html(obj, graph)

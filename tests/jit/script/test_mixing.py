@@ -58,7 +58,7 @@ def test_traced_module_holding_a_scripted_submodule():
     m = UsesScripted()
     x = toolkit.randn(2, 3)
     tr = toolkit.jit.trace(m, x)
-    assert "prim::If" in tr.graph.to_string(False)
+    assert "prim::If" in tr.inlined_graph.to_string(False)
     with toolkit.no_grad():
         for inp in (x, -x, x * 3):
             assert same(tr(inp), m(inp), 1e-5)

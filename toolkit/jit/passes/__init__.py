@@ -1,7 +1,7 @@
 """Graph passes: plain Python functions over the IR, run in order by a ``PassManager``.
 
 Built in: ``dce``, ``cse``, ``constant_propagation``, ``peephole``, ``unroll_loops``,
-``canonicalize``, ``inline_subgraphs``, ``fuse``. Register
+``canonicalize``, ``inline_subgraphs``, ``inline_calls``, ``fuse``. Register
 your own with ``register_pass`` and run it by name with the others::
 
     @toolkit.jit.register_pass("my_pass")
@@ -23,6 +23,7 @@ from .dce import eliminate_dead_code
 from .fuse import fuse as fuse_elementwise
 from .fuse import fusion_groups
 from .inline import inline_subgraph, inline_subgraphs
+from .inline_calls import inline_call, inline_calls
 from .manager import (
                       DEFAULT_PIPELINE,
                       Pass,
@@ -39,6 +40,7 @@ from .unroll import unroll_loop, unroll_loops
 __all__ = [
     "AliasSets", "DEFAULT_PIPELINE", "Pass", "PassManager", "PassRecord", "eliminate_common_subexpressions",
     "eliminate_dead_code", "fuse_elementwise", "fusion_groups", "get_pass", "has_side_effects", "is_pure", "peephole_pass", "propagate_constants",
-    "register_pass", "registered_passes", "run_passes", "canonicalize_graph", "inline_subgraph", "inline_subgraphs",
+    "register_pass", "registered_passes", "run_passes", "canonicalize_graph", "inline_call", "inline_calls", "inline_subgraph",
+    "inline_subgraphs",
     "unroll_loop", "unroll_loops",
 ]

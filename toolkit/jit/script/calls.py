@@ -445,7 +445,7 @@ class Calls:
             vals = [self.as_value(a, node) for a in args]
             if kwargs:
                 raise self.error("keyword arguments to a compiled submodule are not supported", node)
-            return self.inline_graph(m.graph, [mv.value, *vals], node)[0]
+            return self.inline_graph(m.inlined_graph, [mv.value, *vals], node)[0]
         for cls in type(m).__mro__:
             if "forward" in cls.__dict__:
                 fn = self.unwrap_method(cls.__dict__["forward"])
