@@ -30,6 +30,26 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
 
+# JupyterLab on notebooks/ at http://127.0.0.1:$(LAB_PORT) (the URL with its token is printed; no browser is
+# opened). Its config, data and runtime files, and the kernel's IPython and matplotlib ones, go to a temporary
+# directory removed on exit, never the home directory; --allow-root since containers often run as root.
+# LAB_DIR, LAB_PORT, LAB_TOKEN (random when empty) and LAB_ARGS (more JupyterLab options) can be set.
+LAB_DIR ?= notebooks
+LAB_PORT ?= 8888
+LAB_TOKEN ?=
+LAB_ARGS ?=
+.PHONY: lab
+lab: $(STAMP)
+	@d=$$(mktemp -d -t toolkit-lab-XXXXXX); trap 'rm -rf "$$d"' EXIT INT TERM; \
+	token='$(LAB_TOKEN)'; [ -n "$$token" ] || token=$$($(PY) -c 'import secrets; print(secrets.token_hex(24))'); \
+	echo "JupyterLab on $(LAB_DIR)/: http://127.0.0.1:$(LAB_PORT)/lab?token=$$token"; \
+	PATH="$(abspath $(dir $(PY))):$$PATH" JUPYTER_CONFIG_DIR="$$d/config" JUPYTER_DATA_DIR="$$d/data" \
+	JUPYTER_RUNTIME_DIR="$$d/runtime" IPYTHONDIR="$$d/ipython" MPLCONFIGDIR="$$d/matplotlib" \
+	$(PY) -m jupyterlab --allow-root --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+		--IdentityProvider.token="$$token" --ServerApp.root_dir="$(LAB_DIR)" \
+		--LabApp.news_url=None --LabApp.extension_manager=readonly \
+		--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
+
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --write
 

@@ -98,6 +98,11 @@ def _compiled(fn, x) -> tuple:
 
 def elementwise_chain(notes: list) -> list:
     rows = []
+    llvm = getattr(torch._C, "_llvm_enabled", lambda: False)()
+    if not torch._C._jit_can_fuse_on_cpu():
+        notes.append("torch.jit.script does not fuse on CPU here (`torch._C._jit_can_fuse_on_cpu()` is False"
+                     + ("" if llvm else "; this build has no LLVM, so `_jit_override_can_fuse_on_cpu(True)` fails "
+                        "with \"LLVM Backend not found\"") + "): its column runs the five multiplications unfused.")
     for n in (1_000_000, 10_000_000):
         x = toolkit.full((n,), 1.0001)
         tx = torch.full((n,), 1.0001)

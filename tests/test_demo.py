@@ -1,7 +1,9 @@
-"""``make demo`` runs end to end: the tour agrees with PyTorch, and the seed's Net learns the digits."""
+"""``make demo`` runs end to end: the tour agrees with PyTorch; the seed's Net learns the digits, is traced,
+profiled, logged to TensorBoard with its graph, and saved and reloaded as a TorchScript archive."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -19,33 +21,54 @@ def test_demo_tour_runs_and_matches_pytorch():
     assert loss < 1.0
 
 
-def test_demo_net_reaches_95_percent_and_checkpoint_reloads(tmp_path):
+def test_demo_story_trains_traces_profiles_logs_and_reloads_the_archive(tmp_path):
+    """``make demo`` past the tour: each part of the story runs and prints what it says it does."""
     log_dir = tmp_path / "runs" / "demo"
-    code = (
-        "import toolkit.demo as d; "
-        f"acc = d.train_net(checkpoint={str(tmp_path / 'net.tk')!r}, log_dir={str(log_dir)!r}); "
-        "print('RELOADED', acc)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    out = subprocess.run([sys.executable, "-m", "toolkit.demo", "--no-tour", "--log-dir", str(log_dir)],
+                         capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
-    accuracy = float(re.search(r"RELOADED (\S+)", out.stdout).group(1))
-    assert accuracy >= 0.95, out.stdout[-2000:]
-    assert (tmp_path / "net.tk").exists()
-    # every step's loss and accuracy reached a TensorBoard event file, and the demo says how to view it
-    (event_file,) = log_dir.glob("events.out.tfevents.*")
-    steps = int(re.search(r"loss and accuracy of all (\d+) steps logged to (.+?); view them with", out.stdout).group(1))
-    assert f"--logdir {log_dir.parent}" in out.stdout
+    text = out.stdout
+    sections = [m.group(1) for m in re.finditer(r"^=== (.+?) =+$", text, re.M)]
+    assert sections == ["The seed's Net on handwritten digits (28x28)", "Tracing the trained Net",
+                        "Profiling one training step", "Saving and reloading the TorchScript archive",
+                        "Where to look"]
+    # training: the checkpoint reloads with the trained accuracy
+    m = re.search(r"checkpoint (\S+): reloaded model's test accuracy (\S+)%", text)
+    assert m and float(m.group(2)) >= 95.0, text[-3000:]
+    assert os.path.exists(m.group(1))
+    # tracing: graph_for of the traced Net, the inference graph (one output: no values saved for backward)
+    assert "traced(x) matches model(x): True" in text
+    graph = text.split("the optimization passes", 1)[1].split("=== Profiling", 1)[0]
+    assert "graph(%self" in graph and graph.count("aten::conv2d(") == 2 and graph.count("aten::linear(") == 2
+    assert re.search(r"^  return \(%\w+\)$", graph, re.M), graph[-500:]
+    # profiling: the op table of one step, forward and backward ops under the step's annotation
+    table = text.split("=== Profiling one training step", 1)[1].split("TensorBoard:", 1)[0]
+    assert "Self CPU time total:" in table and "train_step" in table and "aten::conv2d" in table
+    assert "Conv2dBackward0" in table or "aten::convolution_backward" in table
+    # TensorBoard: every step's scalars and the traced graph, and how to look at them
+    steps = int(re.search(r"TensorBoard: loss and accuracy \(and the traced Net's graph, in the Graphs tab\) "
+                          r"of all (\d+) steps logged to", text).group(1))
+    assert steps == 12 * 47 and f"--logdir {log_dir.parent}" in text
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+    (event_file,) = log_dir.glob("events.out.tfevents.*")
     acc = EventAccumulator(str(event_file))
     acc.Reload()
     assert set(acc.Tags()["scalars"]) == {"Loss/train", "Accuracy/train", "Accuracy/test"}
     losses = acc.Scalars("Loss/train")
-    assert [e.step for e in losses] == list(range(steps)) and steps == 12 * 47
-    assert all(0.0 <= e.value <= 1.0 for e in acc.Scalars("Accuracy/train"))
-    test_acc = acc.Scalars("Accuracy/test")
-    assert len(test_acc) == 12 and abs(test_acc[-1].value - accuracy) < 1e-6
-    assert losses[-1].value < losses[0].value
+    assert [e.step for e in losses] == list(range(steps)) and losses[-1].value < losses[0].value
+    assert len(acc.Scalars("Accuracy/test")) == 12
+    assert acc.Tags()["graph"]
+    assert {"aten::conv2d", "aten::linear"} <= {n.op for n in acc.Graph().node}
+    # the archive: saved, reloaded, same outputs and accuracy as the trained model
+    m = re.search(r"toolkit.jit.save\(traced, '(.+?)'\) \(\d+ bytes\), then toolkit.jit.load: "
+                  r"max \|output difference\| = (\S+), test accuracy (\S+)%", text)
+    assert m and float(m.group(2)) == 0.0 and os.path.exists(tmp_path / m.group(1))
+    assert abs(float(m.group(3)) - float(re.search(r"reloaded model's test accuracy (\S+)%", text).group(1))) < 0.5  # one test image at most
+    assert "def forward(self," in text
+    # where to look
+    where = text.split("=== Where to look", 1)[1]
+    assert f"--logdir {log_dir.parent}" in where and "make lab" in where and m.group(1) in where
 
 
 def test_demo_logs_to_runs_by_default(tmp_path):

@@ -1,7 +1,9 @@
-"""``make demo``: a tour of tensors and autograd, then the seed's ``Net`` trained on real digits, its loss and
-accuracy logged to TensorBoard (``runs/``) at every step.
+"""``make demo``: a tour of tensors and autograd, then the whole story on the seed's ``Net``.
 
-Run with ``python -m toolkit.demo`` (``--tour`` for the tensor and autograd tour only).
+Train it on real digits (loss and accuracy logged to TensorBoard, ``runs/``, at every step), trace it and print
+its ``graph_for``, profile one training step, log the traced graph to TensorBoard, save and reload the
+TorchScript archive, and say where to look. Run with ``python -m toolkit.demo`` (``--tour`` for the tour only,
+``--no-tour`` for the story only, ``--epochs N``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -161,11 +164,21 @@ def open_writer(log_dir: str | None = None):
     return SummaryWriter(log_dir)
 
 
-def train_net(epochs: int = 12, checkpoint: str | None = None, log_dir: str | None = None) -> float:
-    """Train the seed's Net on the Digits images at 28x28, logging every step's loss and accuracy to
-    TensorBoard (``log_dir``, by default ``runs/<date>_<host>``), and check a checkpoint round trip."""
-    import tempfile
+@dataclass
+class Trained:
+    """What training leaves for the rest of the story: the model, its optimizer, the test data, the open writer."""
 
+    model: object
+    optimizer: object
+    test_loader: object
+    writer: object
+    steps: int
+    start: float
+
+
+def train(epochs: int = 12, log_dir: str | None = None) -> Trained:
+    """Train the seed's Net on the Digits images at 28x28, logging every step's loss and accuracy to
+    TensorBoard (``log_dir``, by default ``runs/<date>_<host>``); the writer is left open for the graph."""
     from tqdm import tqdm
 
     from toolkit.utils.data import DataLoader
@@ -201,33 +214,141 @@ def train_net(epochs: int = 12, checkpoint: str | None = None, log_dir: str | No
         if writer is not None:
             writer.add_scalar("Accuracy/test", acc, step)
         print(f"epoch {epoch}: test accuracy {acc:.2%} ({time.perf_counter() - start:.1f} s)")
-    if writer is not None:
-        writer.close()
-        tensorboard = os.path.join(os.path.dirname(sys.executable), "tensorboard")
-        if not os.path.exists(tensorboard):
-            tensorboard = "tensorboard"
-        elif not os.path.relpath(tensorboard).startswith(".."):
-            tensorboard = os.path.relpath(tensorboard)
-        print(f"TensorBoard: loss and accuracy of all {step} steps logged to {writer.get_logdir()}; view them with\n"
-              f"  {tensorboard} --logdir {os.path.dirname(writer.get_logdir()) or '.'}")
-    path = checkpoint or os.path.join(tempfile.mkdtemp(), "net.tk")
-    toolkit.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epochs}, path)
+    return Trained(model, optimizer, test_loader, writer, step, start)
+
+
+def _tensorboard_command() -> str:
+    tensorboard = os.path.join(os.path.dirname(sys.executable), "tensorboard")
+    if not os.path.exists(tensorboard):
+        return "tensorboard"
+    return tensorboard if os.path.relpath(tensorboard).startswith("..") else os.path.relpath(tensorboard)
+
+
+def close_writer(run: Trained, what: str = "loss and accuracy") -> None:
+    """Close the run's writer and say what it logged and how to look at it."""
+    if run.writer is None:
+        return
+    run.writer.close()
+    log_dir = run.writer.get_logdir()
+    print(f"TensorBoard: {what} of all {run.steps} steps logged to {log_dir}; view them with\n"
+          f"  {_tensorboard_command()} --logdir {os.path.dirname(log_dir) or '.'}")
+
+
+def checkpoint_round_trip(run: Trained, path: str | None = None) -> float:
+    """``toolkit.save`` the state dicts, load them into a fresh Net; returns its test accuracy."""
+    import tempfile
+
+    path = path or os.path.join(tempfile.mkdtemp(), "net.tk")
+    toolkit.save({"model": run.model.state_dict(), "optimizer": run.optimizer.state_dict()}, path)
     fresh = seed_net()
-    state = toolkit.load(path)
-    fresh.load_state_dict(state["model"])
-    reloaded = _accuracy(fresh, test_loader)
+    fresh.load_state_dict(toolkit.load(path)["model"])
+    reloaded = _accuracy(fresh, run.test_loader)
     print(f"checkpoint {path}: reloaded model's test accuracy {reloaded:.2%} "
-          f"(trained in {time.perf_counter() - start:.1f} s)")
+          f"(trained in {time.perf_counter() - run.start:.1f} s)")
     return reloaded
 
 
-def main() -> None:
-    tensors()
-    autograd_rnn_step()
-    higher_order()
-    two_layer_net()
-    if "--tour" not in sys.argv:
-        train_net()
+def train_net(epochs: int = 12, checkpoint: str | None = None, log_dir: str | None = None) -> float:
+    """Train, log to TensorBoard and check a checkpoint round trip; returns the reloaded model's accuracy."""
+    run = train(epochs, log_dir)
+    close_writer(run)
+    return checkpoint_round_trip(run, checkpoint)
+
+
+def trace_net(run: Trained, example):
+    """Trace the trained Net (in eval mode) on a test batch and print the graph that runs for it."""
+    _section("Tracing the trained Net")
+    model = run.model.eval()
+    traced = toolkit.jit.trace(model, (example,))
+    with toolkit.no_grad():
+        optimized = traced.graph_for(example)
+        same = toolkit.allclose(traced(example), model(example), atol=1e-6)
+    print(f"traced = toolkit.jit.trace(model, (x,)) with x of shape {tuple(example.shape)}; "
+          f"traced(x) matches model(x): {same}")
+    groups = sum(n.kind == "prim::FusionGroup" for n in optimized.graph.all_nodes())
+    print("traced.graph_for(x), the graph that runs after specialization and the optimization passes "
+          f"({groups} fusion groups):")
+    print(optimized)
+    if not same:
+        raise RuntimeError("toolkit.demo: the traced Net's outputs differ from the eager Net's")
+    return traced
+
+
+def profile_step(run: Trained):
+    """Profile one training step (forward, loss, backward, SGD) on a copy of the model; print the op table."""
+    import copy
+
+    _section("Profiling one training step")
+    model = copy.deepcopy(run.model).train()
+    optimizer = toolkit.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    data, target = next(iter(run.test_loader))
+    train_step(model, optimizer, data[:32], target[:32])  # warm-up: first-call work stays out of the table
+    with toolkit.profiler.profile(record_shapes=True) as prof:
+        with toolkit.profiler.record_function("train_step"):
+            train_step(model, optimizer, data[:32], target[:32])
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
+    return prof
+
+
+def archive_round_trip(run: Trained, traced, example, directory: str) -> str:
+    """``toolkit.jit.save`` the traced Net, ``toolkit.jit.load`` it back, and check it gives the same outputs."""
+    _section("Saving and reloading the TorchScript archive")
+    path = os.path.join(directory, "net_traced.pt")
+    toolkit.jit.save(traced, path)
+    loaded = toolkit.jit.load(path)
+    with toolkit.no_grad():
+        diff = (loaded(example) - traced(example)).abs().max().item()
+    accuracy = _accuracy(loaded, run.test_loader)
+    print(f"toolkit.jit.save(traced, {path!r}) ({os.path.getsize(path)} bytes), then toolkit.jit.load: "
+          f"max |output difference| = {diff:.2e}, test accuracy {accuracy:.2%}")
+    if diff > 1e-6:
+        raise RuntimeError(f"toolkit.demo: the reloaded archive {path} gives different outputs (max |diff| {diff})")
+    print(loaded.code)
+    return path
+
+
+def story(epochs: int = 12, log_dir: str | None = None) -> None:
+    """Train, trace, print graph_for, profile a step, log the graph to TensorBoard, save and reload the
+    archive, and say where to look."""
+    import tempfile
+
+    run = train(epochs, log_dir)
+    example = next(iter(run.test_loader))[0][:64]
+    what = "loss and accuracy"
+    if run.writer is not None:
+        run.writer.add_graph(run.model.eval(), (example,))
+        what += " (and the traced Net's graph, in the Graphs tab)"
+    close_writer(run, what)
+    checkpoint_round_trip(run)
+    traced = trace_net(run, example)
+    profile_step(run)
+    archive = archive_round_trip(run, traced, example,
+                                 run.writer.get_logdir() if run.writer is not None else tempfile.mkdtemp())
+    _section("Where to look")
+    if run.writer is not None:
+        print(f"  {_tensorboard_command()} --logdir {os.path.dirname(run.writer.get_logdir()) or '.'}"
+              "    scalars of every step and the Net's graph (Graphs tab)")
+    print(f"  toolkit.jit.load({archive!r})    the trained Net as a TorchScript archive")
+    print("  make lab    JupyterLab on notebooks/: tensors, autograd, training, tracing, fusion with GraphView, "
+          "profiling, TensorBoard")
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m toolkit.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tour", action="store_true", help="the tensor and autograd tour only")
+    parser.add_argument("--no-tour", action="store_true", help="skip the tour; train, trace, profile, save")
+    parser.add_argument("--epochs", type=int, default=12, help="training epochs (default 12)")
+    parser.add_argument("--log-dir", default=None, help="TensorBoard run directory (default runs/<date>_<host>)")
+    args = parser.parse_args(argv)
+    if not args.no_tour:
+        tensors()
+        autograd_rnn_step()
+        higher_order()
+        two_layer_net()
+    if not args.tour:
+        story(args.epochs, args.log_dir)
 
 
 if __name__ == "__main__":

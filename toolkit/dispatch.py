@@ -382,6 +382,14 @@ def _device_of(op: OpDef, bound: list):
     return dev or CPU
 
 
+def _cuda_device(dev):
+    """``cuda`` as ``cuda:<current device>`` (what tensors report, as in PyTorch); checks CUDA is usable."""
+    from . import cuda
+
+    cuda._lazy_init()
+    return dev if dev.index is not None else type(dev)("cuda", cuda.current_device())
+
+
 def _kernel(op: OpDef, dev):
     k = op.kernels.get(dev.type)
     if k is None:
@@ -460,13 +468,17 @@ def _run(op: OpDef, bound: list):
         return op.composite(*bound)
     if op.refuse_grad_args and STATE.grad_enabled:
         _refuse_grad(op, bound)
-    dev = _device_of(op, bound)
+    dev = kdev = _device_of(op, bound)
     if op.device_arg is not None and bound[op.device_arg] is not None:
         dev = bound[op.device_arg]
+        if dev.type == "cuda":
+            dev = _cuda_device(dev)
+        if kdev.type == "cpu":
+            kdev = dev  # a copy off a device runs that device's kernel; one onto a device, the target's
     result_dtype = compute = None
     if op.promote_args is not op.tensor_args and op.promotion != R.PROMOTE_NONE:  # an op's own promote_args
         compute, result_dtype = _promotion(op, bound)
-    out = _run_kernel(op, _kernel(op, dev), _arrays(op, bound, compute), bound)
+    out = _run_kernel(op, _kernel(op, kdev), _arrays(op, bound, compute), bound)
     if not op.returns_tensor:
         return out
     outputs = _wrap_outputs(op, bound, out, result_dtype, dev)
@@ -520,7 +532,7 @@ def _run_pointwise(op: OpDef, bound: list):
         out = kernel(*arrays)
     except (ValueError, IndexError, TypeError, np.exceptions.AxisError, ZeroDivisionError, OverflowError) as e:
         raise _explain(op, bound, e) from None
-    if type(out) is not np.ndarray:
+    if type(out) is not np.ndarray and not getattr(out, "_is_device_array", False):
         out = np.asarray(out)
     if out.dtype != result_dtype.np:
         out = out.astype(result_dtype.np)
@@ -533,7 +545,7 @@ def _run_pointwise(op: OpDef, bound: list):
 
 
 def _as_array(a, result_dtype):
-    if type(a) is not np.ndarray:
+    if type(a) is not np.ndarray and not getattr(a, "_is_device_array", False):
         a = np.asarray(a)
     if result_dtype is not None and a.dtype != result_dtype.np:
         a = a.astype(result_dtype.np)

@@ -215,6 +215,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         a = self._data
+        if type(a) is not np.ndarray:
+            a = a.__array__()  # a device array refuses: no implicit copies to the host
         return a if dtype is None else a.astype(dtype)
 
     def item(self):
@@ -346,7 +348,8 @@ def _wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor
     t._data = arr
     if storage is None:
         base = arr.base
-        storage = Storage(base if isinstance(base, np.ndarray) else arr, device)
+        storage = Storage(base if isinstance(base, np.ndarray) or (base is not None and getattr(
+            base, "_is_device_array", False)) else arr, device)
     t._storage = storage
     t._requires_grad = False
     t.grad_fn = None

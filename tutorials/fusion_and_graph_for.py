@@ -10,6 +10,7 @@ import os
 import tempfile
 
 import toolkit
+from toolkit.jit.passes import PassManager
 from toolkit.notebook import GraphView, ProfileView
 
 
@@ -23,15 +24,55 @@ optimized = traced.graph_for(x, y)
 print(optimized)
 
 # %% one fused kernel, same numbers as eager
-assert len(optimized.kernels) == 1
+groups = [n for n in optimized.graph.nodes() if n.kind == 'prim::FusionGroup']
+assert len(groups) == 1 and len(optimized.kernels) == 1
 assert toolkit.allclose(traced(x, y), f(x, y), atol=1e-6)
 print(optimized.kernels[0].source())
+
+# %% before and after, side by side: six ops become one fusion group
+view = GraphView.compare(traced, x, y)
+before, after = (model for _, model in view.panes)
+assert sum(n['role'] == 'op' for n in before['nodes'].values()) == 6
+assert sum(n['role'] == 'fusion' for n in after['nodes'].values()) == 1
 
 # %% profile it, then save the before/after view with the fused kernel's time
 with toolkit.profiler.profile() as prof:
     for _ in range(10):
         traced(x, y)
+profiled = GraphView(traced.graph_for(x, y), profile=prof)
+group = next(n for n in profiled.model['nodes'].values() if n['role'] == 'fusion')
+assert group['calls'] == 10
 out = tempfile.mkdtemp(prefix="toolkit-views-")
 view = GraphView.compare(traced, x, y, profile=prof)
 print(view, "->", view.save(os.path.join(out, "graph_for.html")))
 print(ProfileView(prof), "->", ProfileView(prof).save(os.path.join(out, "profile.html")))
+
+# %% [markdown]
+# ## Passes
+#
+# Passes are functions from graph to graph; the manager runs them in order, verifies after each, and keeps
+# the history, so each step can be looked at.
+
+
+# %%
+def g(x):
+    a = x * 2
+    b = x * 2
+    unused = x + 1  # noqa: F841 (dead code, for the dce pass to remove)
+    return a + b
+
+
+tg = toolkit.jit.trace(g, (x,))
+graph = tg.graph.copy()
+pm = PassManager(['cse', 'dce'])
+pm.run(graph)
+print(pm.report())
+kinds = [n.kind for n in graph.nodes()]
+assert kinds.count('aten::mul') == 1 and 'aten::add' in kinds
+print(graph)
+
+# %% fusion can be switched off
+toolkit.jit.set_fusion_enabled(False)
+unfused = toolkit.jit.trace(f, (x, y))
+assert not unfused.graph_for(x, y).kernels
+toolkit.jit.set_fusion_enabled(True)

@@ -265,6 +265,7 @@ def test_grad_mode_off_runs_the_kernel_and_detached_results():
 def test_large_inputs_run_the_parallel_loop_and_pooled_outputs_are_not_clobbered():
     from toolkit.jit.codegen.fused_kernel import PARALLEL_MIN
 
+
     a, b = _xy(PARALLEL_MIN * 2)
     traced = toolkit.jit.trace(f, (a, b))
     plan = traced.graph_for(a, b)
@@ -297,3 +298,15 @@ def test_expanded_and_transposed_inputs_read_in_place():
     assert plan.kernels[0].fallbacks == 0
     x2 = _xy(3, 4, seed=3)[0]  # same signature, contiguous this time: another loop layout, same kernel
     assert_close_chain(traced(x2, y), f(x2, y))
+
+
+@pytest.mark.race_unfused
+def test_a_group_runs_whichever_is_faster_and_says_which():
+    """The first call with a new layout races the kernel against the ops one by one; the result is the same."""
+    a, b = _xy(4, 5)
+    traced = toolkit.jit.trace(f, (a, b))
+    kernel = traced.graph_for(a, b).kernels[0]
+    assert_close_chain(traced(a, b), f(a, b))
+    (choice, fused_s, unfused_s), = kernel.decisions.values()
+    assert choice == ("fused" if fused_s <= unfused_s else "unfused")
+    assert kernel.calls >= 3  # compile, then two timed runs

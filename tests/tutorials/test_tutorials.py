@@ -1,9 +1,13 @@
-"""The seed's examples in tutorials/ run, and give PyTorch's numbers with ``toolkit`` in place of ``torch``."""
+"""The tutorials run: the seed's examples give PyTorch's numbers with ``toolkit`` in place of ``torch``, and each
+notebook's percent-script twin runs and checks everything its notebook checks."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -15,6 +19,7 @@ import toolkit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TUTORIALS = os.path.join(ROOT, "tutorials")
+NOTEBOOKS = os.path.join(ROOT, "notebooks")
 
 
 def _load(name: str):
@@ -107,3 +112,36 @@ def test_nn_and_optim_forms_match_pytorch(name):
         mod.train(x, y, model, steps=30, log=lambda t, v, seen=seen: seen.append(v))
         losses[lib.__name__] = np.array(seen)
     np.testing.assert_allclose(losses["toolkit"], losses["torch"], rtol=2e-4)
+
+
+def _twins() -> dict[str, str]:
+    """notebook name -> the tutorial script whose header says it holds that notebook's material."""
+    twins: dict[str, str] = {}
+    for script in sorted(os.listdir(TUTORIALS)):
+        if script.endswith(".py"):
+            with open(os.path.join(TUTORIALS, script)) as f:
+                m = re.search(r"The material of notebooks/(\S+\.ipynb)", f.read(2000))
+            if m:
+                assert m.group(1) not in twins, f"{m.group(1)} has two tutorials: {twins[m.group(1)]}, {script}"
+                twins[m.group(1)] = script
+    return twins
+
+
+def _asserts(source: str) -> set[str]:
+    return {ast.unparse(n) for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Assert)}
+
+
+@pytest.mark.parametrize("notebook", sorted(f for f in os.listdir(NOTEBOOKS) if f.endswith(".ipynb")))
+def test_each_notebook_has_a_percent_script_checking_the_same_things(notebook):
+    twins = _twins()
+    assert notebook in twins, f"no tutorial says 'The material of notebooks/{notebook}'"
+    with open(os.path.join(TUTORIALS, twins[notebook])) as f:
+        script = f.read()
+    assert script.startswith("# %%") and script.count("\n# %%") >= 3, "a jupytext percent script (# %% cells)"
+    with open(os.path.join(NOTEBOOKS, notebook)) as f:
+        cells = [c for c in json.load(f)["cells"] if c["cell_type"] == "code"]
+    wanted = set().union(*(_asserts("".join(c["source"])) for c in cells
+                          if not "".join(c["source"]).lstrip().startswith("%")))
+    assert wanted, f"{notebook} asserts nothing"
+    missing = wanted - _asserts(script)
+    assert not missing, f"{twins[notebook]} leaves out checks of {notebook}: {sorted(missing)}"

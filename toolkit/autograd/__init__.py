@@ -43,7 +43,8 @@ def _make_grads(outputs, grad_outputs) -> list:
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
                     )
-                g = _wrap(np.ones(t._data.shape, t._data.dtype), None, t.device)
+                g = _wrap(np.ones(t._data.shape, t._data.dtype), None, t.device) if t.device.type == "cpu" \
+                    else t.new_ones(t.shape)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient must be a Tensor or None, got {type(g).__name__}")
         elif g.shape != t.shape:

@@ -29,7 +29,7 @@ def accumulate_grad(t: Tensor, grad) -> None:
         t._grad = grad.clone() if t._grad is None else t._grad + grad
     elif t._grad is None:
         # The same gradient tensor may reach several leaves (``a + b``): each leaf gets its own copy.
-        t._grad = _wrap(np.array(grad._data, order="C"), None, grad.device)
+        t._grad = _wrap(grad._data.copy(), None, grad.device)  # C order (numpy's default and CudaArray's)
     else:
         g = t._grad
         if g._data.flags.writeable and g._data.shape == grad._data.shape and g._data.dtype == grad._data.dtype:

@@ -186,7 +186,7 @@ class ProfilingExecutor:
             run_passes(g, list(OPTIMIZATION_PASSES))
             fused = SETTINGS.fusion_enabled
             plan = None
-            if key[0]:  # the grad mode of the signature (this thread's)
+            if key[0] and _has_grad_leaves(g):  # the grad mode of the signature (this thread's)
                 from . import autodiff
 
                 plan = autodiff.build(g, inputs)
@@ -233,6 +233,16 @@ class ProfilingExecutor:
         """Forget every specialization (the next calls profile again)."""
         self._entries.clear()
         self._observed.clear()
+
+
+def _has_grad_leaves(g: Graph) -> bool:
+    """Whether an input, or a value read from one (a parameter), was seen requiring grad."""
+    def wants(v) -> bool:
+        return isinstance(v.type, T.TensorType) and bool(v.type.requires_grad)
+
+    if any(wants(v) for v in g.inputs):
+        return True
+    return any(wants(o) for n in g.nodes() if n.op is None for o in n.outputs)
 
 
 def _check_with_meta(g: Graph) -> None:

@@ -28,6 +28,7 @@ from ..ir import Graph, Node, Value
 from .allocator import POOL
 from .elementwise import accumulator, node_expression
 
+RACE_UNFUSED = True  # time each new layout against the group's ops one by one and keep the faster (tests turn it off)
 PARALLEL_MIN = 1 << 16  # as the eager map kernels: below this the thread start-up costs more than it saves
 _JIT = 'numba.njit(cache=True, nogil=True, error_model="numpy"{extra})'
 
@@ -198,6 +199,7 @@ class FusedKernel:
         self._lock = threading.Lock()
         self._fallback = None
         self.compile_seconds = 0.0  # time of the calls that compiled or loaded a loop
+        self.decisions: dict = {}  # input strides -> ("fused" | "unfused", kernel seconds, ops-one-by-one seconds)
         self.calls = 0
         self.fallbacks = 0
 
