@@ -26,6 +26,7 @@ from ..autograd import grad as autograd_grad
 from ..autograd.function import Function
 from ..autograd.grad_mode import LOCAL, enable_grad, no_grad
 from ..tensor import Tensor
+from ..utils._pytree import tree_rebuild, tree_tensors
 from . import types as T
 from .interpreter import Interpreter
 from .ir import Graph, Value
@@ -58,30 +59,6 @@ class _BackwardTracer(Tracer):
             self.bind_tensor(t, bv)
             return bv
         return super().tensor_value(t)
-
-
-def _flatten(x, out: list) -> None:
-    if isinstance(x, Tensor):
-        out.append(x)
-    elif isinstance(x, (tuple, list)):
-        for e in x:
-            _flatten(e, out)
-    elif isinstance(x, dict):
-        for e in x.values():
-            _flatten(e, out)
-
-
-def _rebuild(x, it):
-    if isinstance(x, Tensor):
-        return next(it)
-    if isinstance(x, tuple):
-        items = [_rebuild(e, it) for e in x]
-        return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
-    if isinstance(x, list):
-        return [_rebuild(e, it) for e in x]
-    if isinstance(x, dict):
-        return {k: _rebuild(e, it) for k, e in x.items()}
-    return x
 
 
 def _detached_leaf(x):
@@ -145,7 +122,7 @@ class DifferentiablePlan:
         k = self.n_outputs
         outs, saved, leaves = res[:k], res[k:k + self.n_saved], res[k + self.n_saved:]
         flat: list = []
-        _flatten(outs, flat)
+        tree_tensors(outs, flat)
         diff = [flat[i] for i in self.diff_positions]
         if not LOCAL.grad_enabled or not any(t.requires_grad for t in leaves):
             return outs
@@ -154,7 +131,7 @@ class DifferentiablePlan:
             wrapped = (wrapped,)
         for i, w in zip(self.diff_positions, wrapped):
             flat[i] = w
-        return _rebuild(outs, iter(flat))
+        return tree_rebuild(outs, iter(flat))
 
     def recompute_grads(self, inputs: list, leaves: tuple, grads: tuple) -> tuple:
         """Gradients through the plain graph with eager autograd (differentiable, for create_graph)."""
@@ -163,7 +140,7 @@ class DifferentiablePlan:
         with enable_grad():
             outs = self._fallback.run(inputs)
         flat: list = []
-        _flatten(outs, flat)
+        tree_tensors(outs, flat)
         diff = [flat[i] for i in self.diff_positions]
         pairs = [(o, g) for o, g in zip(diff, grads) if o.requires_grad and g is not None]
         live = [t for t in leaves if t.requires_grad]
@@ -223,7 +200,7 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
     finally:
         set_rng_state(rng)
     flat: list = []
-    _flatten(outs, flat)
+    tree_tensors(outs, flat)
     leaf_values = [v for v, x in env.items() if _is_leaf(v, x)]
     leaves = [env[v] for v in leaf_values]
     if any(t.grad_fn is not None for t in leaves):

@@ -25,6 +25,7 @@ from ...distributed.p2p import _allgather_bytes
 from ...distributed.process_group import _resolve
 from ...distributed.work import Work, wait_requests
 from ...tensor import Tensor, _wrap
+from ...utils._pytree import tree_tensors
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -53,18 +54,6 @@ class _Bucket:
 
     def slice(self, k: int) -> np.ndarray:
         return self.flat[self.offsets[k]:self.offsets[k + 1]]
-
-
-def _tensors_in(obj, out: list) -> list:
-    if isinstance(obj, Tensor):
-        out.append(obj)
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            _tensors_in(o, out)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _tensors_in(o, out)
-    return out
 
 
 def _broadcast_arrays(pg, arrays: list, what: str) -> None:
@@ -171,7 +160,7 @@ class DistributedDataParallel(Module):
         self._callback_queued = False
         self._unused = set()
         if self.find_unused_parameters:
-            nodes = _discover([t.grad_fn for t in _tensors_in(outputs, []) if t.grad_fn is not None])
+            nodes = _discover([t.grad_fn for t in tree_tensors(outputs) if t.grad_fn is not None])
             reached = {id(n.variable) for n in nodes if isinstance(n, AccumulateGrad)}
             self._unused = {id(p) for p in self._params if id(p) not in reached}
 
