@@ -57,6 +57,7 @@ from .autograd import (  # noqa: E402, E501
     no_grad,
     set_grad_enabled,
 )
+from .dlpack import from_dlpack  # noqa: E402
 from .factories import as_tensor, asarray, from_numpy, scalar_tensor, tensor  # noqa: E402
 from .ops import api as _api  # noqa: E402
 from .printing import set_printoptions  # noqa: E402

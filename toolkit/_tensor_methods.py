@@ -140,5 +140,8 @@ def install() -> None:
         long=_caster(_dt.int64), int=_caster(_dt.int32), short=_caster(_dt.int16), char=_caster(_dt.int8),
         byte=_caster(_dt.uint8), bool=_caster(_dt.bool),
     )
+    from .dlpack import dlpack, dlpack_device
+
+    methods.update(__dlpack__=dlpack, __dlpack_device__=dlpack_device)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -103,6 +103,7 @@ def test_mixed_devices_are_refused():
         toolkit.ones(2, device="cuda") + toolkit.ones(2)
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(SIMULATED, reason="the seed Net at batch 2 takes minutes in the simulator; SmallConvNet stands in")
 def test_seed_net_trains_on_cuda_as_on_cpu():
     cpu, gpu = _twins(seed_net)

@@ -119,3 +119,35 @@ def test_graph_view_of_a_scripted_function_and_bad_input():
         GraphView(42)
     with pytest.raises(ValueError, match="nothing drawn yet"):
         GraphView().to_html()
+
+
+def with_fallback(x):
+    y = x * 2
+    with toolkit.no_grad():
+        y = y + 1
+    return y
+
+
+def test_python_fallback_nodes_have_their_own_role_and_source_line():
+    import inspect
+    import warnings
+
+    from toolkit.jit.script import ScriptFallbackWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScriptFallbackWarning)
+        s = toolkit.jit.script(with_fallback, fallback=True)
+    x = toolkit.ones(2)
+    assert s(x).tolist() == with_fallback(x).tolist()
+    lines, first = inspect.getsourcelines(with_fallback)
+    line = first + 2
+    m = graph_model(s.graph_for(x))
+    (py,) = [n for n in m["nodes"].values() if n["role"] == "python"]
+    assert py["kind"] == "prim::PythonOp" and py["label"] == f"PythonOp with_fallback:{line}"
+    assert py["source"] == f"{os.path.abspath(__file__)}:{line}" and py["code"] == "with toolkit.no_grad():"
+    assert [n["label"] for n in m["nodes"].values() if n["role"] == "op"] == ["mul"]
+    view = GraphView(s)
+    assert 'class="tk-node tk-python"' in view.to_html()
+    assert "1 Python fallback nodes" in repr(view) and "2 nodes" in repr(view)
+    traced = graph_model(toolkit.jit.trace(lambda a: a * 2, (x,)).graph)
+    assert count(traced, "python") == 0

@@ -169,6 +169,8 @@ class _CodeWriter:
             rhs = f"({self.name(n.inputs[0])}).{n['name']}({args})"
         elif n.op is not None:
             rhs = self.call(n)
+        elif not n.attributes and "::" in n.kind:  # interpreter built-ins: ops.aten.add_.t(...), ops.prim.Print(...)
+            rhs = "ops." + n.kind.replace("::", ".") + "(" + ", ".join(self.name(v) for v in n.inputs) + ")"
         else:
             rhs = f"{n.kind}(" + ", ".join(self.name(v) for v in n.inputs) + ")"
         lhs = ", ".join(self.name(o) for o in n.outputs)

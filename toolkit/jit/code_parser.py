@@ -158,8 +158,29 @@ class _Rebuilder:
             node.add_input(v)
         node.kind, node.op = op.qualified_name, op
 
+    def builtin(self, node: Node, stmt: ast.stmt) -> bool:
+        """An interpreter built-in written ``ops.aten.add_.t(...)``: rewire it (its kind cannot change)."""
+        call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
+        path = _dotted(call.func) if isinstance(call, ast.Call) else None
+        if node.op is not None or path is None or not path.startswith("ops."):
+            return False
+        ns, _, name = path[4:].partition(".")
+        kind = f"{ns}::{name}"
+        if kind != node.kind or call.keywords:
+            raise CodeError(f"expected {node.kind} at {_where(stmt)}, got {path!r}")
+        self.rewire(node, list(call.args))
+        if node.outputs:
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                raise CodeError(f"expected an assignment for {node.kind} at {_where(stmt)}")
+            self.bind(stmt.targets[0], node.outputs)
+        elif not isinstance(stmt, ast.Expr):
+            raise CodeError(f"{node.kind} at {_where(stmt)} returns nothing to assign")
+        return True
+
     def statement(self, node: Node, stmt: ast.stmt) -> None:
         k = node.kind
+        if self.builtin(node, stmt):
+            return
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             raise CodeError(f"expected an assignment for {k} at {_where(stmt)}, got {_head(stmt)!r}")
         rhs = stmt.value

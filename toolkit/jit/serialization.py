@@ -303,7 +303,7 @@ class _GraphDecoder:
                     b.register_output(self.ref(i))
 
     def op_for(self, kind: str, op_name):
-        if kind.startswith("aten::"):
+        if kind.startswith("aten::") and not (op_name is None and kind in self.prims):
             _check(isinstance(op_name, str), f"node {kind} names no op")
             try:
                 op = R.get(op_name)

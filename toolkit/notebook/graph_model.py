@@ -110,6 +110,9 @@ class _Builder:
         elif kind == "prim::Constant":
             role = "constant"
             label = format_constant(n.attributes["value"]) if "value" in n.attributes else "None"
+        elif kind == "prim::PythonOp":  # runs as Python (script fallback, @ignore): drawn apart from compiled ops
+            role = "python"
+            label = f"PythonOp {n.attributes['name']}" if "name" in n.attributes else "PythonOp"
         outs = ", ".join(short_type(o.type) for o in n.outputs)
         entry = self._node_entry(role, kind, label, outs)
         if n.blocks or role == "fusion":

@@ -172,9 +172,10 @@ class GraphView:
         parts = []
         for title, model in self.panes:
             top = model["root"]
-            nodes = sum(count(model, role, top) for role in ("op", "fusion", "block"))
+            nodes = sum(count(model, role, top) for role in ("op", "fusion", "block", "python"))
+            python = count(model, "python")
             parts.append(f"{title}: {nodes} nodes, {count(model, 'fusion')} fusion groups, "
-                         f"{len(model['views'])} views")
+                         + (f"{python} Python fallback nodes, " if python else "") + f"{len(model['views'])} views")
         return "<GraphView " + "; ".join(parts) + ">"
 
     def _repr_html_(self) -> str:

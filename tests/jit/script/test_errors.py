@@ -63,12 +63,78 @@ def test_undefined_name_golden_message():
         "               ^~~~~~~~~~~~~~~~~~~~")
 
 
-def test_type_mismatch_names_both_types():
+def test_type_mismatch_golden_message():
     with pytest.raises(FrontendError) as e:
         toolkit.jit.script(type_mismatch)
-    msg = str(e.value)
-    assert msg.startswith("Type mismatch: 'y' is Tensor in the true branch and int in the false branch:")
-    assert f"line {_line(type_mismatch, 'if n > 0')}" in msg and "    if n > 0:\n    ^~~~" in msg
+    assert str(e.value) == (
+        "Type mismatch: 'y' is Tensor in the true branch and int in the false branch:\n"
+        f'  File "{HERE}", line {_line(type_mismatch, "if n > 0")}, in type_mismatch\n'
+        "    if n > 0:\n"
+        "    ^~~~~~~~~")
+
+
+def loop_type_mismatch(x, n: int):
+    y = 0
+    for _i in range(n):
+        y = x
+    return y
+
+
+def test_loop_carried_type_mismatch_golden_message():
+    with pytest.raises(FrontendError) as e:
+        toolkit.jit.script(loop_type_mismatch)
+    assert str(e.value) == (
+        "Type mismatch: loop-carried 'y' is int before the loop and Tensor after an iteration:\n"
+        f'  File "{HERE}", line {_line(loop_type_mismatch, "for _i in")}, in loop_type_mismatch\n'
+        "    for _i in range(n):\n"
+        "    ^~~~~~~~~~~~~~~~~~~")
+
+
+def argument_type_mismatch(x):
+    return toolkit.relu("a")
+
+
+def test_argument_type_mismatch_golden_message():
+    with pytest.raises(FrontendError) as e:
+        toolkit.jit.script(argument_type_mismatch)
+    assert str(e.value) == (
+        "Arguments for call are not valid: relu() got (str), but expected one of:\n"
+        "  relu(Tensor self) -> Tensor\n"
+        "The call is:\n"
+        f'  File "{HERE}", line {_line(argument_type_mismatch, "relu(")}, in argument_type_mismatch\n'
+        '    return toolkit.relu("a")\n'
+        "           ^~~~~~~~~~~~~~~~~")
+
+
+def undefined_in_a_method(x):
+    y = x + 1
+    return y * undefined_scale  # noqa: F821
+
+
+def test_undefined_name_in_an_expression_points_at_the_name():
+    with pytest.raises(FrontendError) as e:
+        toolkit.jit.script(undefined_in_a_method)
+    assert str(e.value) == (
+        "undefined value undefined_scale:\n"
+        f'  File "{HERE}", line {_line(undefined_in_a_method, "undefined_scale")}, in undefined_in_a_method\n'
+        "    return y * undefined_scale  # noqa: F821\n"
+        "               ^~~~~~~~~~~~~~~")
+
+
+def unsupported_del(x):
+    y = x
+    del y
+    return x
+
+
+def test_unsupported_del_golden_message():
+    with pytest.raises(FrontendError) as e:
+        toolkit.jit.script(unsupported_del)
+    assert str(e.value) == (
+        "Python construct 'Delete' (del) is not supported in script code:\n"
+        f'  File "{HERE}", line {_line(unsupported_del, "del y")}, in unsupported_del\n'
+        "    del y\n"
+        "    ^~~~~")
 
 
 def helper_with_error(x):
@@ -98,7 +164,10 @@ def test_fallback_turns_unsupported_statements_into_python_nodes():
     assert len(ops) == 1 and ops[0].outputs[0].debug_name.startswith("x")
     x = toolkit.ones(2)
     assert s(x).tolist() == uses_x_plus_one(x)
-    assert "prim::PythonOp" in str(s.graph_for(x))
+    printed = str(s.graph_for(x)).splitlines()
+    (op_line,) = [p for p in printed if "prim::PythonOp" in p]
+    assert f'name="uses_try:{_line(uses_try, "try:")}"' in op_line
+    assert op_line.endswith(f"# {HERE}:{_line(uses_try, 'try:')}")  # the user's source line
 
 
 def uses_x_plus_one(x):

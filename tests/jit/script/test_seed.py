@@ -118,3 +118,16 @@ def test_rnn_script_module_prints_every_ten_steps_and_matches_python(capsys):
     # trains: gradients reach the parameters through the loop
     y.sum().backward()
     assert rnn.W_h.grad is not None and rnn.W_h.grad.shape == (3, 5)
+
+
+def test_rnn_script_module_saves_and_loads_with_its_loop_if_and_print(tmp_path, capsys):
+    rnn = _rnn()
+    x, h = toolkit.randn(25, 3), toolkit.zeros(5)
+    expected = rnn(x, h)
+    assert "ops.prim.Print(" in rnn.code and "ops.aten." in rnn.code  # interpreter built-ins, as parseable calls
+    toolkit.jit.save(rnn, tmp_path / "rnn.pt")
+    loaded = toolkit.jit.load(tmp_path / "rnn.pt")
+    capsys.readouterr()
+    got = loaded(x, h)
+    assert capsys.readouterr().out.count("stats: ") == 3
+    assert same(got, expected, 0)

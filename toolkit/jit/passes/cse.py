@@ -36,15 +36,17 @@ def _key(n: Node):
     return (n.kind, id(n.op), tuple(id(v) for v in n.inputs), attrs, tuple(str(o.type) for o in n.outputs))
 
 
-def _block(b: Block, seen: dict, aliases: AliasSets) -> bool:
+def _block(b: Block, seen: dict, aliases: AliasSets, written: frozenset = frozenset()) -> bool:
     changed = False
     for n in list(b.nodes):
         for inner in n.blocks:
-            changed |= _block(inner, dict(seen), aliases)
+            changed |= _block(inner, dict(seen), aliases, written)
         if is_mutating(n) or (n.blocks and has_side_effects(n)):
             seen.clear()
             continue
         if not is_pure(n) or any(aliases.is_mutated(o) for o in n.outputs):
+            continue
+        if n.kind == "prim::GetAttr" and n["name"] in written:  # assigned by prim::SetAttr: read afresh
             continue
         k = _key(n)
         if k is None:
@@ -63,5 +65,6 @@ def _block(b: Block, seen: dict, aliases: AliasSets) -> bool:
 @register_pass("cse")
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
     """Merge repeated pure computations; run ``dce`` afterwards for what becomes unused."""
-    _block(graph.block, {}, AliasSets(graph))
+    written = frozenset(n["name"] for n in graph.all_nodes() if n.kind == "prim::SetAttr")
+    _block(graph.block, {}, AliasSets(graph), written)
     return graph

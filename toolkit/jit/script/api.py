@@ -371,6 +371,36 @@ class RecursiveScriptModule(ScriptModule):
     def graph_for(self, *args):
         return self._methods["forward"].graph_for(*args)
 
+    def __getattr__(self, name: str):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            value = _plain_attribute(self.__dict__.get("_original"), name)
+            if value is _MISSING:
+                raise
+            return value
+
+    def __setattr__(self, name: str, value) -> None:
+        """Plain attributes (``count``, ``scale``) live on the original module, where compiled code reads them."""
+        orig = self.__dict__.get("_original")
+        if name != "training" and _plain_attribute(orig, name) is not _MISSING:
+            setattr(orig, name, value)
+            return
+        super().__setattr__(name, value)
+
+
+_MISSING = object()
+
+
+def _plain_attribute(orig, name: str):
+    """An int, float, bool or Tensor attribute set on ``orig`` itself (not a parameter, buffer or submodule)."""
+    from .attributes import attribute_type
+
+    if orig is None or name not in orig.__dict__:
+        return _MISSING
+    value = orig.__dict__[name]
+    return value if attribute_type(value) is not None else _MISSING
+
 
 def _method_fn(cls, name: str):
     for k in cls.__mro__:

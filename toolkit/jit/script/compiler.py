@@ -14,7 +14,9 @@ import warnings
 from .. import types as T
 from ..ir import Graph, Node, Value
 from . import sugar as S
+from .attributes import Attributes
 from .calls import Calls
+from .comprehensions import Comprehensions
 from .control import ControlFlow, Undefined, assigned_names, contains_return, destroy_block_nodes, exits_in
 from .errors import FrontendError, ScriptFallbackWarning, SourceInfo
 from .exprs import Expressions
@@ -49,7 +51,7 @@ class Context:
         self.stack: list = []  # functions being compiled: a repeat is recursion
 
 
-class FunctionCompiler(ControlFlow, Expressions, Calls):
+class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Calls):
     """Compiles one function body; ``env`` maps names to IR values or compile-time values."""
 
     def __init__(self, ctx: Context, fn, fdef: ast.FunctionDef, info: SourceInfo, globals_: dict, closure: dict,
@@ -227,9 +229,7 @@ class FunctionCompiler(ControlFlow, Expressions, Calls):
                 self.env[target.id] = cur_v
             return
         result = self.binop(s.op, cur_v, self.as_value(rhs, s), s, inplace=isinstance(cur_v.type, T.TensorType))
-        if isinstance(target, ast.Subscript):
-            self.assign(target, result, s)
-        elif isinstance(target, ast.Name):
+        if isinstance(target, (ast.Subscript, ast.Name, ast.Attribute)):
             self.assign(target, result, s)
         else:
             raise self.error("augmented assignment to this target is not supported", target)
@@ -298,43 +298,78 @@ class FunctionCompiler(ControlFlow, Expressions, Calls):
             refine[0]()  # after the assert, the condition holds
 
     def stmt_While(self, s) -> None:
-        if s.orelse:
-            raise self.error("while/else is not supported in script code", s)
         cond, _ = self.condition(s.test)
         if cond is False:
+            self.stmts(s.orelse)
             return
         cond_v = self.materialize(cond, s)
         trip = self.const(9223372036854775807, s)
         assigned = assigned_names(s.body)
         if contains_return(s.body):
             assigned |= {"$ret", "$retflag"}
+        flag = self._track_break(s, assigned)
 
         def recheck():
             c, _ = self.condition(s.test)
             return self.materialize(c, s)
 
-        self.emit_loop(s, trip, cond_v, lambda idx: self.stmts(s.body), assigned, recheck)
+        def body(idx):
+            self.stmts(s.body)
+            self._note_break(flag)
+
+        self.emit_loop(s, trip, cond_v, body, assigned, recheck)
+        self._loop_else(s, flag)
 
     def stmt_For(self, s) -> None:
-        if s.orelse:
-            raise self.error("for/else is not supported in script code", s)
         it = self.expr(s.iter)
         assigned = assigned_names(s.body) | assigned_names([ast.Expr(s.target)]) | _target_names(s.target)
         if contains_return(s.body):
             assigned |= {"$ret", "$retflag"}
         spec = self.iteration(it, s.iter)
         if spec[0] == "unrolled":
-            self.unrolled_loop(s, spec[1])
+            if not self.unrolled_loop(s, spec[1]) and self.env.get("$exit") is not True:
+                self.stmts(s.orelse)
             return
         _, trip, element = spec
+        flag = self._track_break(s, assigned)
 
         def body(idx):
             self.assign(s.target, element(idx), s)
             self.stmts(s.body)
+            self._note_break(flag)
 
         self.emit_loop(s, trip, self.const(True, s), body, assigned)
+        self._loop_else(s, flag)
 
-    def unrolled_loop(self, s, items: list) -> None:
+    # -- for/else and while/else: the else block runs when the loop ends without break (or return) ---------
+    def _track_break(self, s, assigned: set) -> str | None:
+        """A carried flag saying whether the loop left early; None when there is no else or no way to leave."""
+        if not s.orelse or not exits_in(s.body, loops=False):
+            return None
+        flag = f"$broke{id(s)}"
+        self.env[flag] = self.const(False, s)
+        assigned.add(flag)
+        return flag
+
+    def _note_break(self, flag: str | None) -> None:
+        if flag is not None:
+            self.env[flag] = self.env.get("$brk", False)
+
+    def _loop_else(self, s, flag: str | None) -> None:
+        if not s.orelse:
+            return
+        if flag is None:
+            self.stmts(s.orelse)
+            return
+        broke = self.env.pop(flag)
+        if isinstance(broke, bool):
+            if not broke:
+                self.stmts(s.orelse)
+            return
+        self.emit_if(broke, lambda: None, lambda: self.stmts(s.orelse), s)
+
+    def unrolled_loop(self, s, items: list) -> bool:
+        """Compile the body once per item; returns whether the loop surely left early (break, return, raise)."""
         for item in items:
             saved = {k: self.env.get(k) for k in ("$exit", "$brk")}
             self.env["$exit"], self.env["$brk"] = False, False
@@ -345,15 +380,16 @@ class FunctionCompiler(ControlFlow, Expressions, Calls):
             for k, v in saved.items():
                 self.env[k] = v
             if self.env.get("$raised") is True:
-                return
+                return True
             if ret is True:
                 self.env["$exit"] = True
-                return
+                return True
             if brk is True:
-                return
+                return True
             if brk is not False:
                 raise self.error("break or return depending on run-time values is not supported in a loop over a "
                                  "tuple or ModuleList (the loop is unrolled)", s)
+        return False
 
     # -- assignment ----------------------------------------------------------------------------------
     def assign(self, target, value, node) -> None:
@@ -371,7 +407,7 @@ class FunctionCompiler(ControlFlow, Expressions, Calls):
         elif isinstance(target, ast.Subscript):
             self.assign_subscript(target, self.as_value(value, node), node)
         elif isinstance(target, ast.Attribute):
-            raise self.error("assigning to attributes is not supported in script code", target)
+            self.assign_attribute(target, value, node)
         else:
             raise self.error(f"cannot assign to {type(target).__name__} in script code", target)
 

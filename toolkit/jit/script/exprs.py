@@ -477,48 +477,7 @@ class Expressions:
             return self.scalar_op("prim::Ellipsis", [], T.OtherType("ellipsis"), s)
         return self.value(s)
 
-    # -- comprehensions and strings ------------------------------------------------------------------
-    def expr_ListComp(self, e):
-        if len(e.generators) != 1 or e.generators[0].is_async:
-            raise self.error("only comprehensions with one 'for' are supported in script code", e)
-        g = e.generators[0]
-        lst = self.list_of([], T.ANY, e)
-        saved = dict(self.env)
-        types = []
-
-        def body(element):
-            self.assign(g.target, element, e)
-
-            def add():
-                x = self.value(e.elt)
-                types.append(x.type)
-                self.scalar_op("aten::append", [lst, x], None, e)
-
-            conds = list(g.ifs)
-            if not conds:
-                add()
-                return
-            c, _ = self.condition(conds[0] if len(conds) == 1 else ast.BoolOp(ast.And(), conds))
-            if isinstance(c, bool):
-                if c:
-                    add()
-                return
-            self.emit_if(c, add, lambda: None, e)
-
-        spec = self.iteration(self.expr(g.iter), g.iter)
-        if spec[0] == "unrolled":
-            for item in spec[1]:
-                body(item)
-        else:
-            _, trip, element = spec
-            self.emit_loop(e, trip, self.const(True, e), lambda idx: body(element(idx)), set())
-        self.env = {k: v for k, v in saved.items()}
-        t = types[0] if types else T.TENSOR
-        for x in types[1:]:
-            t = unify(t, x) or T.ANY
-        lst.type = T.ListType(t)
-        return lst
-
+    # -- strings ------------------------------------------------------------------
     def expr_JoinedStr(self, e):
         fmt, args = [], []
         for part in e.values:

@@ -197,7 +197,7 @@ def emit_ops(c, ops: list, args: list, kwargs: dict, node, name: str = ""):
         sig = ", ".join([str(a.type) for a in args] + [f"{k}={v.type}" for k, v in kwargs.items()])
         schemas = "\n".join(f"  {o.schema}" for o in ops)
         raise c.error(f"Arguments for call are not valid: {name or ops[0].name}() got ({sig}), but expected one "
-                      f"of:\n{schemas}\n", node)
+                      f"of:\n{schemas}\nThe call is", node)
     op, vals = chosen
     return emit_bound(c, op, vals, node)
 

@@ -21,7 +21,7 @@ PYTHON_ONLY_KINDS = frozenset({"prim::PythonOp", "prim::CallModule", "prim::Modu
                                "prim::NamedTupleConstruct", "prim::RaiseException"})
 # kinds whose first input is written (lists, dicts, tensors set by index)
 MUTATING_KINDS = {"aten::append", "aten::add_.t", "aten::_set_item", "aten::insert", "aten::pop", "aten::clear",
-                  "aten::extend", "aten::setitem_.Tensor"}
+                  "aten::extend", "aten::setitem_.Tensor", "prim::SetAttr"}
 
 
 def _binary(name: str, fn, suffixes=("int", "float", "bool", "Scalar", "str", "t")) -> None:
@@ -143,6 +143,10 @@ def _python_op(n: Node, env: dict) -> None:
             env[v] = x
 
 
+def _setattr(n: Node, env: dict) -> None:
+    setattr(env[n.inputs[0]], n["name"], env[n.inputs[1]])
+
+
 def _named_tuple(n: Node, env: dict) -> None:
     env[n.outputs[0]] = n["cls"](*[env[v] for v in n.inputs])
 
@@ -165,7 +169,7 @@ _HANDLERS = {
     "prim::Uninitialized": _uninitialized, "prim::Print": _print, "prim::RaiseException": _raise,
     "prim::TensorMethod": _tensor_method, "prim::PythonOp": _python_op, "prim::NamedTupleConstruct": _named_tuple,
     "prim::TupleIndex": _tuple_index, "prim::CallModule": _module_call,
-    "prim::ModuleConstant": _module_constant,
+    "prim::ModuleConstant": _module_constant, "prim::SetAttr": _setattr,
 }
 
 
