@@ -160,7 +160,7 @@ COMPILE_REPEAT = 5
 CASES = {
     "script_fn, 1,000 elements (serial loop)": ("script_fn", 1000),
     "script_fn, 1,000,000 elements (parallel loop)": ("script_fn", 1_000_000),
-    "LSTM cell, batch 3, hidden 20 (2 groups)": ("lstm", 3),
+    "LSTM cell, batch 3, hidden 20 (1 group)": ("lstm", 3),
 }
 
 

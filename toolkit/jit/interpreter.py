@@ -7,6 +7,7 @@ gets "while executing <node> at file:line" appended so it points at the user's c
 
 from __future__ import annotations
 
+import operator
 import time
 import weakref
 from collections.abc import Callable
@@ -238,19 +239,39 @@ class _GroupRunner:
     The kernel has no autograd, so a call that must record gradients, or inputs
     that fail the kernel's guard (other shapes or dtypes than it was generated
     for), run the subgraph node by node instead: slower, never wrong.
+
+    Each input layout (strides) seen gets a prepared step (the kernel's launch
+    or the subgraph, whichever won the race), so a call pays for gathering its
+    inputs, the guard and one dict look-up. The guard checks only inputs that
+    are not graph inputs: a plan is specialized to its graph inputs' shapes and
+    dtypes, so only values computed inside (data-dependent shapes) can differ.
     """
 
-    __slots__ = ("node", "kernel", "_sub", "_wrap", "_fused_wins")
+    __slots__ = ("node", "kernel", "_sub", "_wrap", "_fused_wins", "_steps", "_inputs", "_outputs", "_guarded")
 
     def __init__(self, node: Node):
         from ..tensor import _wrap
         from .codegen import FusedKernel
+        from .codegen.cuda_fused_kernel import CudaFusedKernel, group_device
 
         self.node = node
-        self.kernel = FusedKernel(node)
         self._sub = None
         self._wrap = _wrap
+        if group_device(node) == "cuda":  # a numba.cuda kernel; its outputs wrap as tensors on the group's device
+            self.kernel = CudaFusedKernel(node)
+            device = node.outputs[0].type.device
+            self._wrap = lambda a: _wrap(a, None, device)
+        else:
+            self.kernel = FusedKernel(node)
         self._fused_wins: dict = {}  # input strides -> whether the kernel beat the ops one by one
+        self._steps: dict = {}  # input strides -> step(args, arrays) -> output tensors
+        self._inputs = tuple(node.inputs)
+        self._outputs = tuple(node.outputs)
+        graph_inputs = set(node.graph.inputs)
+        shapes = getattr(self.kernel, "in_shapes", None)
+        dtypes = getattr(self.kernel, "in_dtypes", None)
+        self._guarded = None if shapes is None or dtypes is None else tuple(
+            (k, tuple(shapes[k]), dtypes[k]) for k, v in enumerate(self._inputs) if v not in graph_inputs)
 
     def subgraph_interpreter(self) -> Interpreter:
         if self._sub is None:
@@ -264,9 +285,42 @@ class _GroupRunner:
         self._run(n, env)
 
     def _run(self, n: Node, env: dict) -> None:
-        args = [env[v] for v in n.inputs]
-        kernel = self.kernel
+        args = [env[v] for v in self._inputs]
         arrays = [a._data for a in args]
+        if not (dispatch.STATE.grad_enabled and True in [a._requires_grad for a in args]):
+            step = self._steps.get(tuple(map(_STRIDES, arrays)))
+            if step is not None and self._guarded is not None:
+                for k, shape, dtype in self._guarded:
+                    a = arrays[k]
+                    if a.shape != shape or a.dtype != dtype:
+                        step = None
+                        break
+                if step is not None:
+                    for v, r in zip(self._outputs, step(args, arrays)):
+                        env[v] = r
+                    return
+        self._run_checked(n, env, args, arrays)
+
+    def _step(self, wins: bool, arrays: list):
+        """The prepared step for the layout of ``arrays`` (which pass the kernel's guard)."""
+        kernel = self.kernel
+        if not wins:
+            sub = self.subgraph_interpreter()
+
+            def unfused(args: list, arrays: list) -> list:
+                kernel.fallbacks += 1
+                return sub.run(args)
+            return unfused
+        launch = kernel.launcher(arrays) if hasattr(kernel, "launcher") else kernel.run
+        wrap = self._wrap
+
+        def fused(args: list, arrays: list) -> list:
+            return [wrap(o) for o in launch(arrays)]
+        return fused
+
+    def _run_checked(self, n: Node, env: dict, args: list, arrays: list) -> None:
+        """The full path: grad mode, the whole guard, the race on a new layout; prepares the layout's step."""
+        kernel = self.kernel
         needs_grad = dispatch.STATE.grad_enabled and any(a._requires_grad for a in args)
         if needs_grad or not kernel.matches(arrays):
             kernel.fallbacks += 1
@@ -277,13 +331,10 @@ class _GroupRunner:
             if wins is None:
                 from .codegen import fused_kernel
 
-                wins = self._fused_wins[key] = self._race(args, arrays) if fused_kernel.RACE_UNFUSED else True
-            if wins:
-                wrap = self._wrap
-                outs = [wrap(o) for o in kernel.run(arrays)]
-            else:
-                kernel.fallbacks += 1
-                outs = self.subgraph_interpreter().run(args)
+                wins = self._fused_wins[key] = self._race(args, arrays) if fused_kernel.RACE_UNFUSED and getattr(
+                    kernel, "race", True) else True
+            step = self._steps[key] = self._step(wins, arrays)
+            outs = step(args, arrays)
         for v, r in zip(n.outputs, outs):
             env[v] = r
 
@@ -311,6 +362,7 @@ class _GroupRunner:
         return fused <= unfused
 
 
+_STRIDES = operator.attrgetter("strides")
 _GROUP_RUNNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 

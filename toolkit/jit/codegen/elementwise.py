@@ -29,11 +29,11 @@ _DIVISIONS = (ast.Div, ast.FloorDiv, ast.Mod)
 
 
 def tensor_type(v: Value) -> T.TensorType | None:
-    """``v``'s type when it is a complete CPU tensor type of a dtype the generator handles."""
+    """``v``'s type when it is a complete CPU or CUDA tensor type of a dtype the generator handles."""
     t = v.type
     if not isinstance(t, T.TensorType) or not t.is_complete() or t.dtype.name not in DTYPES:
         return None
-    if getattr(t.device, "type", t.device) != "cpu":
+    if getattr(t.device, "type", t.device) not in ("cpu", "cuda"):
         return None
     return t
 
@@ -101,6 +101,8 @@ def fusibility(n: Node) -> str | None:
                 continue
             if tensor_type(v) is None:
                 return f"input {a.name} is neither a complete CPU tensor type of a supported dtype nor a constant number"
+            if v.type.device != out.device:
+                return f"input {a.name} is on {v.type.device}, the output on {out.device}"
             continue
         is_const, value = constant_of(v)
         if not is_const:
@@ -263,6 +265,8 @@ def reduction_fusibility(n: Node) -> str | None:
     out = tensor_type(n.outputs[0]) if len(n.outputs) == 1 else None
     if src is None or out is None or out.sizes != ():
         return "not a reduction of a complete tensor type to a 0-dim tensor"
+    if getattr(src.device, "type", src.device) != "cpu":
+        return "reductions on cuda stay with the eager tree-reduction kernels"
     args = {a.name: i for i, a in enumerate(n.op.args)}
     values = {}
     for name, i in args.items():
@@ -299,3 +303,31 @@ def accumulator(n: Node) -> tuple:
     if n.kind == "aten::mean":
         return init, np_cast(out, f"{{acc}} / {float(count)!r}") if count else np_cast(out, "math.nan")
     return init, np_cast(out, "{acc}")
+
+
+def chunk_spec(n: Node) -> tuple | None:
+    """(pre-chunk shape, dim, chunks) of an ``aten::chunk`` node a CPU fusion group can read by offset, else None.
+
+    The chunk must cut a complete CPU tensor of a supported dtype into equal,
+    non-empty parts along a constant dim (as TorchScript's ConstantChunk) and
+    feed exactly one ``prim::ListUnpack`` with one output per part.
+    """
+    if n.kind != "aten::chunk" or len(n.inputs) < 2:
+        return None
+    src = tensor_type(n.inputs[0])
+    if src is None or getattr(src.device, "type", src.device) != "cpu" or not src.sizes:
+        return None
+    ok_c, chunks = constant_of(n.inputs[1])
+    ok_d, dim = constant_of(n.inputs[2]) if len(n.inputs) > 2 else (True, 0)
+    if not (ok_c and ok_d) or type(chunks) is not int or type(dim) is not int or chunks < 2:
+        return None
+    shape = tuple(src.sizes)
+    if not -len(shape) <= dim < len(shape):
+        return None
+    dim %= len(shape)
+    if shape[dim] == 0 or shape[dim] % chunks:
+        return None
+    uses = n.outputs[0].uses
+    if len(uses) != 1 or uses[0].user.kind != "prim::ListUnpack" or len(uses[0].user.outputs) != chunks:
+        return None
+    return shape, dim, chunks

@@ -10,6 +10,11 @@ joins when it computes the group's shape and every use of its output outside
 the group comes after the group's position, so the group can stand where its
 last node stood. Constants the members read are copied into the subgraph;
 tensors become its inputs; values used after the group become its outputs.
+A constant ``aten::chunk`` into equal parts whose ``prim::ListUnpack`` feeds
+only the group joins it too (TorchScript's ConstantChunk), and so do the nodes
+computing the chunked tensor: the kernel iterates over one part and computes
+them once per part at the part's offset, so an LSTM cell's bias adds and gate
+math are one kernel reading the pre-chunk tensors in place.
 
 Example::
 
@@ -20,7 +25,7 @@ Example::
 from __future__ import annotations
 
 from .. import types as T
-from ..codegen.elementwise import constant_of, fusibility, reduction_fusibility
+from ..codegen.elementwise import chunk_spec, constant_of, fusibility, reduction_fusibility
 from ..ir import Block, Graph, Node, Value
 from .manager import register_pass
 
@@ -39,8 +44,40 @@ def _top_level(n: Node, block: Block) -> Node | None:
     return n
 
 
-def _grow(block: Block, consumer: Node, taken: set, position: dict, shape: tuple) -> list[Node]:
+def _only_inside(n: Node, members: set, graph: Graph) -> bool:
+    """Every use of ``n``'s outputs is by a member, and none is a block's output."""
+    for o in n.outputs:
+        if any(u.user not in members for u in o.uses):
+            return False
+        if any(any(x is o for x in b.outputs) for b in graph.all_blocks()):
+            return False
+    return True
+
+
+def _uses_after(p: Node, members: set, block: Block, position: dict, consumer: Node) -> bool:
+    """Every use of ``p`` outside ``members`` comes after the group's position (it becomes a group output)."""
+    for o in p.outputs:
+        for u in o.uses:
+            if u.user in members:
+                continue
+            top = _top_level(u.user, block)
+            if top is None or position[top] <= position[consumer]:
+                return False
+    return True
+
+
+def _grow(graph: Graph, block: Block, consumer: Node, taken: set, position: dict, shape: tuple) -> list[Node]:
+    """The group growing backwards from ``consumer``.
+
+    Members computing ``shape`` may have outputs used after the group. An
+    ``aten::chunk`` + ``prim::ListUnpack`` whose parts have ``shape`` joins when
+    its parts are used only inside the group; the nodes computing the chunked
+    tensor (the pre-chunk shape) then join when used only inside the group too,
+    and the kernel computes them once per part, reading inputs at the part's offset.
+    """
     members = {consumer}
+    pre: set = set()  # members before a chunk: they compute the pre-chunk shape
+    spec = None  # (pre-chunk shape, dim, chunks) shared by every chunk in the group
     changed = True
     while changed:
         changed = False
@@ -48,23 +85,33 @@ def _grow(block: Block, consumer: Node, taken: set, position: dict, shape: tuple
                             if v.node is not None and v.node not in members and v.node.owning_block is block},
                            key=lambda p: -position[p])
         for p in producers:
-            if p in taken or p.kind == "prim::Constant" or fusibility(p) is not None or _shape(p) != shape:
+            if p in taken or p.kind == "prim::Constant":
                 continue
-            ok = True
-            for o in p.outputs:
-                for u in o.uses:
-                    if u.user in members:
-                        continue
-                    top = _top_level(u.user, block)
-                    if top is None or position[top] <= position[consumer]:
-                        ok = False
-                        break
-                if not ok:
-                    break
-            if ok:
-                members.add(p)
+            if p.kind == "prim::ListUnpack":
+                c = p.inputs[0].node if len(p.inputs) == 1 else None
+                s = chunk_spec(c) if c is not None and c.owning_block is block and c not in taken else None
+                if s is None or (spec is not None and s != spec) or any(tuple(o.type.sizes) != shape
+                                                                        for o in p.outputs):
+                    continue
+                if not _only_inside(p, members, graph):
+                    continue
+                spec = s
+                members.update((p, c))
                 changed = True
                 break
+            feeds_pre = any(u.user in pre or u.user.kind == "aten::chunk" for o in p.outputs for u in o.uses
+                            if u.user in members)
+            if fusibility(p) is not None:
+                continue
+            if feeds_pre:
+                if spec is None or _shape(p) != spec[0] or not _only_inside(p, members, graph):
+                    continue
+                pre.add(p)
+            elif _shape(p) != shape or not _uses_after(p, members, block, position, consumer):
+                continue
+            members.add(p)
+            changed = True
+            break
     return sorted(members, key=lambda m: position[m])
 
 
@@ -137,7 +184,7 @@ def _fuse_block(graph: Graph, block: Block, min_size: int) -> int:
                 shape = tuple(n.inputs[0].type.sizes)  # a trailing sum/mean: the group computes its input
             else:
                 continue
-            members = _grow(block, n, taken, position, shape)
+            members = _grow(graph, block, n, taken, position, shape)
             taken.update(members)
             if len(members) >= min_size:
                 groups.append(members)
