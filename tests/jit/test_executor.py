@@ -311,3 +311,49 @@ def test_a_group_runs_whichever_is_faster_and_says_which():
     (choice, fused_s, unfused_s), = kernel.decisions.values()
     assert choice == ("fused" if fused_s <= unfused_s else "unfused")
     assert kernel.calls >= 3  # compile, then two timed runs
+
+
+def _mm_chain(a, b):
+    return toolkit.tanh(toolkit.mm(a, b) + 1.0)
+
+
+def test_no_grad_plans_call_matrix_products_directly_and_profilers_still_see_them():
+    a, b = toolkit.randn(3, 4), toolkit.randn(4, 5)
+    traced = toolkit.jit.trace(_mm_chain, (a, b))
+    with toolkit.no_grad():
+        traced(a, b)
+        traced(a, b)
+        assert_close_chain(traced(a, b), _mm_chain(a, b))
+        with toolkit.profiler.profile() as prof:
+            traced(a, b)
+    assert any(e.name == "aten::mm" for e in prof.events())
+
+
+def test_plans_that_record_gradients_keep_dispatch_for_matrix_products():
+    a = toolkit.randn(3, 4, requires_grad=True)
+    b = toolkit.randn(4, 5)
+    traced = toolkit.jit.trace(_mm_chain, (a, b))
+    for _ in range(3):
+        out = traced(a, b)
+    (g,) = toolkit.autograd.grad(out.sum(), a)
+    (e,) = toolkit.autograd.grad(_mm_chain(a, b).sum(), a)
+    assert_close_chain(g, e)
+
+
+def _mm_branch(a, b):
+    y = toolkit.mm(a, b)
+    if bool(y.sum() > 0):
+        y = y * 2.0
+    return y
+
+
+def test_control_flow_with_gradients_runs_matrix_products_through_autograd():
+    """Graphs with blocks get no differentiable plan: their matrix products must still record gradients."""
+    a = toolkit.randn(3, 4, requires_grad=True)
+    b = toolkit.randn(4, 5)
+    scripted = toolkit.jit.script(_mm_branch)
+    for _ in range(3):
+        out = scripted(a, b)
+    (g,) = toolkit.autograd.grad(out.sum(), a)
+    (e,) = toolkit.autograd.grad(_mm_branch(a, b).sum(), a)
+    assert_close_chain(g, e)

@@ -101,10 +101,11 @@ def _observed_type(value):
 class ExecutionPlan:
     """One signature's optimized graph and the interpreter that runs it."""
 
-    def __init__(self, graph: Graph, fused: bool):
+    def __init__(self, graph: Graph, fused: bool, direct: bool = False):
         self.graph = graph
         self.fused = fused
-        self.interpreter = Interpreter(graph)
+        # ``direct``: nothing in this plan records gradients, so matrix products may skip dispatch
+        self.interpreter = Interpreter(graph, direct=direct)
         self.runs = 0
 
     def run(self, inputs: list) -> list:
@@ -186,7 +187,8 @@ class ProfilingExecutor:
             run_passes(g, list(OPTIMIZATION_PASSES))
             fused = SETTINGS.fusion_enabled
             plan = None
-            if key[0] and _has_grad_leaves(g):  # the grad mode of the signature (this thread's)
+            records_grad = key[0] and _has_grad_leaves(g)  # the grad mode of the signature (this thread's)
+            if records_grad:
                 from . import autodiff
 
                 plan = autodiff.build(g, inputs)
@@ -203,7 +205,7 @@ class ProfilingExecutor:
                 fuse.fuse(g)
                 run_passes(g, ["dce"])
             verify(g)
-            return ExecutionPlan(g, fused)
+            return ExecutionPlan(g, fused, direct=not records_grad)
 
     def plan_for(self, inputs: list) -> ExecutionPlan:
         """The plan these inputs run, made now (with its profiling run) if there is none yet."""
