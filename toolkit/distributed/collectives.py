@@ -35,6 +35,20 @@ __all__ = ["all_gather", "all_gather_into_tensor", "all_reduce", "all_to_all", "
            "broadcast", "gather", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter"]
 
 
+def _in_place_buffer(tensor) -> np.ndarray:
+    """The buffer an in-place reduction writes: the tensor's memory, or a float32 copy of half precision."""
+    return reduction_buffer(tensor._data) if tensor._data.dtype == np.float16 else writable_buffer(tensor)
+
+
+def _averaged(output, buf: np.ndarray, op, pg):
+    """The finishing step of a reduction: divide for AVG, then put ``buf`` into ``output``."""
+    def finish():
+        average(buf, op, pg.size())
+        store(output, buf)
+
+    return finish
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Reduce ``tensor`` across the group in place; every rank gets the result."""
     a = check_tensor(tensor, "all_reduce")
@@ -44,12 +58,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     with validated(pg, "all_reduce"):
         mop, op = reduce_op(op, a.dtype, "all_reduce")
     agree(pg, "all_reduce", a, op)
-    buf = reduction_buffer(a) if a.dtype == np.float16 else writable_buffer(tensor)
-
-    def finish():
-        average(buf, op, pg.size())
-        store(tensor, buf)
-
+    buf = _in_place_buffer(tensor)
+    finish = _averaged(tensor, buf, op, pg)
     if not async_op:
         # Every rank has just agreed on this very call (a dead or hung rank fails the agreement with the
         # timeout error), so the data moves by MPI's blocking all-reduce: Open MPI picks faster algorithms
@@ -88,12 +98,9 @@ def reduce(tensor, dst: int | None = None, op=ReduceOp.SUM, group=None, async_op
     agree(pg, "reduce", a, op, root)
     MPI = mpi()
     if pg.rank() == root:
-        buf = reduction_buffer(a) if a.dtype == np.float16 else writable_buffer(tensor)
+        buf = _in_place_buffer(tensor)
         req = pg._comm.Ireduce(MPI.IN_PLACE, buf, mop, root)
-
-        def finish():
-            average(buf, op, pg.size())
-            store(tensor, buf)
+        finish = _averaged(tensor, buf, op, pg)
     else:
         buf = reduction_buffer(a)
         req = pg._comm.Ireduce(buf, None, mop, root)
@@ -111,6 +118,20 @@ def _check_same(ts: list, a: np.ndarray, what: str, n: int) -> None:
         if t._data.shape != a.shape:
             raise RuntimeError(f"{what}: invalid tensor size at index {i} (expected {tuple(a.shape)}, got "
                                f"{tuple(t._data.shape)})")
+
+
+def _root_list(pg, root: int, ts, a: np.ndarray, what: str, arg: str, role: str) -> list | None:
+    """The per-rank tensor list of gather/scatter: required (one tensor like ``a`` per rank) on the root,
+    refused elsewhere."""
+    if pg.rank() != root:
+        if ts:
+            raise ValueError(f"Argument ``{arg}`` must NOT be specified on non-{role} ranks.")
+        return None
+    if not ts:
+        raise ValueError(f"Argument ``{arg}`` must be specified on {role} rank.")
+    ts = check_list(ts, what, arg)
+    _check_same(ts, a, what, pg.size())
+    return ts
 
 
 def _store_rows(ts: list, rows: np.ndarray):
@@ -164,19 +185,13 @@ def gather(tensor, gather_list=None, dst: int | None = None, group=None, async_o
         return None
     with validated(pg, "gather"):
         root = group_root(pg, dst, group_dst, "gather", "dst")
-        is_root = pg.rank() == root
-        if is_root:
-            if not gather_list:
-                raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-            gather_list = check_list(gather_list, "gather", "gather_list")
-            _check_same(gather_list, a, "gather", pg.size())
-        elif gather_list:
-            raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+        gather_list = _root_list(pg, root, gather_list, a, "gather", "gather_list", "destination")
+    is_root = gather_list is not None
     agree(pg, "gather", a, root=root)
     out = np.empty((pg.size(), *a.shape), dtype=a.dtype) if is_root else None
     req = pg._comm.Igather(as_bytes(contiguous(a)), as_bytes(out) if is_root else None, root)
     finish = _store_rows(gather_list, out) if is_root else None
-    return finish_work(pg, "gather", [req], finish, list(gather_list or []), async_op)
+    return finish_work(pg, "gather", [req], finish, gather_list or [], async_op)
 
 
 def scatter(tensor, scatter_list=None, src: int | None = None, group=None, async_op: bool = False,
@@ -188,19 +203,11 @@ def scatter(tensor, scatter_list=None, src: int | None = None, group=None, async
         return None
     with validated(pg, "scatter"):
         root = group_root(pg, src, group_src, "scatter", "src")
-        is_root = pg.rank() == root
-        if is_root:
-            if not scatter_list:
-                raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-            scatter_list = check_list(scatter_list, "scatter", "scatter_list")
-            _check_same(scatter_list, a, "scatter", pg.size())
-        elif scatter_list:
-            raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    if is_root:
-        send = np.stack([t._data for t in scatter_list]) if a.ndim else np.array([t._data for t in scatter_list])
+        scatter_list = _root_list(pg, root, scatter_list, a, "scatter", "scatter_list", "source")
+    send = None if scatter_list is None else as_bytes(np.stack([t._data for t in scatter_list]))
     agree(pg, "scatter", a, root=root)
     buf = writable_buffer(tensor)
-    req = pg._comm.Iscatter(as_bytes(send) if is_root else None, as_bytes(buf), root)
+    req = pg._comm.Iscatter(send, as_bytes(buf), root)
     return finish_work(pg, "scatter", [req], lambda: store(tensor, buf), [tensor], async_op)
 
 
@@ -211,12 +218,7 @@ def _reduce_scatter(what: str, output, send: np.ndarray, a_out: np.ndarray, op, 
     send = reduction_buffer(send)
     buf = np.empty(a_out.shape, dtype=send.dtype)
     req = pg._comm.Ireduce_scatter_block(send, buf, mop)
-
-    def finish():
-        average(buf, op, pg.size())
-        store(output, buf)
-
-    return finish_work(pg, what, [req], finish, [output], async_op)
+    return finish_work(pg, what, [req], _averaged(output, buf, op, pg), [output], async_op)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
@@ -228,7 +230,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     with validated(pg, "reduce_scatter"):
         input_list = check_list(input_list, "reduce_scatter", "input_list")
         _check_same(input_list, o, "reduce_scatter", pg.size())
-    send = np.stack([t._data for t in input_list]) if o.ndim else np.array([t._data for t in input_list])
+    send = np.stack([t._data for t in input_list])
     return _reduce_scatter("reduce_scatter", output, send, o, op, pg, async_op)
 
 

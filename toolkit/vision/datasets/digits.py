@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from ...tensor import Tensor
-from .vision import VisionDataset
+from .mnist import _GrayImages
 
 __all__ = ["Digits"]
 
@@ -47,7 +46,7 @@ def _load(size: int) -> tuple[np.ndarray, np.ndarray]:
     return data, labels
 
 
-class Digits(VisionDataset):
+class Digits(_GrayImages):
     """scikit-learn's handwritten digits as an MNIST-like dataset of ``(PIL image 'L', int label)`` samples.
 
     Args:
@@ -59,9 +58,6 @@ class Digits(VisionDataset):
         train_size: number of training images (an int), or their fraction of the 1,797 (a float in (0, 1)).
         split_seed: seed of the permutation that assigns images to the splits.
     """
-
-    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six", "7 - seven",
-               "8 - eight", "9 - nine"]
 
     def __init__(self, root: str | os.PathLike | None = None, train: bool = True, transform: Callable | None = None,
                  target_transform: Callable | None = None, download: bool = False, size: int = 28,
@@ -89,24 +85,5 @@ class Digits(VisionDataset):
         self.data: Tensor = from_numpy(np.ascontiguousarray(data[index]))
         self.targets: Tensor = from_numpy(np.ascontiguousarray(labels[index]))
 
-    @property
-    def class_to_idx(self) -> dict[str, int]:
-        return {_class: i for i, _class in enumerate(self.classes)}
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        from PIL import Image
-
-        img = Image.fromarray(self.data.numpy()[index])
-        target = int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
-
     def extra_repr(self) -> str:
-        split = "Train" if self.train is True else "Test"
-        return f"Split: {split}\nSize: {self.size}x{self.size}"
+        return f"{super().extra_repr()}\nSize: {self.size}x{self.size}"

@@ -91,14 +91,41 @@ def read_image_file(path: str) -> Tensor:
     return x
 
 
-class MNIST(VisionDataset):
+class _GrayImages(VisionDataset):
+    """A dataset of uint8 ``(N, H, W)`` images in ``data`` and int64 labels in ``targets``, sampled as
+    ``(PIL image 'L', int label)`` before transforms (MNIST and the MNIST-shaped ``Digits``)."""
+
+    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six", "7 - seven",
+               "8 - eight", "9 - nine"]
+    train: bool
+
+    @property
+    def class_to_idx(self) -> dict[str, int]:
+        return {_class: i for i, _class in enumerate(self.classes)}
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        from PIL import Image
+
+        img = Image.fromarray(self.data.numpy()[index])
+        target = int(self.targets[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def extra_repr(self) -> str:
+        return f"Split: {'Train' if self.train is True else 'Test'}"
+
+
+class MNIST(_GrayImages):
     """The MNIST digits from ``root/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]``.
 
     Samples are ``(PIL image 'L', int label)`` before transforms, as in torchvision.
     """
-
-    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six", "7 - seven",
-               "8 - eight", "9 - nine"]
 
     def __init__(self, root: str | os.PathLike, train: bool = True, transform: Callable | None = None,
                  target_transform: Callable | None = None, download: bool = False) -> None:
@@ -144,28 +171,6 @@ class MNIST(VisionDataset):
     @property
     def processed_folder(self) -> str:
         return os.path.join(self.root, self.__class__.__name__, "processed")
-
-    @property
-    def class_to_idx(self) -> dict[str, int]:
-        return {_class: i for i, _class in enumerate(self.classes)}
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        from PIL import Image
-
-        img = Image.fromarray(self.data.numpy()[index])
-        target = int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def extra_repr(self) -> str:
-        split = "Train" if self.train is True else "Test"
-        return f"Split: {split}"
 
 
 class FashionMNIST(MNIST):
