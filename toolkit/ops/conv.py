@@ -22,6 +22,7 @@ from ._conv_kernels import (
     expand_param,
     same_padding,
 )
+from ._flops import conv as _conv_flops
 from .registry import NN, op
 
 
@@ -160,7 +161,8 @@ def _public_conv_grad(nd, name):
 # aten::convolution: the one op the derivatives call
 # ---------------------------------------------------------------------------------------------
 @op("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
-    "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", kind=NN, function=False, method=False)
+    "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", kind=NN, function=False, method=False,
+    flops=_conv_flops)
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """A batched 1-d or 2-d convolution or transposed convolution (what conv1d/conv2d/conv_transpose call)."""
     nd, stride, padding, dilation, output_padding = _conv_args(input, stride, padding, dilation, output_padding)
@@ -226,6 +228,7 @@ conv2d_padding = op("conv2d.padding(Tensor input, Tensor weight, Tensor? bias=No
 
 for _o, _nd, _name in ((conv1d, 1, "conv1d"), (conv1d_padding, 1, "conv1d"), (conv2d, 2, "conv2d"),
                        (conv2d_padding, 2, "conv2d")):
+    _o.flops = _conv_flops
     _o.meta_rule(_conv_meta(_name, _nd))
     _o.grad(_public_conv_grad(_nd, _name))
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
+from . import _flops
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
 
 
@@ -65,7 +66,7 @@ def _zeros(grad):
 
 # ----------------------------------------------------------------------------- arithmetic
 @op("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
-    formula="self + alpha * other", inplace=True, dunders=("add", "radd", "iadd"),
+    formula="self + alpha * other", flops=_flops.elementwise, inplace=True, dunders=("add", "radd", "iadd"),
     identities=(("self", "other", 0, None), ("other", "self", 0, ("alpha", 1))))
 def add(self, other, alpha=1, out=None):
     """Add ``other``, scaled by ``alpha``, to ``self`` elementwise, with broadcasting."""
@@ -112,6 +113,7 @@ def _(grad, alpha):
 
 
 @op("mul(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self * other", inplace=True,
+    flops=_flops.elementwise,
     dunders=("mul", "rmul", "imul"), identities=(("self", "other", 1, None), ("other", "self", 1, None)))
 def mul(self, other, out=None):
     """Multiply elementwise, with broadcasting."""

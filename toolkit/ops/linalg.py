@@ -13,7 +13,10 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none
-from . import _einsum  # noqa: F401  (registers einsum)
+from . import (
+    _einsum,  # noqa: F401  (registers einsum)
+    _flops,
+)
 from .registry import LINALG, op
 
 _C_NAMES = {"Bool": "bool", "Byte": "unsigned char", "Char": "signed char", "Half": "c10::Half"}
@@ -189,7 +192,7 @@ def _meta(shape, like):
 # ---------------------------------------------------------------------------------------------
 # Matrix products
 # ---------------------------------------------------------------------------------------------
-@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG)
+@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, flops=_flops.mm)
 def mm(self, mat2):
     """Matrix product of two 2-D tensors (no broadcasting; see ``matmul``)."""
     _check_mm(self, mat2)
@@ -215,7 +218,7 @@ def _(rng):
     yield (rng.standard_normal((2, 0)), rng.standard_normal((0, 3))), {}
 
 
-@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG)
+@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, flops=_flops.bmm)
 def bmm(self, mat2):
     """Batched matrix product of two 3-D tensors with equal batch sizes (no broadcasting)."""
     _check_bmm(self, mat2)
@@ -239,7 +242,8 @@ def _(rng):
     yield (rng.standard_normal((0, 2, 3)), rng.standard_normal((0, 3, 1))), {}
 
 
-@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, dunders=("matmul", "rmatmul"))
+@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, dunders=("matmul", "rmatmul"),
+    flops=_flops.matmul)
 def matmul(self, other):
     """Matrix product with torch.matmul's rules: 1-D operands act as vectors, batch dims broadcast."""
     if self.ndim == 2 and other.ndim == 2 and self.shape[1] == other.shape[0] and self.dtype == other.dtype \
@@ -429,7 +433,7 @@ def _addmm_check(self, mat1, mat2):
 
 
 @op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG,
-    inplace=True)
+    inplace=True, flops=_flops.addmm)
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     """``beta * self + alpha * (mat1 @ mat2)``, with ``self`` broadcast to the product's shape."""
     _addmm_check(self, mat1, mat2)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
+from . import _flops
 from .registry import NN, op
 
 
@@ -63,7 +64,7 @@ def _linear_check(input_shape, weight_shape, bias_shape, in_dtype, w_dtype, b_dt
 
 
 @op("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN, method=False,
-    namespace="nn.functional")
+    namespace="nn.functional", flops=_flops.linear)
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over any leading dims of ``input``: one matmul."""
     _linear_check(input.shape, weight.shape, None if bias is None else bias.shape, input.dtype, weight.dtype,

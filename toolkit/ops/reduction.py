@@ -69,7 +69,8 @@ def _sum_dtype(a: np.ndarray, dtype):
 
 
 # ----------------------------------------------------------------------------- sum, mean
-@op("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION)
+@op("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION,
+    full_reduction="sum")
 def sum(self, dim=None, keepdim=False, dtype=None):
     """Sum over ``dim`` (all dims by default); integers accumulate in int64 as in PyTorch."""
     return np.add.reduce(self, axis=axes(dim, self.ndim, "sum"), keepdims=keepdim, dtype=_sum_dtype(self, dtype))
@@ -148,7 +149,8 @@ def _mean_dtype_error(d) -> RuntimeError:
     )
 
 
-@op("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION)
+@op("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION,
+    full_reduction="mean")
 def mean(self, dim=None, keepdim=False, dtype=None):
     """Arithmetic mean; like PyTorch it refuses integer inputs unless a float ``dtype`` is given."""
     if dtype is None and self.dtype.kind not in "f":

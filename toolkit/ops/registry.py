@@ -73,7 +73,10 @@ class OpDef:
         scalar_self: bool | None = None,
         refuse_grad_args: tuple = (),
         identities: tuple = (),
+        self_inverse: bool = False,
         composite: bool = False,
+        full_reduction: str | None = None,
+        flops: Callable | None = None,
         doc: str | None = None,
     ):
         self.schema = schema
@@ -88,6 +91,8 @@ class OpDef:
         if cpu is not None and not composite:
             self.kernels["cpu"] = cpu
         self.formula = formula
+        # FLOP estimate of one call for the profiler: ``flops(bound) -> int`` (None: not counted).
+        self.flops = flops
         self.promotion = promotion
         self.method = method
         self.function = function
@@ -105,6 +110,12 @@ class OpDef:
         # Algebraic identities the JIT's peephole pass may use: (kept arg, constant arg, identity value,
         # (other arg, required value) or None), e.g. ``("self", "other", 1, None)`` for ``x * 1 == x``.
         self.identities = tuple(identities)
+        # A view that undoes itself: ``op(op(x, *dims), *dims)`` is ``x``, the dims in any order (``t``,
+        # ``transpose``); the peephole pass removes such pairs.
+        self.self_inverse = self_inverse
+        # A reduction the JIT's fused kernels can accumulate over every element: ``"sum"`` (``acc += x``) or
+        # ``"mean"`` (the sum divided by the count; nan for no elements).
+        self.full_reduction = full_reduction
         # Arguments that take part in type promotion (elementwise kinds): every Tensor argument unless
         # named here; naming lets a bool ``condition`` stay out and a Scalar ``min`` take part.
         self.promote_args = self.tensor_args if promote_args is None else tuple(

@@ -139,19 +139,19 @@ def _swap(self, dim0, dim1, name):
     return np.swapaxes(self, a, b) if n else self.view()
 
 
-@op("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW)
+@op("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, self_inverse=True)
 def transpose(self, dim0, dim1):
     """Swap two dims (a view): ``x.transpose(0, 1)``."""
     return _swap(self, dim0, dim1, "transpose")
 
 
-@op("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", kind=VIEW)
+@op("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", kind=VIEW, self_inverse=True)
 def swapaxes(self, axis0, axis1):
     """Alias of :func:`transpose`, NumPy's name."""
     return _swap(self, axis0, axis1, "swapaxes")
 
 
-@op("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW)
+@op("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, self_inverse=True)
 def swapdims(self, dim0, dim1):
     """Alias of :func:`transpose`."""
     return _swap(self, dim0, dim1, "swapdims")
@@ -201,7 +201,7 @@ def _t_shape(shape: tuple) -> tuple:
     return tuple(reversed(shape))
 
 
-@op("t(Tensor(a) self) -> Tensor(a)", kind=VIEW)
+@op("t(Tensor(a) self) -> Tensor(a)", kind=VIEW, self_inverse=True)
 def t(self):
     """Transpose a matrix; 0-d and 1-d tensors come back as they are."""
     _t_shape(self.shape)

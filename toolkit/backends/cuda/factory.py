@@ -134,9 +134,8 @@ def register() -> list:
     for op in R.all_ops():
         if "cuda" in op.kernels or "cpu" not in op.kernels:
             continue
-        if op.kind in (R.RANDOM, R.FACTORY) or (op.kind is R.INPLACE and op.inplace_of is None
-                                                 and op.name in ("bernoulli_", "uniform_", "normal_", "random_",
-                                                                 "exponential_")):
+        # Random in-place fills (``uniform_``, ``bernoulli_``, ...) are the in-place ops that take a generator.
+        if op.kind in (R.RANDOM, R.FACTORY) or (op.kind is R.INPLACE and "generator" in op.arg_names):
             op.kernel("cuda")(host_made(op))
             done.append(op)
     return done

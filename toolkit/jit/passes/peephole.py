@@ -74,24 +74,22 @@ def _wrap(d, rank: int):
 
 
 def _inverse_view(n: Node) -> Value | None:
-    """``t(t(x))`` and ``transpose(transpose(x, a, b), a, b)`` (or ``b, a``) are ``x``."""
+    """``t(t(x))`` and ``transpose(transpose(x, a, b), a, b)`` (or ``b, a``) are ``x`` (ops declared ``self_inverse``)."""
     inner = n.inputs[0].node
-    if inner is None or inner.op is not n.op or n.op.kind != R.VIEW:
+    if inner is None or inner.op is not n.op or not n.op.self_inverse:
         return None
     x = inner.inputs[0]
-    if n.op.name == "t":
+    if len(n.inputs) == 1:
         return x
-    if n.op.name in ("transpose", "swapaxes", "swapdims"):
-        if x.type.__class__ is not T.TensorType or x.type.sizes is None:
-            return None
-        rank = len(x.type.sizes)
-        try:
-            a = {_wrap(_constant(v), rank) for v in inner.inputs[1:]}
-            b = {_wrap(_constant(v), rank) for v in n.inputs[1:]}
-        except LookupError:
-            return None
-        return x if a == b else None
-    return None
+    if x.type.__class__ is not T.TensorType or x.type.sizes is None:
+        return None
+    rank = len(x.type.sizes)
+    try:
+        a = {_wrap(_constant(v), rank) for v in inner.inputs[1:]}
+        b = {_wrap(_constant(v), rank) for v in n.inputs[1:]}
+    except LookupError:
+        return None
+    return x if a == b else None
 
 
 def _noop_view(n: Node) -> Value | None:

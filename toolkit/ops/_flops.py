@@ -1,5 +1,7 @@
 """FLOP estimates from input shapes, by PyTorch's formulas (``torch/csrc/profiler/util.cpp``).
 
+Ops name their formula with the ``flops=`` option of ``@op``; the profiler asks ``OpDef.flops``.
+
 Matrix products count a multiply and an add per term (``2*M*N*K``), convolutions
 ``2 * output elements * input channels per group * kernel size``, elementwise
 ``mul``/``add`` one per output element.
@@ -9,34 +11,34 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor
+import numpy as np
 
 
 def _shape(v) -> tuple:
-    return tuple(v.shape) if isinstance(v, Tensor) else ()
+    return tuple(getattr(v, "shape", ()))
 
 
-def _mm(bound) -> int:
+def mm(bound) -> int:
     (m, k), (_, n) = _shape(bound[0]), _shape(bound[1])
     return 2 * m * n * k
 
 
-def _addmm(bound) -> int:
+def addmm(bound) -> int:
     (m, k), (_, n) = _shape(bound[1]), _shape(bound[2])
     return 2 * m * n * k
 
 
-def _bmm(bound) -> int:
+def bmm(bound) -> int:
     (b, m, k), (_, _, n) = _shape(bound[0]), _shape(bound[1])
     return 2 * b * m * n * k
 
 
-def _linear(bound) -> int:
+def linear(bound) -> int:
     x, w = _shape(bound[0]), _shape(bound[1])
     return 2 * math.prod(x) * w[0]
 
 
-def _matmul(bound) -> int:
+def matmul(bound) -> int:
     a, b = _shape(bound[0]), _shape(bound[1])
     if not a or not b:
         return 0
@@ -47,7 +49,7 @@ def _matmul(bound) -> int:
     return 2 * max(batch_m, batch_m * batch_b) * n * k
 
 
-def _conv(bound) -> int:
+def conv(bound) -> int:
     x, w = _shape(bound[0]), _shape(bound[1])
     if len(x) < 3 or len(w) < 3:
         return 0
@@ -64,29 +66,9 @@ def _conv(bound) -> int:
     return 2 * math.prod(out) * (x[1] // max(groups, 1)) * math.prod(w[2:])
 
 
-def _elementwise(bound) -> int:
+def elementwise(bound) -> int:
     shapes = [_shape(v) for v in bound[:2]]
     try:
-        import numpy as np
-
         return math.prod(np.broadcast_shapes(*shapes))
     except ValueError:
-        return 0
-
-
-FLOPS = {
-    "mm": _mm, "addmm": _addmm, "bmm": _bmm, "matmul": _matmul, "linear": _linear,
-    "conv1d": _conv, "conv2d": _conv, "conv3d": _conv, "convolution": _conv,
-    "mul": _elementwise, "add": _elementwise,
-}
-
-
-def flops_of(name: str, bound: list) -> int:
-    """Estimated floating point operations of one call (0 for ops without a formula)."""
-    f = FLOPS.get(name)
-    if f is None:
-        return 0
-    try:
-        return int(f(bound))
-    except (ValueError, TypeError, IndexError):
         return 0
