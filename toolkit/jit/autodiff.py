@@ -110,10 +110,14 @@ class DifferentiablePlan:
         return self._interpreters
 
     def fusion_groups(self) -> list:
-        return [n for n in self.graph.all_nodes() if n.kind == "prim::FusionGroup"]
+        from .passes.fuse import fusion_groups
+
+        return fusion_groups(self.graph)
 
     def backward_fusion_groups(self) -> list:
-        return [n for n in self.backward_graph.all_nodes() if n.kind == "prim::FusionGroup"]
+        from .passes.fuse import fusion_groups
+
+        return fusion_groups(self.backward_graph)
 
     def run(self, inputs: list) -> list:
         self.runs += 1

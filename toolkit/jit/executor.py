@@ -113,7 +113,9 @@ class ExecutionPlan:
         return self.interpreter.run(inputs)
 
     def fusion_groups(self) -> list:
-        return [n for n in self.graph.all_nodes() if n.kind == "prim::FusionGroup"]
+        from .passes.fuse import fusion_groups
+
+        return fusion_groups(self.graph)
 
 
 class _Entry:

@@ -294,7 +294,7 @@ class _GroupRunner:
     dtypes, so only values computed inside (data-dependent shapes) can differ.
     """
 
-    __slots__ = ("node", "kernel", "_sub", "_wrap", "_fused_wins", "_steps", "_inputs", "_outputs", "_guarded")
+    __slots__ = ("node", "kernel", "_sub", "_wrap", "_steps", "_inputs", "_outputs", "_guarded")
 
     def __init__(self, node: Node):
         from ..tensor import _wrap
@@ -310,15 +310,13 @@ class _GroupRunner:
             self._wrap = lambda a: _wrap(a, None, device)
         else:
             self.kernel = FusedKernel(node)
-        self._fused_wins: dict = {}  # input strides -> whether the kernel beat the ops one by one
-        self._steps: dict = {}  # input strides -> step(args, arrays) -> output tensors
+        self._steps: dict = {}  # input strides -> step(args, arrays) -> output tensors (the race's winner)
         self._inputs = tuple(node.inputs)
         self._outputs = tuple(node.outputs)
         graph_inputs = set(node.graph.inputs)
-        shapes = getattr(self.kernel, "in_shapes", None)
-        dtypes = getattr(self.kernel, "in_dtypes", None)
-        self._guarded = None if shapes is None or dtypes is None else tuple(
-            (k, tuple(shapes[k]), dtypes[k]) for k, v in enumerate(self._inputs) if v not in graph_inputs)
+        shapes, dtypes = self.kernel.in_shapes, self.kernel.in_dtypes
+        self._guarded = tuple((k, tuple(shapes[k]), dtypes[k])
+                              for k, v in enumerate(self._inputs) if v not in graph_inputs)
 
     def subgraph_interpreter(self) -> Interpreter:
         if self._sub is None:
@@ -336,7 +334,7 @@ class _GroupRunner:
         arrays = [a._data for a in args]
         if not (dispatch.STATE.grad_enabled and True in [a._requires_grad for a in args]):
             step = self._steps.get(tuple(map(_STRIDES, arrays)))
-            if step is not None and self._guarded is not None:
+            if step is not None:
                 for k, shape, dtype in self._guarded:
                     a = arrays[k]
                     if a.shape != shape or a.dtype != dtype:
@@ -373,14 +371,13 @@ class _GroupRunner:
             kernel.fallbacks += 1
             outs = self.subgraph_interpreter().run(args)
         else:
-            key = tuple(a.strides for a in arrays)
-            wins = self._fused_wins.get(key)
-            if wins is None:
+            key = tuple(map(_STRIDES, arrays))
+            step = self._steps.get(key)
+            if step is None:
                 from .codegen import fused_kernel
 
-                wins = self._fused_wins[key] = self._race(args, arrays) if fused_kernel.RACE_UNFUSED and getattr(
-                    kernel, "race", True) else True
-            step = self._steps[key] = self._step(wins, arrays)
+                wins = self._race(args, arrays) if fused_kernel.RACE_UNFUSED and getattr(kernel, "race", True) else True
+                step = self._steps[key] = self._step(wins, arrays)
             outs = step(args, arrays)
         for v, r in zip(n.outputs, outs):
             env[v] = r

@@ -17,15 +17,11 @@ device arrays); anything else runs the subgraph through the interpreter.
 
 from __future__ import annotations
 
-import threading
-
-from ...backends.cpu.cache import kernel_dir, load_source, source_hash
+from ...backends.cpu.cache import load_source
 from ...backends.cpu.codegen import free_names
 from ..ir import Graph, Node, Value
 from .elementwise import node_expression
-from .fused_kernel import _group_shape, _is_reduction
-
-_PREFIX = "cuda_fused"
+from .fused_kernel import GroupKernel, _is_reduction
 
 
 def generate_cuda_source(sub: Graph, rank: int) -> str:
@@ -96,59 +92,33 @@ def group_device(node: Node) -> str:
     return "cpu"
 
 
-class CudaFusedKernel:
-    """The compiled form of one ``prim::FusionGroup`` node on ``cuda``; the interface of ``FusedKernel``."""
+class CudaFusedKernel(GroupKernel):
+    """The compiled form of one ``prim::FusionGroup`` node on ``cuda``; the interface of ``FusedKernel``.
+
+    The guard also asks for device arrays; ``compile`` loads the module and runs
+    once (numba.cuda compiles on the first launch).
+    """
 
     race = False  # one launch always beats one launch per op on the device: no timing race
+    _PREFIX = "cuda_fused"
+    _DEVICE_ARRAYS = True
 
     def __init__(self, node: Node, name: str = "fusion_group"):
-        self.node = node
-        self.name = name
-        self.subgraph: Graph = node["Subgraph"]
-        self.shape = _group_shape(self.subgraph)
-        self.in_shapes = [tuple(v.type.sizes) for v in self.subgraph.inputs]
-        self.in_dtypes = [v.type.dtype.np for v in self.subgraph.inputs]
-        self.out_dtypes = [v.type.dtype.np for v in self.subgraph.outputs]
+        super().__init__(node, name)
         self._module_ = None
-        self._lock = threading.Lock()
-        self.compile_seconds = 0.0
-        self.decisions: dict = {}
-        self.calls = 0
-        self.fallbacks = 0
 
     def source(self, layout: tuple | None = None) -> str:
         """The generated kernel module (one per group: strides are kernel arguments, not baked in)."""
         return generate_cuda_source(self.subgraph, len(self.shape))
-
-    def source_path(self, layout: tuple | None = None):
-        """Where the generated source lives in the kernel cache (written on first use)."""
-        return kernel_dir() / f"{_PREFIX}_{source_hash(self.source())}.py"
 
     def _module(self):
         m = self._module_
         if m is None:
             with self._lock:
                 if self._module_ is None:
-                    self._module_ = load_source(self.source(), _PREFIX)
+                    self._module_ = load_source(self.source(), self._PREFIX)
                 m = self._module_
         return m
-
-    def compile(self, arrays: list) -> None:
-        """Load the module and run once (numba.cuda compiles on the first launch)."""
-        import time
-
-        t0 = time.perf_counter()
-        self.run(arrays)
-        self.compile_seconds += time.perf_counter() - t0
-
-    def matches(self, arrays: list) -> bool:
-        """The guard: device arrays of the shapes and dtypes this kernel was specialized for."""
-        if len(arrays) != len(self.in_shapes):
-            return False
-        for a, s, d in zip(arrays, self.in_shapes, self.in_dtypes):
-            if not getattr(a, "_is_device_array", False) or a.shape != s or a.dtype != d:
-                return False
-        return True
 
     def run(self, arrays: list) -> list:
         """The group's outputs (new contiguous device arrays) for inputs that pass the guard."""
@@ -171,6 +141,3 @@ class CudaFusedKernel:
         blocks, threads = runtime.launch_1d(n)
         self._module().kernel[blocks, threads](*args)
         return outs
-
-    def __repr__(self) -> str:
-        return f"<CudaFusedKernel {self.name}: {len(self.subgraph.block.nodes)} nodes, shape {self.shape}>"

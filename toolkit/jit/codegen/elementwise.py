@@ -250,17 +250,14 @@ def _dt_name_of_scalar(value) -> str:
     return "float64"
 
 
-_FULL_REDUCTIONS = ("aten::sum", "aten::mean")
-
-
 def reduction_fusibility(n: Node) -> str | None:
     """None when ``n`` is a reduction over every element that can end a fusion group, else why not.
 
     A group ending in ``sum``/``mean`` accumulates as it goes, so the reduced
     tensor never exists in memory: that is where fusing a reduction pays.
     """
-    if n.kind not in _FULL_REDUCTIONS or n.op is None or n.op.kind is not R.REDUCTION:
-        return "not a sum or mean"
+    if n.op is None or n.op.full_reduction is None:
+        return "not a reduction the kernel can accumulate (the registry's full_reduction)"
     src = tensor_type(n.inputs[0])
     out = tensor_type(n.outputs[0]) if len(n.outputs) == 1 else None
     if src is None or out is None or out.sizes != ():
@@ -300,9 +297,19 @@ def accumulator(n: Node) -> tuple:
     for s in src.sizes:
         count *= s
     init = "0.0" if out.startswith("float") else "0"
-    if n.kind == "aten::mean":
+    if n.op.full_reduction == "mean":
         return init, np_cast(out, f"{{acc}} / {float(count)!r}") if count else np_cast(out, "math.nan")
     return init, np_cast(out, "{acc}")
+
+
+def is_chunk(n: Node) -> bool:
+    """Whether ``n`` is an ``aten::chunk`` (the one place the fuser and the kernel name it: TorchScript's ConstantChunk)."""
+    return n.kind == "aten::chunk"
+
+
+def empty_reduction(n: Node) -> float:
+    """A fusible reduction's value over zero elements: 0 for a sum, nan for a mean (as PyTorch)."""
+    return float("nan") if n.op.full_reduction == "mean" else 0
 
 
 def chunk_spec(n: Node) -> tuple | None:
@@ -312,7 +319,7 @@ def chunk_spec(n: Node) -> tuple | None:
     non-empty parts along a constant dim (as TorchScript's ConstantChunk) and
     feed exactly one ``prim::ListUnpack`` with one output per part.
     """
-    if n.kind != "aten::chunk" or len(n.inputs) < 2:
+    if not is_chunk(n) or len(n.inputs) < 2:
         return None
     src = tensor_type(n.inputs[0])
     if src is None or getattr(src.device, "type", src.device) != "cpu" or not src.sizes:

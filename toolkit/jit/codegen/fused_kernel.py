@@ -29,7 +29,7 @@ from ...backends.cpu.scalar import HELPERS
 from ...ops import registry as R
 from ..ir import Graph, Node, Value
 from .allocator import MIN_BYTES, POOL
-from .elementwise import accumulator, chunk_spec, node_expression
+from .elementwise import accumulator, chunk_spec, empty_reduction, is_chunk, node_expression
 
 RACE_UNFUSED = True  # time each new layout against the group's ops one by one and keep the faster (tests turn it off)
 _strides = operator.attrgetter("strides")
@@ -47,19 +47,20 @@ def chunk_layout(sub: Graph) -> tuple | None:
     Such a group iterates over one part's shape; the nodes before the chunk are
     computed once per part, reading their inputs at the part's offset.
     """
-    chunks = [n for n in sub.block.nodes if n.kind == "aten::chunk"]
+    chunks = [n for n in sub.block.nodes if is_chunk(n)]
     if not chunks:
         return None
     specs = {chunk_spec(n) for n in chunks}
     if len(specs) != 1 or None in specs:
         raise RuntimeError(f"a fusion group's chunks must cut one shape the same way, got {sorted(map(str, specs))}")
     full, dim, n_chunks = specs.pop()
-    pre = frozenset(n for n in sub.block.nodes if n.kind not in _STRUCTURAL and n.outputs
+    pre = frozenset(n for n in sub.block.nodes if not _structural(n) and n.outputs
                     and tuple(n.outputs[0].type.sizes) == full)
     return full, dim, n_chunks, pre
 
 
-_STRUCTURAL = ("prim::Constant", "aten::chunk", "prim::ListUnpack")
+def _structural(n: Node) -> bool:
+    return n.kind in ("prim::Constant", "prim::ListUnpack") or is_chunk(n)
 
 
 def _group_shape(sub: Graph) -> tuple:
@@ -70,7 +71,7 @@ def _group_shape(sub: Graph) -> tuple:
     info = chunk_layout(sub)
     pre = info[3] if info is not None else frozenset()
     shapes = {tuple(n.inputs[0].type.sizes) if _is_reduction(n) else tuple(n.outputs[0].type.sizes)
-              for n in sub.block.nodes if n.kind not in _STRUCTURAL and n not in pre}
+              for n in sub.block.nodes if not _structural(n) and n not in pre}
     if len(shapes) != 1:
         raise RuntimeError(f"a fusion group's members must share one shape, got {sorted(shapes)}")
     return shapes.pop()
@@ -86,7 +87,7 @@ def chunked_inputs(sub: Graph) -> tuple:
     for v in sub.inputs:
         sizes = tuple(v.type.sizes)
         d = dim - (len(full) - len(sizes))
-        read_pre = any(u.user in pre or u.user.kind == "aten::chunk" for u in v.uses)
+        read_pre = any(u.user in pre or is_chunk(u.user) for u in v.uses)
         out.append(read_pre and d >= 0 and sizes[d] == full[dim])
     return tuple(out)
 
@@ -143,7 +144,7 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
     inits: list[str] = []
     post: list[str] = []
     for n in sub.block.nodes:
-        if n.kind in ("prim::Constant", "aten::chunk"):
+        if n.kind == "prim::Constant" or is_chunk(n):
             continue
         if n.kind == "prim::ListUnpack":  # part j of the chunked tensor: its value at part j's offset
             src = n.inputs[0].node.inputs[0]
@@ -269,8 +270,11 @@ def _broadcast_strides(shape: tuple, in_shape: tuple, strides: tuple) -> tuple:
     return tuple(out)
 
 
-class FusedKernel:
-    """The compiled form of one ``prim::FusionGroup`` node: call it with the group's input tensors."""
+class GroupKernel:
+    """What the CPU and CUDA kernels of a ``prim::FusionGroup`` share: the types, the guard, the counters."""
+
+    _PREFIX = "fused"  # the kernel cache's file name prefix
+    _DEVICE_ARRAYS = False  # the guard also asks for device arrays
 
     def __init__(self, node: Node, name: str = "fusion_group"):
         self.node = node
@@ -280,6 +284,47 @@ class FusedKernel:
         self.in_shapes = [tuple(v.type.sizes) for v in self.subgraph.inputs]
         self.in_dtypes = [v.type.dtype.np for v in self.subgraph.inputs]
         self.out_dtypes = [v.type.dtype.np for v in self.subgraph.outputs]
+        self._lock = threading.Lock()
+        self.compile_seconds = 0.0  # time of the calls that compiled or loaded a loop
+        self.decisions: dict = {}  # input strides -> ("fused" | "unfused", kernel seconds, ops-one-by-one seconds)
+        self.calls = 0
+        self.fallbacks = 0
+
+    def source(self, layout: tuple | None = None) -> str:
+        raise NotImplementedError
+
+    def source_path(self, layout: tuple | None = None):
+        """Where the generated source lives in the kernel cache (written on first use)."""
+        return kernel_dir() / f"{self._PREFIX}_{source_hash(self.source(layout))}.py"
+
+    def compile(self, arrays: list) -> None:
+        """Compile (or load from the disk cache) what this call will run, and time it."""
+        t0 = time.perf_counter()
+        self.run(arrays)
+        self.compile_seconds += time.perf_counter() - t0
+
+    def run(self, arrays: list) -> list:
+        raise NotImplementedError
+
+    def matches(self, arrays: list) -> bool:
+        """The guard: the inputs have the shapes and dtypes this kernel was specialized for."""
+        if len(arrays) != len(self.in_shapes):
+            return False
+        device = self._DEVICE_ARRAYS
+        for a, s, d in zip(arrays, self.in_shapes, self.in_dtypes):
+            if a.shape != s or a.dtype != d or (device and not getattr(a, "_is_device_array", False)):
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}: {len(self.subgraph.block.nodes)} nodes, shape {self.shape}>"
+
+
+class FusedKernel(GroupKernel):
+    """The compiled form of one ``prim::FusionGroup`` node: call it with the group's input tensors."""
+
+    def __init__(self, node: Node, name: str = "fusion_group"):
+        super().__init__(node, name)
         self.out_reduced = [v.node is not None and _is_reduction(v.node) for v in self.subgraph.outputs]
         self._any_reduced = any(self.out_reduced)
         info = chunk_layout(self.subgraph)
@@ -290,12 +335,6 @@ class FusedKernel:
                              for s, c in zip(self.in_shapes, self._chunked)]
         self._launch: dict = {}
         self._modules: dict = {}
-        self._lock = threading.Lock()
-        self._fallback = None
-        self.compile_seconds = 0.0  # time of the calls that compiled or loaded a loop
-        self.decisions: dict = {}  # input strides -> ("fused" | "unfused", kernel seconds, ops-one-by-one seconds)
-        self.calls = 0
-        self.fallbacks = 0
 
     # -- source and compilation -------------------------------------------------------------
     def source(self, layout: tuple | None = None) -> str:
@@ -303,10 +342,6 @@ class FusedKernel:
         if layout is None:
             layout = next(reversed(self._modules)) if self._modules else self._default_layout()
         return generate_source(self.subgraph, *layout)
-
-    def source_path(self, layout: tuple | None = None):
-        """Where the generated source lives in the kernel cache (written on first use)."""
-        return kernel_dir() / f"fused_{source_hash(self.source(layout))}.py"
 
     def _default_layout(self) -> tuple:
         n_out = len(self.out_dtypes) - sum(self.out_reduced)
@@ -327,25 +362,10 @@ class FusedKernel:
                 m = self._modules.get(layout)
                 if m is None:
                     src = generate_source(self.subgraph, *layout)
-                    m = self._modules[layout] = load_source(src, "fused")
+                    m = self._modules[layout] = load_source(src, self._PREFIX)
         return m
 
-    def compile(self, arrays: list) -> None:
-        """Compile (or load from the disk cache) the loop this call will run, and time it."""
-        t0 = time.perf_counter()
-        self.run(arrays)
-        self.compile_seconds += time.perf_counter() - t0
-
     # -- running ----------------------------------------------------------------------------
-    def matches(self, arrays: list) -> bool:
-        """The guard: the inputs have the shapes and dtypes this kernel was specialized for."""
-        if len(arrays) != len(self.in_shapes):
-            return False
-        for a, s, d in zip(arrays, self.in_shapes, self.in_dtypes):
-            if a.shape != s or a.dtype != d:
-                return False
-        return True
-
     def run(self, arrays: list) -> list:
         """The group's outputs (new arrays) for input arrays that pass the guard."""
         key = tuple(map(_strides, arrays))
@@ -414,8 +434,7 @@ class FusedKernel:
         """A reduction over zero elements: 0 for sum, nan for mean (as PyTorch)."""
         for k, r in enumerate(self.out_reduced):
             if r:
-                n = self.subgraph.outputs[k].node
-                outs[k][()] = float("nan") if n.kind == "aten::mean" else 0
+                outs[k][()] = empty_reduction(self.subgraph.outputs[k].node)
         return outs
 
     def _plan(self, arrays: list) -> tuple:
@@ -437,9 +456,6 @@ class FusedKernel:
             n *= d
         m = self._module(layout)
         return (m.parallel if n >= PARALLEL_MIN else m.serial), in_shapes, flat
-
-    def __repr__(self) -> str:
-        return f"<FusedKernel {self.name}: {len(self.subgraph.block.nodes)} nodes, shape {self.shape}>"
 
 
 def _part_shape(shape: tuple, dim: int, rank: int, parts: int) -> tuple:

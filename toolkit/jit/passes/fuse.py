@@ -25,7 +25,7 @@ Example::
 from __future__ import annotations
 
 from .. import types as T
-from ..codegen.elementwise import chunk_spec, constant_of, fusibility, reduction_fusibility
+from ..codegen.elementwise import chunk_spec, constant_of, fusibility, is_chunk, reduction_fusibility
 from ..ir import Block, Graph, Node, Value
 from .manager import register_pass
 
@@ -99,7 +99,7 @@ def _grow(graph: Graph, block: Block, consumer: Node, taken: set, position: dict
                 members.update((p, c))
                 changed = True
                 break
-            feeds_pre = any(u.user in pre or u.user.kind == "aten::chunk" for o in p.outputs for u in o.uses
+            feeds_pre = any(u.user in pre or is_chunk(u.user) for o in p.outputs for u in o.uses
                             if u.user in members)
             if fusibility(p) is not None:
                 continue
@@ -171,29 +171,26 @@ def _fuse_block(graph: Graph, block: Block, min_size: int) -> int:
     for n in block.nodes:
         for b in n.blocks:
             made += _fuse_block(graph, b, min_size)
-    while True:
-        position = {n: i for i, n in enumerate(block.nodes)}
-        taken: set = set()
-        groups = []
-        for n in reversed(block.nodes):
-            if n in taken or n.kind == "prim::FusionGroup":
-                continue
-            if fusibility(n) is None:
-                shape = _shape(n)
-            elif reduction_fusibility(n) is None:
-                shape = tuple(n.inputs[0].type.sizes)  # a trailing sum/mean: the group computes its input
-            else:
-                continue
-            members = _grow(graph, block, n, taken, position, shape)
-            taken.update(members)
-            if len(members) >= min_size:
-                groups.append(members)
-        if not groups:
-            return made
-        for members in groups:
-            _materialize(graph, block, members)
-            made += 1
-        return made
+    position = {n: i for i, n in enumerate(block.nodes)}
+    taken: set = set()
+    groups = []
+    for n in reversed(block.nodes):
+        if n in taken or n.kind == "prim::FusionGroup":
+            continue
+        if fusibility(n) is None:
+            shape = _shape(n)
+        elif reduction_fusibility(n) is None:
+            shape = tuple(n.inputs[0].type.sizes)  # a trailing sum/mean: the group computes its input
+        else:
+            continue
+        members = _grow(graph, block, n, taken, position, shape)
+        taken.update(members)
+        if len(members) >= min_size:
+            groups.append(members)
+    for members in groups:
+        _materialize(graph, block, members)
+        made += 1
+    return made
 
 
 @register_pass("fuse")
