@@ -41,38 +41,6 @@ def _line(fn, text: str) -> int:
     raise AssertionError(text)
 
 
-def test_unsupported_construct_golden_message():
-    with pytest.raises(FrontendError) as e:
-        toolkit.jit.script(uses_try)
-    line = _line(uses_try, "try:")
-    assert str(e.value) == (
-        "Python construct 'Try' (try/except) is not supported in script code:\n"
-        f'  File "{HERE}", line {line}, in uses_try\n'
-        "    try:\n"
-        "    ^~~~")
-
-
-def test_undefined_name_golden_message():
-    with pytest.raises(FrontendError) as e:
-        toolkit.jit.script(undefined_name)
-    line = _line(undefined_name, "not_defined_anywhere")
-    assert str(e.value) == (
-        "undefined value not_defined_anywhere:\n"
-        f'  File "{HERE}", line {line}, in undefined_name\n'
-        "    return x + not_defined_anywhere  # noqa: F821\n"
-        "               ^~~~~~~~~~~~~~~~~~~~")
-
-
-def test_type_mismatch_golden_message():
-    with pytest.raises(FrontendError) as e:
-        toolkit.jit.script(type_mismatch)
-    assert str(e.value) == (
-        "Type mismatch: 'y' is Tensor in the true branch and int in the false branch:\n"
-        f'  File "{HERE}", line {_line(type_mismatch, "if n > 0")}, in type_mismatch\n'
-        "    if n > 0:\n"
-        "    ^~~~~~~~~")
-
-
 def loop_type_mismatch(x, n: int):
     y = 0
     for _i in range(n):
@@ -80,45 +48,13 @@ def loop_type_mismatch(x, n: int):
     return y
 
 
-def test_loop_carried_type_mismatch_golden_message():
-    with pytest.raises(FrontendError) as e:
-        toolkit.jit.script(loop_type_mismatch)
-    assert str(e.value) == (
-        "Type mismatch: loop-carried 'y' is int before the loop and Tensor after an iteration:\n"
-        f'  File "{HERE}", line {_line(loop_type_mismatch, "for _i in")}, in loop_type_mismatch\n'
-        "    for _i in range(n):\n"
-        "    ^~~~~~~~~~~~~~~~~~~")
-
-
 def argument_type_mismatch(x):
     return toolkit.relu("a")
-
-
-def test_argument_type_mismatch_golden_message():
-    with pytest.raises(FrontendError) as e:
-        toolkit.jit.script(argument_type_mismatch)
-    assert str(e.value) == (
-        "Arguments for call are not valid: relu() got (str), but expected one of:\n"
-        "  relu(Tensor self) -> Tensor\n"
-        "The call is:\n"
-        f'  File "{HERE}", line {_line(argument_type_mismatch, "relu(")}, in argument_type_mismatch\n'
-        '    return toolkit.relu("a")\n'
-        "           ^~~~~~~~~~~~~~~~~")
 
 
 def undefined_in_a_method(x):
     y = x + 1
     return y * undefined_scale  # noqa: F821
-
-
-def test_undefined_name_in_an_expression_points_at_the_name():
-    with pytest.raises(FrontendError) as e:
-        toolkit.jit.script(undefined_in_a_method)
-    assert str(e.value) == (
-        "undefined value undefined_scale:\n"
-        f'  File "{HERE}", line {_line(undefined_in_a_method, "undefined_scale")}, in undefined_in_a_method\n'
-        "    return y * undefined_scale  # noqa: F821\n"
-        "               ^~~~~~~~~~~~~~~")
 
 
 def unsupported_del(x):
@@ -127,14 +63,36 @@ def unsupported_del(x):
     return x
 
 
-def test_unsupported_del_golden_message():
+# (function, message, text on the line the error points at, that line as printed, its caret line)
+GOLDEN = [
+    (uses_try, "Python construct 'Try' (try/except) is not supported in script code", "try:",
+     "    try:", "    ^~~~"),
+    (undefined_name, "undefined value not_defined_anywhere", "not_defined_anywhere",
+     "    return x + not_defined_anywhere  # noqa: F821", "               ^~~~~~~~~~~~~~~~~~~~"),
+    (type_mismatch, "Type mismatch: 'y' is Tensor in the true branch and int in the false branch", "if n > 0",
+     "    if n > 0:", "    ^~~~~~~~~"),
+    (loop_type_mismatch, "Type mismatch: loop-carried 'y' is int before the loop and Tensor after an iteration",
+     "for _i in", "    for _i in range(n):", "    ^~~~~~~~~~~~~~~~~~~"),
+    (argument_type_mismatch, "Arguments for call are not valid: relu() got (str), but expected one of:\n"
+     "  relu(Tensor self) -> Tensor\nThe call is", "relu(",
+     '    return toolkit.relu("a")', "           ^~~~~~~~~~~~~~~~~"),
+    # an undefined name inside an expression: the caret points at the name
+    (undefined_in_a_method, "undefined value undefined_scale", "undefined_scale",
+     "    return y * undefined_scale  # noqa: F821", "               ^~~~~~~~~~~~~~~"),
+    (unsupported_del, "Python construct 'Delete' (del) is not supported in script code", "del y",
+     "    del y", "    ^~~~~"),
+]
+
+
+@pytest.mark.parametrize(("fn", "message", "marker", "source", "caret"), GOLDEN, ids=[g[0].__name__ for g in GOLDEN])
+def test_golden_message(fn, message, marker, source, caret):
     with pytest.raises(FrontendError) as e:
-        toolkit.jit.script(unsupported_del)
+        toolkit.jit.script(fn)
     assert str(e.value) == (
-        "Python construct 'Delete' (del) is not supported in script code:\n"
-        f'  File "{HERE}", line {_line(unsupported_del, "del y")}, in unsupported_del\n'
-        "    del y\n"
-        "    ^~~~~")
+        f"{message}:\n"
+        f'  File "{HERE}", line {_line(fn, marker)}, in {fn.__name__}\n'
+        f"{source}\n"
+        f"{caret}")
 
 
 def helper_with_error(x):

@@ -131,11 +131,7 @@ class CompiledFunction(ScriptFunction):
         return _bind_arguments(self.name, self._signature, self._types, args, kwargs)
 
     def __call__(self, *args, **kwargs):
-        inputs = self._bind(args, kwargs)
-        tracer = active_tracer()
-        if tracer is not None:
-            return trace_call(tracer, self.graph, inputs, lambda: self._executor.run(inputs)[0])
-        return self._executor.run(inputs)[0]
+        return _run(self.graph, self._executor, self._bind(args, kwargs))
 
     @property
     def python_fn(self):
@@ -143,6 +139,14 @@ class CompiledFunction(ScriptFunction):
 
     def __repr__(self) -> str:
         return f"<toolkit.jit.ScriptFunction {self.name}>"
+
+
+def _run(graph: Graph, executor, inputs: list):
+    """Run a compiled graph; inside a trace, record the call as the graph's nodes."""
+    tracer = active_tracer()
+    if tracer is not None:
+        return trace_call(tracer, graph, inputs, lambda: executor.run(inputs)[0])
+    return executor.run(inputs)[0]
 
 
 def _bind_arguments(name: str, signature, types, args, kwargs) -> list:
@@ -175,11 +179,7 @@ class CompiledMethod:
         return _bind_arguments(self.name, self._signature, self._types, args, kwargs)
 
     def __call__(self, *args, **kwargs):
-        inputs = [self.module, *self._bind(args, kwargs)]
-        tracer = active_tracer()
-        if tracer is not None:
-            return trace_call(tracer, self.graph, inputs, lambda: self._executor.run(inputs)[0])
-        return self._executor.run(inputs)[0]
+        return _run(self.graph, self._executor, [self.module, *self._bind(args, kwargs)])
 
     def graph_for(self, *args):
         return self._executor.graph_for([self.module, *args])

@@ -114,6 +114,17 @@ class ControlFlow:
         self._merge(n, base, branches, node)
         return list(n.outputs)
 
+    def _one_sided(self, n: Node, name: str, v, live_b, dead_b, node):
+        """A binding only one branch keeps: an output of ``n`` (the dead branch yields an uninitialized value)."""
+        if not isinstance(v, Value):
+            return v
+        with self.graph.inserting_at_end(dead_b):
+            dead_b.register_output(self.uninitialized(v.type, node))
+        live_b.register_output(v)
+        o = n.add_output(v.type)
+        _name(o, name)
+        return o
+
     def _merge(self, n: Node, base: dict, branches: list, node) -> None:
         (bt, et), (bf, ef) = branches
         raised_t, raised_f = et.get("$raised") is True, ef.get("$raised") is True
@@ -126,15 +137,7 @@ class ControlFlow:
                 v = live_env.get(name)
                 if v is base.get(name) or name == "$raised":
                     continue
-                if isinstance(v, (bool, Undefined)) or not isinstance(v, Value):
-                    base[name] = v
-                    continue
-                with self.graph.inserting_at_end(dead_b):
-                    dead_b.register_output(self.uninitialized(v.type, node))
-                live_b.register_output(v)
-                o = n.add_output(v.type)
-                _name(o, name)
-                base[name] = o
+                base[name] = self._one_sided(n, name, v, live_b, dead_b, node)
             return
         # a side that surely returned leaves nothing live but the return value (break/continue do: the loop
         # carries their values on)
@@ -151,18 +154,7 @@ class ControlFlow:
             special = name.startswith("$")
             if not special and (exit_t != exit_f):  # one side left the block: the other side's binding wins
                 live, (lb, db) = (vf, (bf, bt)) if exit_t else (vt, (bt, bf))
-                if isinstance(live, bool) or live is None:
-                    base[name] = live
-                    continue
-                if not isinstance(live, Value):
-                    base[name] = live
-                    continue
-                with self.graph.inserting_at_end(db):
-                    db.register_output(self.uninitialized(live.type, node))
-                lb.register_output(live)
-                o = n.add_output(live.type)
-                _name(o, name)
-                base[name] = o
+                base[name] = self._one_sided(n, name, live, lb, db, node)
                 continue
             missing_t = vt is None or isinstance(vt, Undefined)
             missing_f = vf is None or isinstance(vf, Undefined)

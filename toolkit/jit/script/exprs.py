@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import operator
 
 from ...tensor import Tensor as _Tensor
 from .. import types as T
 from ..ir import Value
 from . import ops as O
 from . import sugar as S
+from .runtime import SCALAR_OPERATORS
 from .typing_rules import NamedTupleType, unify
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -17,16 +17,8 @@ _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", a
           ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift"}
 _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
-_PY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-       "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "and": operator.and_,
-       "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift, "rshift": operator.rshift,
-       "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
-       "ge": operator.ge}
-# the builtin node kind of a scalar operator (TorchScript's names)
-_SCALAR_KIND = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv",
-                "mod": "remainder", "pow": "pow", "and": "__and__", "or": "__or__", "xor": "__xor__",
-                "lshift": "__lshift__", "rshift": "__rshift__", "eq": "eq", "ne": "ne", "lt": "lt", "le": "le",
-                "gt": "gt", "ge": "ge"}
+_PY = {name: fn for name, (_, fn) in SCALAR_OPERATORS.items()}
+_SCALAR_KIND = {name: kind for name, (kind, _) in SCALAR_OPERATORS.items()}
 _TENSOR_ATTR_TYPES = {"dtype": T.OtherType("ScalarType"), "device": T.OtherType("Device"), "requires_grad": T.BOOL,
                       "is_leaf": T.BOOL, "is_cuda": T.BOOL, "ndim": T.INT, "shape": T.ListType(T.INT)}
 _NUMBER = (T.IntType, T.FloatType, T.BoolType)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ... import dispatch
 from ...ops import registry as R
+from ...tensor import _REFLECTED_TENSOR_FIRST
 from ...tensor import Tensor as _Tensor
 from .. import types as T
 from ..ir import Value
@@ -18,7 +19,8 @@ from ..propagate import infer_node
 
 _METHODS: dict | None = None
 _DUNDERS: dict | None = None
-REFLECTED_TENSOR_FIRST = frozenset(("add", "mul", "and", "or", "xor"))
+# ``2 * x`` compiles as Tensor runs it: operators whose reflected form takes the tensor first (``mul(x, 2)``).
+REFLECTED_TENSOR_FIRST = frozenset(r[1:] for r in _REFLECTED_TENSOR_FIRST)
 
 
 def method_ops(name: str) -> list | None:
@@ -225,7 +227,7 @@ _METHOD_TYPES = {
     "is_complex": T.BOOL, "data_ptr": T.INT, "stride": T.ANY, "storage_offset": T.INT, "__bool__": T.BOOL,
     "__int__": T.INT, "__float__": T.FLOAT, "backward": T.NONE,
 }
-_LIST_METHODS = frozenset(("split", "chunk", "unbind", "tensor_split", "split_with_sizes", "hsplit", "vsplit"))
+_LIST_METHODS = frozenset(("tensor_split", "hsplit", "vsplit"))  # registry methods (split, chunk) never get here
 
 
 def emit_tensor_method(c, self_value: Value, name: str, args: list, kwargs: dict, node):

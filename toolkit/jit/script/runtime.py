@@ -29,12 +29,19 @@ def _binary(name: str, fn, suffixes=("int", "float", "bool", "Scalar", "str", "t
         _FUNCTIONS[f"aten::{name}.{s}"] = fn
 
 
-for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul), ("div", operator.truediv),
-                   ("floordiv", operator.floordiv), ("remainder", operator.mod), ("pow", operator.pow),
-                   ("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
-                   ("eq", operator.eq), ("ne", operator.ne), ("__and__", operator.and_), ("__or__", operator.or_),
-                   ("__xor__", operator.xor), ("__lshift__", operator.lshift), ("__rshift__", operator.rshift)):
-    _binary(_name, _fn)
+# Python's binary operators on plain values, by the name Tensor's dunders use: (builtin kind as TorchScript
+# spells it, the function). The compiler folds constants with the same functions the interpreter runs.
+SCALAR_OPERATORS = {
+    "add": ("add", operator.add), "sub": ("sub", operator.sub), "mul": ("mul", operator.mul),
+    "truediv": ("div", operator.truediv), "floordiv": ("floordiv", operator.floordiv),
+    "mod": ("remainder", operator.mod), "pow": ("pow", operator.pow), "lt": ("lt", operator.lt),
+    "le": ("le", operator.le), "gt": ("gt", operator.gt), "ge": ("ge", operator.ge), "eq": ("eq", operator.eq),
+    "ne": ("ne", operator.ne), "and": ("__and__", operator.and_), "or": ("__or__", operator.or_),
+    "xor": ("__xor__", operator.xor), "lshift": ("__lshift__", operator.lshift),
+    "rshift": ("__rshift__", operator.rshift),
+}
+for _kind, _fn in SCALAR_OPERATORS.values():
+    _binary(_kind, _fn)
 
 
 def _extend(lst, other):
@@ -85,11 +92,16 @@ _FUNCTIONS.update({
     "aten::setitem_.Tensor": _setitem_tensor, "aten::isinstance": isinstance,
     "prim::unchecked_cast": lambda x: x, "aten::sorted": sorted, "aten::sum.int": sum,
     "prim::slice": slice, "prim::Ellipsis": lambda: Ellipsis,
-    "aten::size": lambda t, *d: t.size(*d), "aten::dim": lambda t: t.dim(), "aten::numel": lambda t: t.numel(),
-    "aten::item": lambda t: t.item(), "aten::contiguous": lambda t: t.contiguous(),
 })
 # hand-written Tensor methods with a builtin kind of their own (loadable from archives, printed as TorchScript does)
 METHOD_KINDS = frozenset(("size", "dim", "numel", "item", "contiguous"))
+
+
+def _call_method(name: str):
+    return lambda t, *args: getattr(t, name)(*args)
+
+
+_FUNCTIONS.update({f"aten::{m}": _call_method(m) for m in METHOD_KINDS})
 
 
 def _function_handler(fn):
