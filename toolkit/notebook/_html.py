@@ -84,3 +84,16 @@ def format_us(us: float) -> str:
     if us >= 1e3:
         return f"{us / 1e3:.3f}ms"
     return f"{us:.3f}us"
+
+
+class View:
+    """What Jupyter asks of every view: its HTML (``to_html``) and, as plain text, its ``repr``."""
+
+    def to_html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        return {"text/plain": repr(self), "text/html": self.to_html()}

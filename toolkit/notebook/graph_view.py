@@ -115,7 +115,7 @@ def _public_nodes(model: dict) -> dict:
     return {k: {f: v for f, v in n.items() if f not in skip} for k, n in model["nodes"].items()}
 
 
-class GraphView:
+class GraphView(_html.View):
     """An interactive drawing of a graph (see the module docstring); ``panes`` hold one model per drawing."""
 
     def __init__(self, obj=None, *, kernels=None, profile=None, title: str | None = None,
@@ -177,12 +177,6 @@ class GraphView:
             parts.append(f"{title}: {nodes} nodes, {count(model, 'fusion')} fusion groups, "
                          + (f"{python} Python fallback nodes, " if python else "") + f"{len(model['views'])} views")
         return "<GraphView " + "; ".join(parts) + ">"
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        return {"text/plain": self.summary(), "text/html": self.to_html()}
 
     def __repr__(self) -> str:
         return self.summary()

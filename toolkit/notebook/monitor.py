@@ -72,7 +72,7 @@ def plot_svg(name: str, points: list, color: str) -> str:
             f'<text x="{PLOT_W - 6}" y="{PLOT_H - 3}" text-anchor="end">{x1:g}</text></svg></div>')
 
 
-class TrainingMonitor:
+class TrainingMonitor(_html.View):
     """Records metrics per step and shows them live (see the module docstring).
 
     ``total``: steps expected (for the bar and the ETA); ``min_interval``: the
@@ -167,12 +167,6 @@ class TrainingMonitor:
         state = "done" if self.closed else "running"
         return _html.root(f'<div class="tk-monitor" data-state="{state}"><div><b>{esc(self.title)}</b></div>'
                           f"{bar}<div>{plots}</div></div>", script=False)
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        return {"text/plain": self.text(), "text/html": self.to_html()}
 
     def __repr__(self) -> str:
         return self.text()

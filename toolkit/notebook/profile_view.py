@@ -61,7 +61,7 @@ def _depths(events: list) -> dict:
     return depth
 
 
-class ProfileView:
+class ProfileView(_html.View):
     """Sortable table (click a column), per-op bars of self CPU time, and a timeline (see the module docstring)."""
 
     def __init__(self, source, row_limit: int | None = None):
@@ -163,12 +163,6 @@ class ProfileView:
     def save(self, path: str | os.PathLike) -> str:
         """Write a standalone HTML page of the view (atomically); returns the path."""
         return _html.write_atomic(path, _html.document(self.to_html(), "profile"))
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        return {"text/plain": self.summary(), "text/html": self.to_html()}
 
     def __repr__(self) -> str:
         return self.summary()
