@@ -13,6 +13,7 @@ import numpy as np
 
 from ._core import dtypes as _dt
 from ._core.device import CPU
+from ._core.fp_errors import ignore_fp_errors
 from ._core.shape import fmt_shape
 from .ops import registry as R
 from .ops.registry import OpDef
@@ -311,6 +312,12 @@ def _compute_promotion(op: OpDef, bound: list):
             (zeros if v._data.ndim == 0 else dims).append(v.dtype)
         elif v is not None:
             scalars.append(v)
+    return promotion_for(op, dims, zeros, scalars)
+
+
+def promotion_for(op: OpDef, dims: list, zeros: list, scalars: list):
+    """(compute dtype, result dtype) of an elementwise op from its tensors' dtypes (dimensioned and 0-dim)
+    and its Python scalars: dispatch's rule, which compiled plans apply ahead of time."""
     common = _dt.result_type_from(dims, zeros, scalars)
     p = op.promotion
     if p == R.PROMOTE_INT_TO_FLOAT:
@@ -631,7 +638,7 @@ def _run_inplace(op: OpDef, bound: list):
             and (result_dtype is None or result_dtype.np == dst.dtype)):
         # Written straight into self: no temporary and no copy back (numpy handles overlapping inputs).
         try:
-            with np.errstate(all="ignore"):
+            with ignore_fp_errors():
                 op.kernels["cpu"](*arrays, out=dst)
         except (ValueError, IndexError, TypeError, np.exceptions.AxisError, ZeroDivisionError, OverflowError) as e:
             if isinstance(e, ValueError) and "non-broadcastable output" in str(e):

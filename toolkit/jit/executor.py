@@ -21,6 +21,7 @@ import threading
 import warnings
 
 from .. import dispatch
+from .._core import dtypes as _dt
 from ..autograd.grad_mode import LOCAL as _GRAD_MODE
 from ..nn.modules.module import Module
 from ..tensor import Tensor
@@ -41,10 +42,13 @@ class _Settings:
 
     def __init__(self):
         self.fusion_enabled = os.environ.get("TOOLKIT_JIT_FUSION", "1").strip().lower() not in ("0", "false", "off")
+        self.compile_plans = os.environ.get("TOOLKIT_JIT_COMPILE_PLANS", "1").strip().lower() not in (
+            "0", "false", "off")
         self.generation = 0  # bumped by every switch change: plans made under other settings are rebuilt
 
 
 SETTINGS = _Settings()
+_STATE = dispatch.STATE
 
 
 def set_fusion_enabled(enabled: bool) -> bool:
@@ -83,11 +87,13 @@ def input_signature(inputs) -> tuple:
     """
     # STATE's flag is a summary over threads (True while other threads run); this thread's mode decides.
     grad = dispatch.STATE.grad_enabled and _GRAD_MODE.grad_enabled
-    return (grad, SETTINGS.generation, tuple(_signature_of(x) for x in inputs))
+    return (grad, SETTINGS.generation, _dt.get_default_dtype(), tuple(_signature_of(x) for x in inputs))
 
 
 def _module_signature(m) -> tuple:
-    return (type(m), tuple(p._requires_grad for p in m.parameters()))
+    """A module's parameters' and buffers' dtypes and grad flags: a plan reads them as typed values."""
+    return (type(m), tuple((p._requires_grad, p._data.dtype) for p in m.parameters()),
+            tuple(b._data.dtype for b in m.buffers()))
 
 
 def _observed_type(value):
@@ -98,19 +104,80 @@ def _observed_type(value):
     return None
 
 
+def _merge(a: T.TensorType, b: T.TensorType) -> T.TensorType:
+    """What two observations of one value (loop iterations) have in common: differing facts become unknown."""
+    def same(x, y):
+        return x if x == y else None
+
+    sizes = a.sizes if a.sizes == b.sizes else (
+        tuple(same(x, y) for x, y in zip(a.sizes, b.sizes)) if a.sizes is not None and b.sizes is not None
+        and len(a.sizes) == len(b.sizes) else None)
+    return T.TensorType(same(a.dtype, b.dtype), sizes, same(a.strides, b.strides), same(a.device, b.device),
+                        same(a.requires_grad, b.requires_grad))
+
+
+class _Observations:
+    """Every tensor value's type as a profiling run saw it, nested blocks included; a value bound
+    several times (inside a loop) keeps what all its bindings share."""
+
+    def __init__(self):
+        self.types: dict = {}
+
+    def __call__(self, values, objects) -> None:
+        types = self.types
+        for v, x in zip(values, objects):
+            if isinstance(x, Tensor):
+                t = T.TensorType.of(x)
+                seen = types.get(v)
+                types[v] = t if seen is None else (seen if seen == t else _merge(seen, t))
+
+    def onto(self, original: Graph, copy: Graph) -> dict:
+        """The observed types keyed by the values of ``copy`` (a ``Graph.copy()`` of ``original``)."""
+        out = {}
+        for v, w in zip(_values_in_order(original), _values_in_order(copy)):
+            t = self.types.get(v)
+            if t is not None:
+                out[w] = t
+        return out
+
+
+def _values_in_order(g: Graph):
+    """Every value of a graph in one fixed order, which ``Graph.copy()`` preserves."""
+    yield from g.inputs
+    stack = [iter(g.block.nodes)]
+    while stack:
+        n = next(stack[-1], None)
+        if n is None:
+            stack.pop()
+            continue
+        yield from n.outputs
+        for b in reversed(n.blocks):
+            yield from b.inputs
+            stack.append(iter(b.nodes))
+
+
 class ExecutionPlan:
     """One signature's optimized graph and the interpreter that runs it."""
 
-    def __init__(self, graph: Graph, fused: bool, direct: bool = False):
+    def __init__(self, graph: Graph, fused: bool, direct: bool = False, observed: dict | None = None,
+                 grad_mode: bool = False):
         self.graph = graph
         self.fused = fused
         # ``direct``: nothing in this plan records gradients, so matrix products may skip dispatch
         self.interpreter = Interpreter(graph, direct=direct)
+        self.compiled = None  # the plan as one Python function (plans that record no gradients)
+        if direct and observed is not None and SETTINGS.compile_plans:
+            from .codegen.python_plan import compile_plan
+
+            self.compiled = compile_plan(graph, observed, grad_mode)
         self.runs = 0
 
     def run(self, inputs: list) -> list:
         self.runs += 1
-        return self.interpreter.run(inputs)
+        compiled = self.compiled
+        if compiled is not None and not (_STATE.observers or _STATE.inference_mode):
+            return compiled.run(inputs)
+        return self.interpreter.run(inputs)  # a profiler or tracer sees every op; inference mode marks results
 
     def fusion_groups(self) -> list:
         from .passes.fuse import fusion_groups
@@ -158,9 +225,9 @@ class ProfilingExecutor:
         return entry.plan.run(inputs)
 
     def _profile(self, key: tuple, inputs: list) -> list:
-        observed: list = []
-        outputs = self.fallback.run(inputs, lambda n, values: observed.append([_observed_type(v) for v in values]))
-        self._observed[key] = [_observed_type(x) for x in inputs], observed
+        observed = _Observations()
+        outputs = self.fallback.run(inputs, observe=observed)
+        self._observed[key] = observed
         return outputs
 
     def _warn_too_many(self) -> None:
@@ -174,16 +241,12 @@ class ProfilingExecutor:
         from .passes import fuse, run_passes, unroll_loops
 
         with self._lock:
-            inputs_types, node_types = self._observed.pop(key)
+            observed = self._observed.pop(key)
             g = self.graph.copy()
-            for v, t in zip(g.inputs, inputs_types):
-                if t is not None and not isinstance(t, list):
+            value_types = observed.onto(self.graph, g)
+            for v, t in value_types.items():
+                if isinstance(v.type, T.TensorType):
                     v.type = t
-            top = g.nodes()
-            for n, types in zip(top, node_types):
-                for o, t in zip(n.outputs, types):
-                    if isinstance(t, T.TensorType):
-                        o.type = t
             unroll_loops(g, max_nodes=UNROLL_BUDGET)  # short constant loops become straight code that fuses
             _check_with_meta(g)
             run_passes(g, list(OPTIMIZATION_PASSES))
@@ -207,7 +270,7 @@ class ProfilingExecutor:
                 fuse.fuse(g)
                 run_passes(g, ["dce"])
             verify(g)
-            return ExecutionPlan(g, fused, direct=not records_grad)
+            return ExecutionPlan(g, fused, direct=not records_grad, observed=value_types, grad_mode=key[0])
 
     def plan_for(self, inputs: list) -> ExecutionPlan:
         """The plan these inputs run, made now (with its profiling run) if there is none yet."""
@@ -254,7 +317,7 @@ def _check_with_meta(g: Graph) -> None:
 
     Nodes nobody observed (copies made by unrolling) get their types from the meta rules alone.
     """
-    for n in g.nodes():
+    for n in g.all_nodes():
         if n.op is None:
             continue
         try:

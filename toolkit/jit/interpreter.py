@@ -7,12 +7,11 @@ gets "while executing <node> at file:line" appended so it points at the user's c
 
 from __future__ import annotations
 
-import operator
-import time
 import weakref
 from collections.abc import Callable
 
 from .. import dispatch
+from ..tensor import _wrap
 from .ir import Block, Graph, Node, Value
 
 _LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
@@ -26,19 +25,29 @@ class Interpreter:
         self._plan = _plan(graph, direct)
         self._block_plans: dict = {}
 
-    def run(self, inputs, on_node: Callable | None = None) -> list:
-        """The graph's outputs for these inputs; ``on_node(node, values)`` sees every top-level node's results."""
+    def run(self, inputs, on_node: Callable | None = None, observe: Callable | None = None) -> list:
+        """The graph's outputs for these inputs.
+
+        ``on_node(node, values)`` sees every top-level node's results;
+        ``observe(values, objects)`` sees every value as it is bound, nested blocks
+        included (a loop's block inputs at each iteration): the profiling run's view.
+        """
         g = self.graph
         if len(inputs) != len(g.inputs):
             raise RuntimeError(f"the graph takes {len(g.inputs)} inputs, but {len(inputs)} were given")
         env: dict = dict(zip(g.inputs, inputs))
         env[_PLANS] = self._block_plans
+        if observe is not None:
+            env[_OBSERVE] = observe
+            observe(g.inputs, list(inputs))
         node = None
         try:
             for node, step, dead in self._plan:
                 step(node, env)
                 if on_node is not None:
                     on_node(node, [env[o] for o in node.outputs])
+                if observe is not None:
+                    observe(node.outputs, [env[o] for o in node.outputs])
                 for v in dead:
                     del env[v]
         except Exception as e:
@@ -97,7 +106,7 @@ def _direct_step(n: Node) -> Callable | None:
                 return None
         elif a.type.startswith(_LIST_ARG_PREFIXES) or a.type.startswith("Tensor"):
             return None
-    from ..tensor import Tensor, _wrap
+    from ..tensor import Tensor
 
     ins = tuple(n.inputs)
     out = n.outputs[0]
@@ -161,6 +170,7 @@ def _used_values(n: Node):
 
 
 _PLANS = object()  # the env key under which a run keeps its interpreter's nested-block plans
+_OBSERVE = object()  # the env key of a profiling run's observer (see Interpreter.run)
 
 
 def _block_plan(b: Block, env: dict) -> list:
@@ -176,9 +186,12 @@ def _block_plan(b: Block, env: dict) -> list:
 
 def _run_block(b: Block, env: dict) -> list:
     n = None
+    observe = env.get(_OBSERVE)
     try:
         for n, step in _block_plan(b, env):
             step(n, env)
+            if observe is not None:
+                observe(n.outputs, [env[o] for o in n.outputs])
     except Exception as e:
         raise _annotate(e, n) from None
     return [env[v] for v in b.outputs]
@@ -268,11 +281,14 @@ def _loop(n: Node, env: dict) -> None:
     trip, cond = env[n.inputs[0]], env[n.inputs[1]]
     carried = [env[v] for v in n.inputs[2:]]
     b = n.blocks[0]
+    observe = env.get(_OBSERVE)
     i = 0
     while cond and (trip is None or i < trip):
         env[b.inputs[0]] = i
         for v, x in zip(b.inputs[1:], carried):
             env[v] = x
+        if observe is not None:
+            observe(b.inputs, [i, *carried])
         res = _run_block(b, env)
         cond, carried = res[0], res[1:]
         i += 1
@@ -280,142 +296,11 @@ def _loop(n: Node, env: dict) -> None:
         env[v] = x
 
 
-class _GroupRunner:
-    """Runs one ``prim::FusionGroup`` node: its fused kernel, or its subgraph where the kernel cannot serve.
-
-    The kernel has no autograd, so a call that must record gradients, or inputs
-    that fail the kernel's guard (other shapes or dtypes than it was generated
-    for), run the subgraph node by node instead: slower, never wrong.
-
-    Each input layout (strides) seen gets a prepared step (the kernel's launch
-    or the subgraph, whichever won the race), so a call pays for gathering its
-    inputs, the guard and one dict look-up. The guard checks only inputs that
-    are not graph inputs: a plan is specialized to its graph inputs' shapes and
-    dtypes, so only values computed inside (data-dependent shapes) can differ.
-    """
-
-    __slots__ = ("node", "kernel", "_sub", "_wrap", "_steps", "_inputs", "_outputs", "_guarded")
-
-    def __init__(self, node: Node):
-        from ..tensor import _wrap
-        from .codegen import FusedKernel
-        from .codegen.cuda_fused_kernel import CudaFusedKernel, group_device
-
-        self.node = node
-        self._sub = None
-        self._wrap = _wrap
-        if group_device(node) == "cuda":  # a numba.cuda kernel; its outputs wrap as tensors on the group's device
-            self.kernel = CudaFusedKernel(node)
-            device = node.outputs[0].type.device
-            self._wrap = lambda a: _wrap(a, None, device)
-        else:
-            self.kernel = FusedKernel(node)
-        self._steps: dict = {}  # input strides -> step(args, arrays) -> output tensors (the race's winner)
-        self._inputs = tuple(node.inputs)
-        self._outputs = tuple(node.outputs)
-        graph_inputs = set(node.graph.inputs)
-        shapes, dtypes = self.kernel.in_shapes, self.kernel.in_dtypes
-        self._guarded = tuple((k, tuple(shapes[k]), dtypes[k])
-                              for k, v in enumerate(self._inputs) if v not in graph_inputs)
-
-    def subgraph_interpreter(self) -> Interpreter:
-        if self._sub is None:
-            self._sub = Interpreter(self.node["Subgraph"])
-        return self._sub
-
-    def __call__(self, n: Node, env: dict) -> None:
-        for o in dispatch.STATE.observers:  # the profiler: one range per fused-kernel run
-            if hasattr(o, "on_fusion_group"):
-                return o.on_fusion_group(n, lambda: self._run(n, env))
-        self._run(n, env)
-
-    def _run(self, n: Node, env: dict) -> None:
-        args = [env[v] for v in self._inputs]
-        arrays = [a._data for a in args]
-        if not (dispatch.STATE.grad_enabled and True in [a._requires_grad for a in args]):
-            step = self._steps.get(tuple(map(_STRIDES, arrays)))
-            if step is not None:
-                for k, shape, dtype in self._guarded:
-                    a = arrays[k]
-                    if a.shape != shape or a.dtype != dtype:
-                        step = None
-                        break
-                if step is not None:
-                    for v, r in zip(self._outputs, step(args, arrays)):
-                        env[v] = r
-                    return
-        self._run_checked(n, env, args, arrays)
-
-    def _step(self, wins: bool, arrays: list):
-        """The prepared step for the layout of ``arrays`` (which pass the kernel's guard)."""
-        kernel = self.kernel
-        if not wins:
-            sub = self.subgraph_interpreter()
-
-            def unfused(args: list, arrays: list) -> list:
-                kernel.fallbacks += 1
-                return sub.run(args)
-            return unfused
-        launch = kernel.launcher(arrays) if hasattr(kernel, "launcher") else kernel.run
-        wrap = self._wrap
-
-        def fused(args: list, arrays: list) -> list:
-            return [wrap(o) for o in launch(arrays)]
-        return fused
-
-    def _run_checked(self, n: Node, env: dict, args: list, arrays: list) -> None:
-        """The full path: grad mode, the whole guard, the race on a new layout; prepares the layout's step."""
-        kernel = self.kernel
-        needs_grad = dispatch.STATE.grad_enabled and any(a._requires_grad for a in args)
-        if needs_grad or not kernel.matches(arrays):
-            kernel.fallbacks += 1
-            outs = self.subgraph_interpreter().run(args)
-        else:
-            key = tuple(map(_STRIDES, arrays))
-            step = self._steps.get(key)
-            if step is None:
-                from .codegen import fused_kernel
-
-                wins = self._race(args, arrays) if fused_kernel.RACE_UNFUSED and getattr(kernel, "race", True) else True
-                step = self._steps[key] = self._step(wins, arrays)
-            outs = step(args, arrays)
-        for v, r in zip(n.outputs, outs):
-            env[v] = r
-
-    def _race(self, args: list, arrays: list) -> bool:
-        """Time the kernel against the group's ops run one by one (best of two each), once per layout.
-
-        Fusion must win in wall time: the generated loop calls scalar math
-        functions, which lose to numpy's vectorized ones on large float32
-        tensors (tanh: ~15 ns against ~0.4 ns an element). Where the ops one by
-        one are faster they run instead, and the graph still shows the group.
-        """
-        kernel = self.kernel
-        kernel.run(arrays)  # compiles or loads the loop first
-        sub = self.subgraph_interpreter()
-        fused = unfused = float("inf")
-        for _ in range(2):
-            t0 = time.perf_counter()
-            kernel.run(arrays)
-            t1 = time.perf_counter()
-            sub.run(args)
-            t2 = time.perf_counter()
-            fused, unfused = min(fused, t1 - t0), min(unfused, t2 - t1)
-        kernel.decisions[tuple(a.strides for a in arrays)] = ("fused" if fused <= unfused else "unfused",
-                                                            fused, unfused)
-        return fused <= unfused
-
-
-_STRIDES = operator.attrgetter("strides")
-_GROUP_RUNNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def group_runner(n: Node) -> _GroupRunner:
+def group_runner(n: Node):
     """The runner (and so the compiled kernel) of a FusionGroup node, made on first use."""
-    r = _GROUP_RUNNERS.get(n)
-    if r is None:
-        r = _GROUP_RUNNERS[n] = _GroupRunner(n)
-    return r
+    from .group_runner import group_runner as make
+
+    return make(n)
 
 
 def _fusion_group(n: Node, env: dict) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.dtypes import title as _title
+from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from .elementwise import not_implemented
@@ -158,7 +159,7 @@ def _isclose(name: str, self, other, rtol, atol, equal_nan):
     if not floating:  # integers and bool compare in the default float dtype, as PyTorch does
         ft = _dt.get_default_dtype().np
         self, other = self.astype(ft), other.astype(ft)
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         allowed = atol + np.abs(rtol * other)
         actual = np.abs(self - other)
         close |= np.isfinite(actual) & (actual <= allowed)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from . import _flops
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
@@ -50,7 +51,7 @@ def float_unary(name: str, fn, formula: str, doc: str):
     """Register a one-input op that computes in floating point (integers and bool promote to float)."""
 
     def kernel(self):
-        with np.errstate(all="ignore"):
+        with ignore_fp_errors():
             return fn(self)
 
     kernel.__name__ = kernel.__qualname__ = name

@@ -258,6 +258,14 @@ def _(self, other):
     return _meta(_check_matmul(self, other), self)
 
 
+@matmul.specialize
+def _(self, other):
+    """Operands of one non-bool dtype: numpy's matmul has torch.matmul's rules (1-D operands, batch broadcast)."""
+    if self.dtype == other.dtype and self.dtype.np != np.bool_:
+        return np.matmul
+    return None
+
+
 @matmul.grad
 def _(grad, self, other, needs_input_grad):
     da, db = self.ndim, other.ndim

@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
@@ -90,7 +91,7 @@ def pow(self, exponent):  # noqa: A001
                     f"allowed., and the value cannot be converted to type {dt.name}_t without overflow")
             return np.power(self, exponent)
         return _integer_pow(np.asarray(self, dtype=dt), exponent)
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         return np.power(self, exponent)
 
 
@@ -135,7 +136,7 @@ def floor_divide(self, other):
     dt = compute_dtype(self, other)
     if dt == np.bool_:
         raise not_implemented("floor_divide", "div_floor_cpu", dt)
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         out = np.floor_divide(self, other)
     if dt.kind in "iu":
         _int_divisor_check("floor_divide", other, out)
@@ -149,7 +150,7 @@ def remainder(self, other):
     dt = compute_dtype(self, other)
     if dt == np.bool_:
         raise not_implemented("remainder", "remainder_cpu", dt)
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         out = np.remainder(self, other)
     if dt.kind in "iu":
         _int_divisor_check("remainder", other, out)
@@ -169,7 +170,7 @@ def fmod(self, other):
     dt = compute_dtype(self, other)
     if dt == np.bool_:
         raise not_implemented("fmod", "fmod_cpu", dt)
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         out = np.fmod(self, other)
     if dt.kind in "iu":
         _int_divisor_check("fmod", other, out)
@@ -247,7 +248,7 @@ def lerp(self, end, weight, out=None):
     w_is_array = isinstance(weight, np.ndarray)
     _lerp_check(dt, end_dt, weight.dtype if w_is_array else None, weight.ndim if w_is_array else 0)
     ct = np.dtype(np.float32 if dt == np.float16 else dt)
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         if not w_is_array or weight.ndim == 0:
             return _lerp_scalar_weight(self, end, ct.type(weight), dt, ct, out)
         s = np.asarray(self, dtype=ct)
@@ -309,7 +310,7 @@ def addcmul(self, tensor1, tensor2, value=1):
     if dt == np.bool_:
         raise not_implemented("addcmul", "addcmul_cpu_out", dt)
     v = _value_as(value, dt)
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         scaled = tensor1 if v == 1 else np.multiply(v, tensor1, dtype=dt)
         return np.add(self, np.multiply(scaled, tensor2, dtype=dt), dtype=dt)
 
@@ -334,7 +335,7 @@ def addcdiv(self, tensor1, tensor2, value=1):
             "value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "
             "implementation: (input + value * tensor1 / tensor2), for all dtypes."
         )
-    with np.errstate(all="ignore"):
+    with ignore_fp_errors():
         scaled = tensor1 if value == 1 else np.multiply(value, tensor1, dtype=dt)
         return np.add(self, np.true_divide(scaled, tensor2, dtype=dt), dtype=dt)
 

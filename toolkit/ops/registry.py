@@ -124,6 +124,7 @@ class OpDef:
         self.returns_list = bool(schema.returns) and schema.returns[0].type == "Tensor[]"
         self.returns_tensor = bool(schema.returns) and schema.returns[0].type.startswith("Tensor")
         self.meta = None
+        self.specializer = None  # see ``specialize``
         self.derivative = None
         self.saved_names: tuple = ()
         self.wants_needs_input_grad = False
@@ -178,6 +179,15 @@ class OpDef:
         self.meta = fn
         if self.inplace_variant is not None:
             self.inplace_variant.meta = fn
+        return fn
+
+    def specialize(self, fn: Callable) -> Callable:
+        """Attach a specializer: ``fn(*args)`` gets the arguments as a compiled plan knows them (tensors as
+        their JIT types, whose dtype holds on every run; constants as values; other values as None) and
+        returns a cheaper CPU callable taking the kernel's arguments that gives the kernel's result for every
+        input of those types, or None. Errors need not match: a plan runs a failed call again through dispatch.
+        """
+        self.specializer = fn
         return fn
 
     def sample_inputs(self, fn: Callable) -> Callable:

@@ -291,7 +291,11 @@ def squeeze_shape(shape: tuple, dim) -> tuple:
 @op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW)
 def squeeze(self, dim=None):
     """Remove dims of size 1 (all of them, or those in ``dim`` that have size 1)."""
-    return np.reshape(self, squeeze_shape(self.shape, dim))
+    shape = self.shape
+    if dim is not None and len(dim) == 1 and -len(shape) <= dim[0] < len(shape):  # the common case, quickly
+        d = dim[0] % len(shape)
+        return self.reshape(shape[:d] + shape[d + 1:]) if shape[d] == 1 else self.view()
+    return np.reshape(self, squeeze_shape(shape, dim))
 
 
 @squeeze.meta_rule

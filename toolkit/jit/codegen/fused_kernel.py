@@ -413,6 +413,26 @@ class FusedKernel(GroupKernel):
                     return [out]
                 self._launch[key] = launch
                 return launch
+            if len(allocs) == 1 and direct:  # one output, some inputs broadcast (a bias row)
+                alloc, out_shape, out_dtype = allocs[0]
+                reshapes = tuple((k, in_shapes[k]) for k in reshaped)
+                last = [(None, None)] * len(arrays)  # per input: the array last reshaped and its reshape
+
+                def launch(arrays: list) -> list:
+                    out = alloc(out_shape, out_dtype)
+                    ins = list(arrays)
+                    for k, s in reshapes:
+                        a = ins[k]
+                        seen, r = last[k]
+                        if seen is not a:  # a weight or bias comes again and again: reshaped once
+                            r = a.reshape(s)
+                            last[k] = (a, r)
+                        ins[k] = r
+                    fn(out, *ins, sizes)
+                    self.calls += 1
+                    return [out]
+                self._launch[key] = launch
+                return launch
 
             def launch(arrays: list) -> list:
                 outs = [a(s, d) for a, s, d in allocs]

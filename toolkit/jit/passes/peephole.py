@@ -101,7 +101,20 @@ def _noop_view(n: Node) -> Value | None:
     x, out = n.inputs[0], n.output()
     if not _same_type(x.type, out.type) or x.type.strides is None or x.type.strides != out.type.strides:
         return None
-    return x
+    return x if _static_args(n) else None
+
+
+def _static_args(n: Node) -> bool:
+    """Whether the node's non-tensor arguments are fixed for every run of this graph (constants, or the
+    graph's own inputs, which a plan's signature fixes), so its output type, profiled once, holds on every run;
+    ``x[:, :k]`` with ``k`` computed from data is a no-op only on the runs that happened to see it so."""
+    inputs = set(n.graph.inputs)
+    for v, a in zip(n.inputs, n.op.args):
+        if a.is_tensor:
+            continue
+        if v.node is not None and v.node.kind != "prim::Constant" or v.node is None and v not in inputs:
+            return False
+    return True
 
 
 def _noop_copy(n: Node, aliases: AliasSets) -> Value | None:
@@ -109,7 +122,7 @@ def _noop_copy(n: Node, aliases: AliasSets) -> Value | None:
     if n.op.kind != R.CONVERSION or len(n.outputs) != 1 or len(n.op.tensor_args) != 1:
         return None
     x = n.inputs[n.op.tensor_args[0]]
-    if _same_type(x.type, n.output().type) and _copy_free(n, x, aliases):
+    if _same_type(x.type, n.output().type) and _copy_free(n, x, aliases) and _static_args(n):
         return x
     return None
 
