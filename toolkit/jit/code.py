@@ -11,8 +11,11 @@ a ``prim::If`` is an ``if``/``else`` whose blocks end by assigning the node's
 outputs, and a ``prim::Loop`` assigns its carried values' initial values to the
 loop's names, then runs a ``for ... in range(n)`` (constant-true condition),
 a ``while c`` (no trip count) or, with both, a ``for`` that ``break``s when the
-condition turns false; its body ends by assigning the next values. Archives store
-this text and ``code_parser`` parses it back.
+condition turns false; its body ends by assigning the next values. A ``prim::SetAttr``
+prints as an assignment, ``self.count = torch.add(count, 1)``, its value's call written in
+place when that call comes right before it and has no other use; reads of an attribute some
+``prim::SetAttr`` assigns print as statements (``count = self.count``), so each reads where the
+graph does. Archives store this text and ``code_parser`` parses it back.
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ from .ir import Block, Graph, Node, Value
 from .printer import format_constant
 
 INLINED_KINDS = frozenset({"prim::Constant", "prim::ListConstruct", "prim::GetAttr"})
-"""Node kinds printed inline where their value is used, not as statements."""
+"""Node kinds printed inline where their value is used, not as statements (see ``prints_inline``)."""
+
+_NOT_CALLS = frozenset({"prim::TupleConstruct", "prim::DictConstruct", "prim::ListUnpack", "prim::TupleUnpack",
+                        "prim::CallMethod", "prim::SetAttr", "prim::If", "prim::Loop"})
 
 MAX_TRIP_COUNT = 2 ** 63 - 1
 """The trip count of a loop without one (TorchScript's ``while`` loops carry ``INT64_MAX``)."""
@@ -56,6 +62,50 @@ def _literal(v) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_literal(e) for e in v) + "]"
     return str(v)
+
+
+def assigned_attributes(graph: Graph) -> frozenset:
+    """The attribute names some ``prim::SetAttr`` of ``graph`` assigns."""
+    return frozenset(n["name"] for n in graph.all_nodes() if n.kind == "prim::SetAttr")
+
+
+def prints_inline(n: Node, assigned: frozenset) -> bool:
+    """Whether ``n`` prints inside the expressions that use it rather than as a statement.
+
+    A module attribute that the graph assigns (a name in ``assigned``) is read by a statement, in order,
+    as TorchScript prints it: ``count = self.count``.
+    """
+    if n.kind == "prim::GetAttr":
+        return not (n["name"] in assigned and isinstance(n.inputs[0].type, T.ModuleType)
+                    and not isinstance(n.output().type, T.ModuleType))
+    return n.kind in INLINED_KINDS
+
+
+def is_call(n: Node) -> bool:
+    """Whether ``n`` prints as one call, ``torch.<op>(...)`` or an interpreter built-in ``ops.<ns>.<name>(...)``."""
+    return n.op is not None or (n.kind not in _NOT_CALLS and not n.attributes and "::" in n.kind)
+
+
+def setattr_of(n: Node, assigned: frozenset) -> Node | None:
+    """The ``prim::SetAttr`` that prints ``n``'s call as its value (``self.count = torch.add(count, 1)``), or None.
+
+    As TorchScript: when ``n`` is a call whose one, unnamed output has that assignment as its only use, and
+    only inlined nodes come between them.
+    """
+    if len(n.outputs) != 1 or n.blocks or not is_call(n):
+        return None
+    v = n.outputs[0]
+    if v.has_debug_name() or len(v.uses) != 1 or v.uses[0].user.kind != "prim::SetAttr" or v.uses[0].offset != 1:
+        return None
+    if any(o is v for b in v.graph.all_blocks() for o in b.outputs):  # also returned: it needs its name
+        return None
+    user, nodes = v.uses[0].user, n.owning_block.nodes
+    for m in nodes[n.owning_block.index(n) + 1:]:
+        if m is user:
+            return user
+        if not prints_inline(m, assigned):
+            return None
+    return None
 
 
 def _constant_value(v: Value) -> tuple[bool, object]:
@@ -90,6 +140,10 @@ class _CodeWriter:
         self.used: set[str] = set()
         self.tmp = 0
         self.constants: list = []
+        self.assigned = assigned_attributes(graph)
+
+    def inlined(self, n: Node) -> bool:
+        return prints_inline(n, self.assigned)
 
     def fresh(self) -> str:
         while f"_{self.tmp}" in self.used:
@@ -148,7 +202,14 @@ class _CodeWriter:
         if k == "prim::GetAttr":
             base = self.name(n.inputs[0])
             attr = n["name"]
-            self.inline[n.output()] = f"{base}.{attr}" if attr.isidentifier() else f'getattr({base}, "{attr}")'
+            text = f"{base}.{attr}" if attr.isidentifier() else f'getattr({base}, "{attr}")'
+            if self.inlined(n):
+                self.inline[n.output()] = text
+            else:
+                lines.append(f"{indent}{self.name(n.output())} = {text}")
+            return
+        if k == "prim::SetAttr":
+            lines.append(f"{indent}{self.name(n.inputs[0])}.{n['name']} = {self.name(n.inputs[1])}")
             return
         if k == "prim::If":
             self.if_(n, lines, indent)
@@ -173,6 +234,9 @@ class _CodeWriter:
             rhs = "ops." + n.kind.replace("::", ".") + "(" + ", ".join(self.name(v) for v in n.inputs) + ")"
         else:
             rhs = f"{n.kind}(" + ", ".join(self.name(v) for v in n.inputs) + ")"
+        if setattr_of(n, self.assigned) is not None:
+            self.inline[n.output()] = rhs
+            return
         lhs = ", ".join(self.name(o) for o in n.outputs)
         lines.append(f"{indent}{lhs} = {rhs}" if lhs else f"{indent}{rhs}")
 
@@ -181,7 +245,7 @@ class _CodeWriter:
         then, other = n.blocks
         lines.append(f"{indent}if {self.name(n.inputs[0])}:")
         self.block(then, lines, indent + "  ", outs, then.outputs)
-        if outs or any(m.kind not in INLINED_KINDS for m in other.nodes):
+        if outs or not all(self.inlined(m) for m in other.nodes):
             lines.append(f"{indent}else:")
             self.block(other, lines, indent + "  ", outs, other.outputs)
         else:

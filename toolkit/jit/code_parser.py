@@ -10,6 +10,9 @@ So editing the code text (``torch.mul`` -> ``torch.add``, a different argument, 
 ``range(5)``) changes the loaded graph, while names and constructs outside the allow-list (registry
 ops as ``torch.<op>``, literals, lists, tuples, attribute reads of ``self``, ``CONSTANTS``, the
 ``if``/``for``/``while`` shapes the printer writes) are refused with ``CodeError`` naming the line.
+Attribute assignments (``self.count = ...``, ``prim::SetAttr``) and the statements reading assigned
+attributes (``count = self.count``) may name another attribute only when the module has it with a type
+the value fits (``attributes`` tells, the way script mode checks the same assignment at compile time).
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from __future__ import annotations
 import ast
 
 from ..ops import registry as R
-from .code import INLINED_KINDS, _CodeWriter, loop_form
+from .code import _CodeWriter, assigned_attributes, loop_form, setattr_of
+from .code_attributes import AttributeStatements, AttributeTypes
+from .code_statements import CodeError
+from .code_statements import head as _head
+from .code_statements import pop as _pop
+from .code_statements import where as _where
 from .ir import Block, Graph, Node, Value
 
-
-class CodeError(ValueError):
-    """The code text names something outside the allow-list, or does not fit the archive's graph."""
+__all__ = ["CodeError", "rebuild_from_code"]
 
 
 def _ops_by_path() -> dict[str, list]:
@@ -43,15 +49,6 @@ def _dotted(e: ast.expr) -> str | None:
     return None
 
 
-def _where(e: ast.AST) -> str:
-    return f"line {getattr(e, 'lineno', '?')}"
-
-
-def _head(stmt: ast.stmt) -> str:
-    """A statement's first line, for messages (compound statements unparse to several)."""
-    return ast.unparse(stmt).splitlines()[0]
-
-
 def _literal(e: ast.expr):
     """The Python value of a literal expression (numbers, bools, None, str, lists of them, ``-x``)."""
     if isinstance(e, ast.Constant) and isinstance(e.value, (int, float, bool, str, type(None))):
@@ -64,14 +61,17 @@ def _literal(e: ast.expr):
     raise CodeError(f"unsupported expression {ast.unparse(e)!r} at {_where(e)}")
 
 
-class _Rebuilder:
-    def __init__(self, graph: Graph, tree: ast.Module):
+class _Rebuilder(AttributeStatements):
+    def __init__(self, graph: Graph, tree: ast.Module, attributes: AttributeTypes | None = None):
         self.graph = graph
         self.tree = tree
         self.ops = _ops_by_path()
         self.env: dict[str, Value] = {}
         self.writer = _CodeWriter(graph)
         self.writer_lines: list = []
+        self.assigned = assigned_attributes(graph)  # as the printer saw the graph, before any rewiring
+        self.attributes = attributes
+        self.pending: tuple | None = None  # (statement, value) of a call printed as the next SetAttr's value
 
     # -- expressions ------------------------------------------------------------------------------
     def value(self, e: ast.expr, old: Value | None, before: Node | Block) -> Value:
@@ -84,7 +84,7 @@ class _Rebuilder:
                 raise CodeError(f"unknown name {e.id!r} at {_where(e)}")
             return self.env[e.id]
         text = ast.unparse(e)
-        if old is not None and old.node is not None and old.node.kind in INLINED_KINDS:
+        if old is not None and old.node is not None and self.inlined(old.node):
             if old.node.kind == "prim::ListConstruct" and isinstance(e, ast.List) \
                     and len(e.elts) == len(old.node.inputs) and any(not _is_literal(x) for x in e.elts):
                 lst = old.node
@@ -158,7 +158,7 @@ class _Rebuilder:
             node.add_input(v)
         node.kind, node.op = op.qualified_name, op
 
-    def builtin(self, node: Node, stmt: ast.stmt) -> bool:
+    def builtin(self, node: Node, stmt: ast.stmt, bind: bool = True) -> bool:
         """An interpreter built-in written ``ops.aten.add_.t(...)``: rewire it (its kind cannot change)."""
         call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
         path = _dotted(call.func) if isinstance(call, ast.Call) else None
@@ -169,6 +169,8 @@ class _Rebuilder:
         if kind != node.kind or call.keywords:
             raise CodeError(f"expected {node.kind} at {_where(stmt)}, got {path!r}")
         self.rewire(node, list(call.args))
+        if not bind:
+            return True
         if node.outputs:
             if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
                 raise CodeError(f"expected an assignment for {node.kind} at {_where(stmt)}")
@@ -183,7 +185,12 @@ class _Rebuilder:
             return
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             raise CodeError(f"expected an assignment for {k} at {_where(stmt)}, got {_head(stmt)!r}")
-        rhs = stmt.value
+        self.right_hand_side(node, stmt, stmt.value)
+        self.bind(stmt.targets[0], node.outputs)
+
+    def right_hand_side(self, node: Node, stmt: ast.stmt, rhs: ast.expr) -> None:
+        """Rewire ``node`` to compute what the assignment's right-hand side ``rhs`` says."""
+        k = node.kind
         if node.op is not None or (isinstance(rhs, ast.Call) and k.startswith("aten::")):
             if not isinstance(rhs, ast.Call):
                 raise CodeError(f"expected an op call for {k} at {_where(stmt)}, got {ast.unparse(rhs)!r}")
@@ -200,7 +207,6 @@ class _Rebuilder:
                 raise CodeError(f"unknown op {path!r} at {_where(stmt)}: only registry ops written as "
                                 "torch.<op> can be loaded")
             raise CodeError(f"unsupported statement {ast.unparse(stmt)!r} at {_where(stmt)}")
-        self.bind(stmt.targets[0], node.outputs)
 
     def rewire(self, node: Node, exprs: list) -> None:
         if len(exprs) != len(node.inputs):
@@ -226,7 +232,7 @@ class _Rebuilder:
         for node in list(block.nodes):
             if block is self.graph.block:
                 self.writer.node(node, self.writer_lines, "  ")  # what the printer inlines, to recognize it
-            if node.kind in INLINED_KINDS:
+            if self.inlined(node):
                 continue
             if node.kind == "prim::If":
                 self.if_(node, stmts, owner)
@@ -234,6 +240,12 @@ class _Rebuilder:
                 self.loop(node, stmts, owner)
             elif node.blocks:
                 raise CodeError(f"{node.kind} with nested blocks cannot be rebuilt from code")
+            elif node.kind == "prim::SetAttr":
+                self.setattr(node, stmts, owner)
+            elif node.kind == "prim::GetAttr":
+                self.getattr(node, _pop(stmts, owner, node.kind))
+            elif setattr_of(node, self.assigned) is not None:
+                self.call_into_setattr(node, _pop(stmts, owner, node.kind))
             else:
                 self.statement(node, _pop(stmts, owner, node.kind))
         return stmts
@@ -276,7 +288,7 @@ class _Rebuilder:
         for i, (b, body) in enumerate(zip(node.blocks, (stmt.body, stmt.orelse))):
             where = f"the {'else' if i else 'if'} block of the if at {_where(stmt)}"
             if i and not body:
-                if n or any(m.kind not in INLINED_KINDS for m in b.nodes):
+                if n or not all(self.inlined(m) for m in b.nodes):
                     raise CodeError(f"the if at {_where(stmt)} has no else block, but prim::If "
                                     + (f"has {n} output(s)" if n else "has statements in its second block"))
                 continue
@@ -381,12 +393,6 @@ class _Rebuilder:
                                     for e, v in zip(outs, list(self.graph.outputs))]
 
 
-def _pop(stmts: list, owner: str, kind: str) -> ast.stmt:
-    if not stmts:
-        raise CodeError(f"{owner} has fewer statements than the graph (missing {kind})")
-    return stmts.pop(0)
-
-
 def _is_break_unless(s: ast.stmt, cond: str) -> bool:
     """Whether ``s`` is ``if not <cond>: break``."""
     return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Break) \
@@ -419,16 +425,18 @@ def _fits(op, n_positional: int, kw: dict) -> bool:
     return all(a.has_default or a.name in kw for a in op.args[n_positional:])
 
 
-def rebuild_from_code(graph: Graph, code: str) -> Graph:
+def rebuild_from_code(graph: Graph, code: str, attributes: AttributeTypes | None = None) -> Graph:
     """Rewire ``graph`` (decoded from the archive's JSON) so it computes what ``code`` says; returns it.
 
     ``graph`` must verify (``toolkit.jit.verify``) before. Raises ``CodeError`` naming the line for
     syntax errors, unknown names or ops, constructs outside the allow-list, and blocks that do not
     match the graph's (an ``if`` without its ``else``, a block that does not assign its outputs).
+    ``attributes`` gives the loaded module's attribute types, against which attribute assignments and
+    reads are checked; without it they must name the graph's attributes.
     """
     try:
         tree = ast.parse(code, mode="exec")
     except SyntaxError as e:
         raise CodeError(f"the code does not parse ({e.msg} at line {e.lineno})") from None
-    _Rebuilder(graph, tree).run()
+    _Rebuilder(graph, tree, attributes).run()
     return graph

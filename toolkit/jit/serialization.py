@@ -3,7 +3,8 @@
 An archive is a zip (entries stored uncompressed) in the layout of ``toolkit.save`` checkpoints:
 
 - ``archive/manifest.json``: format name and version, the tensor and storage tables of ``toolkit.serialization``,
-  the module hierarchy (names, original class names, training flags, parameters and buffers) and the graph as
+  the module hierarchy (names, original class names, training flags, parameters, buffers, and the int, float,
+  bool, Tensor and Optional attributes with their types and values, which scripted code may assign) and the graph as
   JSON: every node with its kind, exact op overload, inputs, typed and named outputs, attributes, nested
   blocks, source location and scope, so the loaded graph prints exactly as the saved one;
 - ``archive/data/<key>``: raw little-endian tensor data (parameters, buffers, tensor constants);
@@ -33,6 +34,13 @@ from ..ops import registry as R
 from . import types as T
 from .code import graph_to_code
 from .ir import Block, Graph, Node, Value
+from .loaded_modules import (
+    LoadedModule,
+    LoadedScriptModule,
+    attribute_lookup,
+    attribute_types_of,
+    restore_attribute,
+)
 from .script_module import ScriptFunction, ScriptModule
 
 __all__ = ["load", "save"]
@@ -44,20 +52,6 @@ _MANIFEST = _PREFIX + "manifest.json"
 _EXTRA = _PREFIX + "extra/"
 _ALLOWED_PRIM_EXTRA = frozenset({"prim::FusionGroup"})
 _SIMPLE_TYPES = {t.name: t for t in (T.INT, T.FLOAT, T.BOOL, T.STR, T.NONE, T.ANY)}
-
-
-class _LoadedModule(Module):
-    """A submodule rebuilt from an archive: parameters, buffers and children, under its original class name."""
-
-    def __init__(self, original_name: str):
-        super().__init__()
-        self.__dict__["original_name"] = original_name
-
-    def _get_name(self) -> str:
-        return self.original_name
-
-    def forward(self, *args):
-        raise RuntimeError(f"{self.original_name} was loaded from an archive: only the traced top-level forward runs")
 
 
 # ---------------------------------------------------------------------------------------------------- saving
@@ -119,12 +113,15 @@ class _GraphEncoder:
 
 
 def _enc_module(m: Module, writer: S._Writer, path: str) -> dict:
+    src = m.__dict__.get("_original", m)
     return {
         "class": m._get_name(),
         "training": bool(m.training),
         "parameters": [[k, writer.encode(p, f"{path}.{k}")] for k, p in m._parameters.items()],
         "buffers": [[k, writer.encode(b, f"{path}.{k}")] for k, b in m._buffers.items()],
         "non_persistent": sorted(m._non_persistent_buffers_set),
+        "attributes": [[k, _enc_type(t), writer.encode(src.__dict__[k], f"{path}.{k}")]
+                       for k, t in attribute_types_of(m).items()],
         "children": [[k, None if c is None else _enc_module(c, writer, f"{path}.{k}")] for k, c in m._modules.items()],
     }
 
@@ -319,9 +316,9 @@ class _GraphDecoder:
         return None
 
 
-def _dec_module(d: dict, reader: S._Reader) -> _LoadedModule:
+def _dec_module(d: dict, reader: S._Reader) -> LoadedModule:
     _check(isinstance(d, dict) and isinstance(d.get("class"), str), "bad module entry")
-    m = _LoadedModule(d["class"])
+    m = LoadedModule(d["class"])
     _check(isinstance(d["training"], bool), "bad training flag")
     m.training = d["training"]
     for k, p in d["parameters"]:
@@ -339,10 +336,12 @@ def _dec_module(d: dict, reader: S._Reader) -> _LoadedModule:
     m._non_persistent_buffers_set.update(str(k) for k in d["non_persistent"])
     for k, c in d["children"]:
         m._modules[str(k)] = None if c is None else _dec_module(c, reader)
+    for k, t, v in d.get("attributes", []):  # archives written before attributes were saved have none
+        restore_attribute(m, k, _dec_type(t), reader.decode(v))
     return m
 
 
-def _rebuild_from_code(zf: zipfile.ZipFile, graph: Graph, name) -> None:
+def _rebuild_from_code(zf: zipfile.ZipFile, graph: Graph, name, attributes=None) -> None:
     """What runs comes from the archive's readable code, parsed (never executed) against the decoded graph."""
     from .code_parser import CodeError, rebuild_from_code
 
@@ -355,7 +354,7 @@ def _rebuild_from_code(zf: zipfile.ZipFile, graph: Graph, name) -> None:
     except UnicodeDecodeError as e:
         raise _Corrupt(f"{entry} is not UTF-8 text ({e})") from None
     try:
-        rebuild_from_code(graph, text)
+        rebuild_from_code(graph, text, attributes)
     except CodeError as e:
         raise _Corrupt(f"{entry}: {e}") from None
 
@@ -367,13 +366,14 @@ def _build(zf: zipfile.ZipFile, manifest: dict, map_location):
     try:
         graph = _GraphDecoder(reader, _allowed_prims()).decode(model["graph"])
         _verify(graph, "the saved graph")  # so the code is matched against well-formed blocks
-        _rebuild_from_code(zf, graph, "forward" if model["kind"] == "module" else model["name"])
         if model["kind"] == "module":
             root = _dec_module(model["module"], reader)
-            sm = ScriptModule(root, graph)
+            _rebuild_from_code(zf, graph, "forward", attribute_lookup(root))
+            sm = LoadedScriptModule(root, graph)
             sm.__dict__["original_name"] = root.original_name
             obj = sm
         elif model["kind"] == "function":
+            _rebuild_from_code(zf, graph, model["name"], lambda path, name: None)  # functions have no attributes
             _check(isinstance(model["name"], str), "bad function name")
             obj = ScriptFunction(graph, model["name"])
         else:

@@ -11,7 +11,7 @@ from .. import types as T
 from ..ir import Value, _copy_block_into
 from . import ops as O
 from . import sugar as S
-from .attributes import attribute_type, written_attributes
+from .attributes import module_attribute_type, written_attributes
 from .errors import FrontendError
 from .exprs import _KwargsValue
 from .source import closure_vars, parse_function
@@ -431,7 +431,7 @@ class Calls:
             val = d[name]
             if isinstance(val, _Tensor):
                 return self._getattr(mv.value, name, T.TENSOR, node)
-            typ = attribute_type(val)
+            typ = module_attribute_type(m, name)
             if typ is not None and name in written_attributes(type(m)):  # assigned by scripted code: read at run time
                 return self._getattr(mv.value, name, typ, node)
             return self.sugar(val, node)
