@@ -3,6 +3,9 @@
     with toolkit.autograd.profiler.profile(record_shapes=True) as prof:
         y = model(x)
     print(prof.key_averages(group_by_input_shape=True).table(sort_by="cpu_time_total"))
+
+``profile(use_device="cuda")`` also times each op run on ``cuda`` with CUDA
+events (``device_time_total``, the table's ``Self CUDA`` columns).
 """
 
 from __future__ import annotations
@@ -10,9 +13,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ..profiler._session import profile, record_function
-from ..profiler.events import EventList, FunctionEvent, FunctionEventAvg
+from ..profiler.events import DeviceType, EventList, FunctionEvent, FunctionEventAvg
 
-__all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList", "FunctionEvent",
+__all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "DeviceType", "EventList", "FunctionEvent",
            "FunctionEventAvg"]
 
 

@@ -9,6 +9,11 @@ one event; ``record_function`` adds named ranges.
         loss.backward()
     print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
     prof.export_chrome_trace("trace.json")   # chrome://tracing or ui.perfetto.dev
+
+With ``activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`` each op run on
+``cuda`` also gets its device time from CUDA events (``device_time_total``,
+``self_device_time_total``), the table gets PyTorch's ``Self CUDA`` columns
+(``sort_by="cuda_time_total"``), and the trace a GPU track linked to the ops.
 """
 
 from __future__ import annotations

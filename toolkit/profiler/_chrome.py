@@ -6,6 +6,12 @@ threads, each profiled range is one complete event (``"ph": "X"``) with ``ts``
 and ``dur`` in microseconds. ``json`` does the escaping, so any op or range
 name is safe. A path ending in ``.gz`` is gzip-compressed. Long runs are cut
 at ``max_events`` ranges (the earliest are kept) so viewers can still load them.
+
+When CUDA was profiled, the device spans get the GPU track Kineto draws: a
+process per device (``pid`` = device index, labelled ``GPU <i>``), a thread per
+stream (``stream 7``: the number CUPTI gives the default stream, where
+toolkit's kernels run), one ``"kernel"`` event per op that ran there, and an
+``"ac2g"`` flow (``"s"`` on the op, ``"f"`` on its kernel) linking the two.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import socket
 import warnings
 
 DEFAULT_MAX_EVENTS = 1_000_000
+DEFAULT_STREAM = 7
+_GPU_SORT_INDEX = 5_000_000
 
 
 def _event_json(e, pid: int, idx: int) -> dict:
@@ -40,6 +48,48 @@ def _event_json(e, pid: int, idx: int) -> dict:
             "ts": round(e.time_range.start, 3), "dur": round(e.time_range.elapsed_us(), 3), "args": args}
 
 
+def _device_metadata(devices: list, t0: float) -> list[dict]:
+    """Kineto's names for a device's process and its stream's thread."""
+    out = []
+    for d in devices:
+        out += [
+            {"ph": "M", "name": "process_name", "ts": t0, "pid": d, "tid": 0, "args": {"name": "python"}},
+            {"ph": "M", "name": "process_labels", "ts": t0, "pid": d, "tid": 0, "args": {"labels": f"GPU {d}"}},
+            {"ph": "M", "name": "process_sort_index", "ts": t0, "pid": d, "tid": 0,
+             "args": {"sort_index": _GPU_SORT_INDEX + d}},
+            {"ph": "M", "name": "thread_name", "ts": t0, "pid": d, "tid": DEFAULT_STREAM,
+             "args": {"name": f"stream {DEFAULT_STREAM} "}},
+            {"ph": "M", "name": "thread_sort_index", "ts": t0, "pid": d, "tid": DEFAULT_STREAM,
+             "args": {"sort_index": DEFAULT_STREAM}},
+        ]
+    return out
+
+
+def _device_events(timed: list, pid: int) -> list[dict]:
+    """Per device-timed op: its kernel on the GPU track and the flow from the op to it."""
+    out = []
+    for e in timed:
+        d = e.device_index
+        ts = round(e.device_start_us, 3)
+        dur = round(sum(k.duration for k in e.kernels), 3)
+        out.append({"ph": "X", "cat": "kernel", "name": e.kernels[0].name, "pid": d, "tid": DEFAULT_STREAM,
+                    "ts": ts, "dur": dur,
+                    "args": {"External id": e.id, "device": d, "stream": DEFAULT_STREAM, "correlation": e.id}})
+        out.append({"ph": "s", "id": e.id, "pid": pid, "tid": e.thread, "ts": round(e.time_range.start, 3),
+                    "cat": "ac2g", "name": "ac2g"})
+        out.append({"ph": "f", "id": e.id, "pid": d, "tid": DEFAULT_STREAM, "ts": ts, "cat": "ac2g",
+                    "name": "ac2g", "bp": "e"})
+    return out
+
+
+def _device_properties(devices: list) -> list[dict]:
+    if not devices:
+        return []
+    from .. import cuda
+
+    return [{"id": d, "name": cuda.get_device_name(d)} for d in devices]
+
+
 def chrome_trace(events, max_events: int | None = None) -> dict:
     """The trace as a JSON-ready dict."""
     cap = DEFAULT_MAX_EVENTS if max_events is None else max_events
@@ -59,9 +109,15 @@ def chrome_trace(events, max_events: int | None = None) -> dict:
         meta.append({"ph": "M", "name": "thread_name", "ts": t0, "pid": pid, "tid": tid,
                      "args": {"name": f"thread {tid} (python)"}})
     body = [_event_json(e, pid, i) for i, e in enumerate(ranges)]
+    timed = [e for e in ranges if e.kernels and e.device_start_us is not None]
+    devices = []
+    if timed:
+        devices = sorted({e.device_index for e in timed})
+        meta += _device_metadata(devices, t0)
+        body += _device_events(timed, pid)
     return {
         "schemaVersion": 1,
-        "deviceProperties": [],
+        "deviceProperties": _device_properties(devices),
         "record_shapes": int(any(e.input_shapes for e in ranges)),
         "with_flops": int(any(e.flops for e in ranges)),
         "host_name": socket.gethostname(),

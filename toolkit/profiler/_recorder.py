@@ -97,7 +97,12 @@ def fusion_group_name(node) -> tuple[str, tuple]:
 
 
 class Recorder:
-    """Collects ranges from the dispatcher, the backward engine, fused kernels and ``record_function``."""
+    """Collects ranges from the dispatcher, the backward engine, fused kernels and ``record_function``.
+
+    Host times only; ``_cuda.CudaRecorder`` adds device times when a profile asks for CUDA.
+    """
+
+    use_device: str | None = None
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False, with_stack: bool = False,
                  with_flops: bool = False):
@@ -215,7 +220,8 @@ class Recorder:
                 i + 1, name, tid, (start + base) / 1000.0, ((end or start) + base) / 1000.0,
                 input_shapes=d.get("shapes"), input_types=d.get("types"), stack=d.get("stack"),
                 scope=1 if kind == _BACKWARD else 0, cpu_memory_usage=d.get("mem", 0), flops=d.get("flops"),
-                is_user_annotation=kind == _ANNOTATION, category=_CATEGORY[kind], fused_ops=d.get("fused"))
+                is_user_annotation=kind == _ANNOTATION, category=_CATEGORY[kind], fused_ops=d.get("fused"),
+                use_device=self.use_device)
             if parent >= 0:
                 p = out[parent]
                 e.cpu_parent = p
@@ -225,4 +231,7 @@ class Recorder:
             for e in reversed(out):  # a range's memory is what its children allocated (a composite's output too)
                 if e.cpu_children:
                     e.cpu_memory_usage = sum(c.cpu_memory_usage for c in e.cpu_children)
-        return EventList(out, profile_memory=self.profile_memory, with_flops=self.with_flops)
+        if self.use_device:
+            self._attach_device_times(out)
+        return EventList(out, use_device=self.use_device, profile_memory=self.profile_memory,
+                         with_flops=self.with_flops)

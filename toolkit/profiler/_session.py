@@ -49,12 +49,31 @@ class record_function:
         return wrapper
 
 
+def _checked_device(use_device: str | None) -> str | None:
+    """``use_device`` as PyTorch's profiler takes it: unknown names and absent devices warn and become None."""
+    if use_device is None:
+        return None
+    if use_device not in ("cuda", "xpu", "mtia", "hpu"):
+        warnings.warn(f"The {use_device} is not a valid device option.", stacklevel=3)
+        return None
+    if use_device == "cuda":
+        from .. import cuda
+
+        if cuda.is_available():
+            return "cuda"
+    if use_device == "mtia":
+        raise AssertionError("Legacy MTIA profiling is not supported. Requires use_kineto=True on MTIA devices.")
+    warnings.warn(f"{use_device.upper()} is not available, disabling {use_device.upper()} profiling", stacklevel=3)
+    return None
+
+
 class profile:
     """Op-level profiler (``torch.autograd.profiler.profile``): every op, backward node and fused kernel
     run inside the block becomes a ``FunctionEvent``.
 
-    ``use_cuda`` / ``use_device`` are accepted for PyTorch code; device times need CUDA
-    events, and without a GPU only CPU times are recorded. ``profile_memory`` counts the
+    ``use_device="cuda"`` (or the deprecated ``use_cuda=True``) also times every op run on
+    ``cuda`` with CUDA events (see ``_cuda``); without a GPU it warns and records CPU times
+    only, as PyTorch does. ``profile_memory`` counts the
     bytes of each op's newly allocated outputs; ``with_flops`` estimates FLOPs of matrix
     products, convolutions, ``mul`` and ``add``; ``with_stack`` records the Python frames
     outside toolkit (``file(line): function``) of each op call.
@@ -68,12 +87,12 @@ class profile:
         self.enabled = enabled
         if not enabled:
             return
-        if use_cuda or use_device == "cuda":
-            from .. import cuda
-
-            if not cuda.is_available():
-                warnings.warn("CUDA is not available, disabling CUDA profiling", stacklevel=2)
-        self.use_device = None
+        self.use_cuda = use_cuda
+        if use_cuda:
+            warnings.warn("The attribute `use_cuda` will be deprecated soon, please use ``use_device = 'cuda'`` "
+                          "instead.", FutureWarning, stacklevel=2)
+            use_device = "cuda"
+        self.use_device = _checked_device(use_device)
         self.record_shapes = record_shapes
         self.with_flops = with_flops
         self.profile_memory = profile_memory
@@ -104,8 +123,12 @@ class profile:
     def _prepare_trace(self) -> None:
         self.entered = True
         if self._recorder is None or not self.acc_events:
-            self._recorder = _recorder.Recorder(self.record_shapes, self.profile_memory, self.with_stack,
-                                                self.with_flops)
+            cls = _recorder.Recorder
+            if self.use_device == "cuda":  # the one check: a CPU-only profile never loads the CUDA path
+                from ._cuda import CudaRecorder
+
+                cls = CudaRecorder
+            self._recorder = cls(self.record_shapes, self.profile_memory, self.with_stack, self.with_flops)
 
     def _start_trace(self) -> None:
         self.entered = True

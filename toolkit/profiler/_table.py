@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .events import _format_memory, _format_time, _format_time_share
+from .events import DeviceType, _format_memory, _format_time, _format_time_share
 
 _WIDTH = 12
 _SPACING = 2
@@ -34,13 +34,24 @@ def _flops_scale(flops: float) -> tuple[float, str]:
     return 10.0 ** (-3 * level), _FLOP_UNITS[level]
 
 
+def _device_total(events) -> float:
+    """The footer's device total, as PyTorch sums it: event-timed host rows and device rows."""
+    return sum(e.self_device_time_total for e in events
+               if (e.device_type == DeviceType.CPU and e.is_legacy)
+               or (e.device_type != DeviceType.CPU and not e.is_user_annotation))
+
+
 def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column_width=75,
                 max_name_column_width=55, max_shapes_column_width=80, with_flops=False, profile_memory=False,
                 top_level_events_only=False, time_unit=None) -> str:
     """Rows of events (or averages): Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg,
-    memory columns, # of Calls, Input Shapes, Source Location, Total FLOPs."""
+    device columns (``Self CUDA`` ... when any row has device time), memory columns, # of Calls,
+    Input Shapes, Source Location, Total FLOPs."""
     if len(events) == 0:
         return ""
+    use_device = events[0].use_device
+    has_device_time = bool(use_device) and any(e.self_device_time_total > 0 for e in events)
+    has_device_mem = bool(use_device) and profile_memory and any(e.self_device_memory_usage > 0 for e in events)
     has_shapes = any(e.input_shapes is not None and len(e.input_shapes) > 0 for e in events)
     if sort_by is not None:
         attr = sort_by.replace("cuda", "device").replace("xpu", "device").replace("privateuse1", "device")
@@ -59,8 +70,14 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
             src_width = min(src_width, max_src_column_width)
 
     headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    device_name = str(use_device).upper()
+    if has_device_time:
+        headers += [f"Self {device_name}", f"Self {device_name} %", f"{device_name} total",
+                    f"{device_name} time avg"]
     if profile_memory:
         headers += ["CPU Mem", "Self CPU Mem"]
+        if has_device_mem:
+            headers += [f"{device_name} Mem", f"Self {device_name} Mem"]
     headers.append("# of Calls")
     row_format, header_sep, line_length = "", "", -_SPACING
 
@@ -90,6 +107,7 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
             with_flops = False
 
     total_self = sum(e.self_cpu_time_total for e in events)
+    total_device = _device_total(events) if has_device_time else 0.0
     lines = []
     if header is not None:
         lines += ["=" * line_length, header]
@@ -114,8 +132,15 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
             _in_unit(e.cpu_time_total, e.cpu_time_total_str, time_unit),
             _in_unit(e.cpu_time, e.cpu_time_str, time_unit),
         ]
+        if has_device_time:
+            row += [_in_unit(e.self_device_time_total, e.self_device_time_total_str, time_unit),
+                    _format_time_share(e.self_device_time_total, total_device),
+                    _in_unit(e.device_time_total, e.device_time_total_str, time_unit),
+                    _in_unit(e.device_time, e.device_time_str, time_unit)]
         if profile_memory:
             row += [_format_memory(e.cpu_memory_usage), _format_memory(e.self_cpu_memory_usage)]
+            if has_device_mem:
+                row += [_format_memory(e.device_memory_usage), _format_memory(e.self_device_memory_usage)]
         row.append(e.count)
         if has_shapes:
             row.append(str(e.input_shapes)[:shapes_width])
@@ -131,4 +156,6 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
             lines.append(row_format.format(*(blank + [""])))
     lines.append(header_sep)
     lines.append(f"Self CPU time total: {_in_unit(total_self, _format_time(total_self), time_unit)}")
+    if has_device_time:
+        lines.append(f"Self {device_name} time total: {_in_unit(total_device, _format_time(total_device), time_unit)}")
     return "\n".join(lines) + "\n"

@@ -10,7 +10,9 @@ Times are in microseconds, as in PyTorch.
 from __future__ import annotations
 
 import enum
+import warnings
 from collections import defaultdict
+from typing import NamedTuple
 
 
 class DeviceType(enum.Enum):
@@ -18,6 +20,19 @@ class DeviceType(enum.Enum):
 
     CPU = 0
     CUDA = 1
+
+
+class Kernel(NamedTuple):
+    """Device work attributed to an event: its name, device index and duration (us)."""
+
+    name: str
+    device: int
+    duration: float
+
+
+def _deprecated(old: str, new: str, sep: str = ".") -> None:
+    warnings.warn(f"`{old}` is deprecated{sep} {'please use' if sep == ',' else 'Use'} `{new}` instead.",
+                  FutureWarning, stacklevel=3)
 
 
 def _format_time(time_us: float) -> str:
@@ -69,7 +84,10 @@ class _FormattedTimes:
     def device_time(self) -> float:
         return 0.0 if self.count == 0 else self.device_time_total / self.count
 
-    cuda_time = device_time
+    @property
+    def cuda_time(self) -> float:
+        _deprecated("cuda_time", "device_time", ",")
+        return self.device_time
 
     @property
     def cpu_time_str(self) -> str:
@@ -101,13 +119,18 @@ class FunctionEvent(_FormattedTimes):
 
     ``scope`` is 1 for autograd nodes run by the backward engine (PyTorch's
     ``BACKWARD_FUNCTION``), 0 otherwise; ``fused_ops`` lists the ops inside a
-    fused kernel's event.
+    fused kernel's event. With a device profiled (``use_device="cuda"``), an op
+    that ran on the device holds one ``Kernel``: its device time, measured with
+    CUDA events around the op (PyTorch's event-based CUDA timing, ``is_legacy``),
+    so it includes the device time of the ops it called; ``device_start_us`` places
+    that span on the trace's clock. Ranges without their own measurement (Python
+    ranges, autograd nodes, host-only ops) sum their children's device time.
     """
 
     def __init__(self, id: int, name: str, thread: int, start_us: float, end_us: float, *,
                  input_shapes=None, stack=None, scope: int = 0, cpu_memory_usage: int = 0,
                  flops: int | None = None, is_user_annotation: bool = False, category: str = "cpu_op",
-                 sequence_nr: int = -1, fused_ops=None, input_types=None):
+                 sequence_nr: int = -1, fused_ops=None, input_types=None, use_device: str | None = None):
         self.id = id
         self.node_id = -1
         self.name = name
@@ -116,7 +139,7 @@ class FunctionEvent(_FormattedTimes):
         self.time_range = Interval(start_us, end_us)
         self.thread = thread
         self.fwd_thread = 0
-        self.kernels: list = []
+        self.kernels: list[Kernel] = []
         self.count = 1
         self.cpu_children: list[FunctionEvent] = []
         self.cpu_parent: FunctionEvent | None = None
@@ -124,7 +147,7 @@ class FunctionEvent(_FormattedTimes):
         self.input_types = input_types
         self.stack = stack if stack is not None else []
         self.scope = scope
-        self.use_device = None
+        self.use_device = use_device
         self.cpu_memory_usage = cpu_memory_usage
         self.device_memory_usage = 0
         self.is_async = False
@@ -132,11 +155,18 @@ class FunctionEvent(_FormattedTimes):
         self.sequence_nr = sequence_nr
         self.device_type = DeviceType.CPU
         self.device_index = 0
+        self.device_resource_id = thread
         self.is_legacy = False
         self.flops = flops
         self.is_user_annotation = is_user_annotation
         self.category = category
         self.fused_ops = fused_ops
+        self.device_start_us: float | None = None
+
+    def append_kernel(self, name: str, device: int, duration: float) -> None:
+        if self.device_type != DeviceType.CPU:
+            raise AssertionError("Expected device_type to be CPU")
+        self.kernels.append(Kernel(name, device, duration))
 
     @property
     def key(self) -> str:
@@ -154,17 +184,45 @@ class FunctionEvent(_FormattedTimes):
     def self_cpu_memory_usage(self) -> int:
         return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
 
-    device_time_total = 0
-    self_device_time_total = 0
-    self_device_memory_usage = 0
-    cuda_time_total = 0
-    self_cuda_time_total = 0
+    @property
+    def self_device_memory_usage(self) -> int:
+        return self.device_memory_usage - sum(c.device_memory_usage for c in self.cpu_children)
+
+    @property
+    def self_cuda_memory_usage(self) -> int:
+        _deprecated("self_cuda_memory_usage", "self_device_memory_usage")
+        return self.self_device_memory_usage
+
+    @property
+    def device_time_total(self) -> float:
+        """Device time (us): a measured op's own span (its callees' included), else its children's sum."""
+        if self.is_async or not self.use_device:
+            return 0
+        if self.is_legacy:
+            return sum(k.duration for k in self.kernels)
+        return sum(k.duration for k in self.kernels) + sum(c.device_time_total for c in self.cpu_children)
+
+    @property
+    def self_device_time_total(self) -> float:
+        if self.is_async or not self.use_device:
+            return 0
+        return self.device_time_total - sum(c.device_time_total for c in self.cpu_children)
+
+    @property
+    def cuda_time_total(self) -> float:
+        _deprecated("cuda_time_total", "device_time_total")
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        _deprecated("self_cuda_time_total", "self_device_time_total")
+        return self.self_device_time_total
 
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} device_type={self.device_type} "
                 f"cpu_time={self.cpu_time_str} start_us={self.time_range.start} end_us={self.time_range.end} "
-                f"cpu_children={[c.id for c in self.cpu_children]} thread={self.thread} "
-                f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage} "
+                f"cpu_children={[c.id for c in self.cpu_children]} {self.use_device}_time={self.device_time_str} "
+                f"thread={self.thread} input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage} "
                 f"scope={self.scope}>")
 
 
@@ -208,13 +266,21 @@ class FunctionEventAvg(_FormattedTimes):
             self.stack = other.stack
             self.scope = other.scope
             self.device_type = other.device_type
+            self.is_legacy = other.is_legacy
+            self.use_device = other.use_device
             self.is_user_annotation = other.is_user_annotation
         if other.key != self.key:
             raise AssertionError(f"Expected keys to match, but got {other.key} vs {self.key}")
         self.cpu_time_total += other.cpu_time_total
         self.self_cpu_time_total += other.self_cpu_time_total
+        if other.use_device:
+            self.device_time_total += other.device_time_total
+            self.self_device_time_total += other.self_device_time_total
         self.cpu_memory_usage += other.cpu_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        if other.use_device:
+            self.device_memory_usage += other.device_memory_usage
+            self.self_device_memory_usage += other.self_device_memory_usage
         self.count += other.count
         if other.flops is not None:
             self.flops = (self.flops or 0) + other.flops
@@ -224,10 +290,11 @@ class FunctionEventAvg(_FormattedTimes):
         return self.add(other)
 
     def __repr__(self) -> str:
+        dev = self.use_device or "cuda"
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total_str} "
-                f"cpu_time={self.cpu_time_str}  self_cuda_time={self.self_device_time_total_str} "
-                f"cuda_time={self.device_time_str} input_shapes={self.input_shapes} "
-                f"cpu_memory_usage={self.cpu_memory_usage} cuda_memory_usage={self.device_memory_usage}>")
+                f"cpu_time={self.cpu_time_str}  self_{dev}_time={self.self_device_time_total_str} "
+                f"{dev}_time={self.device_time_str} input_shapes={self.input_shapes} "
+                f"cpu_memory_usage={self.cpu_memory_usage} {dev}_memory_usage={self.device_memory_usage}>")
 
 
 class EventList(list):

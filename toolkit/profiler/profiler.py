@@ -134,6 +134,7 @@ class profile:
         if not acts:
             raise AssertionError("No valid profiler activities found")
         self.activities = acts
+        self.use_device = "cuda" if ProfilerActivity.CUDA in acts else None
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -178,7 +179,8 @@ class profile:
     # -- session control ---------------------------------------------------------------------
     def prepare_trace(self) -> None:
         if self.profiler is None or not self.acc_events:
-            self.profiler = _session(record_shapes=self.record_shapes, with_flops=self.with_flops,
+            self.profiler = _session(use_device=self.use_device, record_shapes=self.record_shapes,
+                                     with_flops=self.with_flops,
                                      profile_memory=self.profile_memory, with_stack=self.with_stack,
                                      with_modules=self.with_modules, acc_events=self.acc_events)
         self.profiler._prepare_trace()
