@@ -76,3 +76,25 @@ toolkit.jit.set_fusion_enabled(False)
 unfused = toolkit.jit.trace(f, (x, y))
 assert not unfused.graph_for(x, y).kernels
 toolkit.jit.set_fusion_enabled(True)
+
+# %% [markdown]
+# ## Plans without gradients run as Python code
+#
+# A call that records no gradients (inputs that do not require grad, or `toolkit.no_grad()`) runs its plan as
+# one generated Python function: each op whose types are known calls its kernel on arrays, loops stay Python
+# loops, and tensors are made only where values leave. `python_source` shows that function.
+
+
+# %%
+@toolkit.jit.script
+def rnn(x, w, u):
+    h = toolkit.zeros(x.size(1), u.size(0))
+    for t in range(x.size(0)):
+        h = toolkit.tanh(x[t] @ w + h @ u)
+    return h
+
+
+xs, w, u = toolkit.randn(10, 3, 5), toolkit.randn(5, 5), toolkit.randn(5, 5)
+loop_plan = rnn.graph_for(xs, w, u)
+print(loop_plan.python_source)
+assert "for " in loop_plan.python_source

@@ -290,7 +290,8 @@ class ProfilingExecutor:
             runner = group_runner(n)
             runner.kernel.name = f"prim::FusionGroup_{i}"
             kernels.append(runner.kernel)
-        return GraphFor(plan.graph, kernels)
+        compiled = getattr(plan, "compiled", None)
+        return GraphFor(plan.graph, kernels, compiled.source if compiled is not None else None)
 
     @property
     def plans(self) -> dict:
@@ -340,12 +341,14 @@ class GraphFor:
 
     Prints as the graph (fusion groups included, in the seed's form); ``kernels``
     holds each fusion group's ``FusedKernel`` (``.source()``, ``.source_path()``),
-    and every other attribute is the graph's.
+    ``python_source`` the Python function a plan without gradients runs as (or
+    None), and every other attribute is the graph's.
     """
 
-    def __init__(self, graph: Graph, kernels: list):
+    def __init__(self, graph: Graph, kernels: list, python_source: str | None = None):
         self.graph = graph
         self.kernels = kernels
+        self.python_source = python_source
 
     def __getattr__(self, name):
         return getattr(self.graph, name)

@@ -207,3 +207,32 @@ def test_traced_functions_compile_too_and_the_generated_source_is_shown_in_trace
     if plan is not None:
         assert plan.compiled is not None
     np.testing.assert_allclose(t(x, y).numpy(), fn(x, y).numpy(), rtol=1e-6)
+
+
+def in_place_on_computed_values(x, n: int):
+    y = x * 2
+    for i in range(n):
+        y.add_(1)
+        y[0] = y[0] * 3
+    z = x[1]
+    z.mul_(10)
+    return y, x
+
+
+def test_in_place_ops_on_values_held_as_arrays_write_where_eager_writes():
+    f = toolkit.jit.script(in_place_on_computed_values)
+    x = toolkit.arange(6, dtype=toolkit.float32).reshape(3, 2)
+    _plan(f, x.clone(), 2)
+    for n in (0, 3):
+        a, b = x.clone(), x.clone()
+        got, want = f(a, n), in_place_on_computed_values(b, n)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        np.testing.assert_array_equal(a.numpy(), b.numpy())  # the input was written through its view
+
+
+def test_graph_for_shows_the_generated_python():
+    f = toolkit.jit.script(rnn_loop)
+    args = _rnn_inputs(2)
+    g = f.graph_for(*args)
+    assert g.python_source is not None and "def _plan(" in g.python_source

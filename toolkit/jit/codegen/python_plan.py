@@ -403,7 +403,7 @@ class _Emitter:
             self._block(b, indent + 1)
             if outs:
                 vals = ", ".join(self._as(v, self._held(o)) for v, o in zip(b.outputs, n.outputs))
-                self._emit(indent + 1, f"{', '.join(outs)}, = {vals},", n)
+                self._emit(indent + 1, _assign(outs, vals), n)
 
     def _loop(self, n: Node, indent: int) -> None:
         b = n.blocks[0]
@@ -414,7 +414,7 @@ class _Emitter:
             self.names[o] = name
         if carried:
             init = ", ".join(self._as(v, self._held(c)) for v, c in zip(n.inputs[2:], b.inputs[1:]))
-            self._emit(indent, f"{', '.join(carried)}, = {init},", n)
+            self._emit(indent, _assign(carried, init), n)
         always = self.constants.get(cond) is True and self.constants.get(b.outputs[0]) is True \
             and isinstance(trip.type, T.IntType)
         if always:
@@ -430,7 +430,7 @@ class _Emitter:
         self._block(b, indent + 1)
         if carried:
             vals = ", ".join(self._as(v, self._held(c)) for v, c in zip(b.outputs[1:], b.inputs[1:]))
-            self._emit(indent + 1, f"{', '.join(carried)}, = {vals},", n)
+            self._emit(indent + 1, _assign(carried, vals), n)
         if not always:
             self._emit(indent + 1, f"{c} = {self.as_obj(b.outputs[0])}", n)
             self._emit(indent + 1, f"{counter} += 1", n)
@@ -464,6 +464,11 @@ def _runs_on_arrays(n: Node) -> bool:
 def _group_on_arrays(n: Node, known: dict) -> bool:
     """A group a compiled plan runs on arrays: its inputs' dtypes hold on every run (its steps trust them)."""
     return _runs_on_arrays(n) and all(v in known for v in n.inputs)
+
+
+def _assign(names: list, values: str) -> str:
+    """``a, b = x, y`` (values: the right-hand side's comma-joined expressions); one name without a tuple."""
+    return f"{names[0]} = {values}" if len(names) == 1 else f"{', '.join(names)} = {values}"
 
 
 def _defined_in(b: Block, out: set) -> None:
