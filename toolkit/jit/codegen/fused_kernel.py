@@ -35,6 +35,7 @@ RACE_UNFUSED = True  # time each new layout against the group's ops one by one a
 _strides = operator.attrgetter("strides")
 PARALLEL_MIN = 1 << 16  # as the eager map kernels: below this the thread start-up costs more than it saves
 _JIT = 'numba.njit(cache=True, nogil=True, error_model="numpy"{extra})'
+_INLINE = ', inline="always"'
 
 
 def _is_reduction(n: Node) -> bool:
@@ -191,7 +192,8 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
     used = set().union(*(free_names(b.split("=", 1)[1]) for b in body if "=" in b)) if body else set()
     for h in _helpers_needed(used):
         src = textwrap.dedent(inspect.getsource(HELPERS[h]))
-        helpers.append(f"@{_JIT.format(extra='')}\n{src.rstrip()}\n")
+        # inlined into the loop, so a loop over helpers without libm calls (exp_f32, tanh_f32) vectorizes
+        helpers.append(f"@{_JIT.format(extra=_INLINE)}\n{src.rstrip()}\n")
     module_consts = "".join(f"{k} = {v!r}\n" for k, v in _helper_constants(helpers).items())
 
     def loop(fn: str, outer: str, parallel: bool) -> str:
