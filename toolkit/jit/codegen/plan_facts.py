@@ -21,7 +21,8 @@ from ..ir import Graph, Node, Value
 _STATIC_ARG_TYPES = (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType)
 _CONTAINER_READS = ("aten::__getitem__", "prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex")
 _LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
-_DIRECT_KINDS = (R.ELEMENTWISE, R.COMPARISON, R.LINALG, R.VIEW, R.REDUCTION, R.FACTORY, R.CONVERSION)
+_DIRECT_KINDS = (R.ELEMENTWISE, R.COMPARISON, R.LINALG, R.VIEW, R.REDUCTION, R.FACTORY, R.CONVERSION, R.SHAPE,
+                 R.INDEXING, R.NN)
 
 
 def observed_type(v: Value, observed: dict) -> T.TensorType | None:
