@@ -1,24 +1,31 @@
-"""DLPack exchange: ``Tensor.__dlpack__``/``__dlpack_device__`` and ``toolkit.from_dlpack``, zero-copy on the CPU.
+"""DLPack exchange: ``Tensor.__dlpack__``/``__dlpack_device__`` and ``toolkit.from_dlpack``, zero-copy both ways.
 
-CPU tensors are numpy arrays underneath, and numpy speaks DLPack both ways
-(``ndarray.__dlpack__``, ``np.from_dlpack``), so a toolkit tensor handed to
-``torch.from_dlpack`` or ``np.from_dlpack`` shares its memory, and
-``toolkit.from_dlpack`` wraps what numpy imports (any producer: PyTorch,
-numpy, JAX, or a legacy ``torch.utils.dlpack.to_dlpack`` capsule) without a
-copy. numba.cuda neither exports nor imports DLPack, so CUDA tensors and
-device capsules are refused with an error that says what to do instead.
+CPU tensors are numpy arrays underneath, and numpy speaks DLPack both ways,
+so host memory goes through ``ndarray.__dlpack__`` and ``np.from_dlpack``.
+numba.cuda speaks no DLPack, so CUDA tensors use the C ABI written out in
+:mod:`toolkit._dlpack_abi`: ``__dlpack__`` hands out a capsule over the
+device memory (which stays alive until the consumer calls the deleter), and
+``from_dlpack`` wraps a producer's device pointer as a ``CudaArray`` whose
+death calls the producer's deleter. Streams follow the array API: the
+consumer passes the stream it will use and the producer orders its pending
+work before it (``-1``: no synchronization). A CUDA capsule read under
+numba's CUDA simulator holds host memory (what the simulator calls device
+memory), so the simulator round-trips toolkit's own capsules only.
 """
 
 from __future__ import annotations
 
 import enum
+import weakref
 from typing import Any
 
 import numpy as np
 
+from . import _dlpack_abi as abi
+from ._core import dtypes as _dt
 from ._core.device import as_device
 from .factories import from_numpy
-from .tensor import Tensor
+from .tensor import Tensor, _wrap
 
 __all__ = ["DLDeviceType", "dlpack", "dlpack_device", "from_dlpack"]
 
@@ -26,11 +33,15 @@ __all__ = ["DLDeviceType", "dlpack", "dlpack_device", "from_dlpack"]
 class DLDeviceType(enum.IntEnum):
     """DLPack's device codes (the ones toolkit meets), as ``Tensor.__dlpack_device__`` reports them."""
 
-    kDLCPU = 1
-    kDLCUDA = 2
-    kDLCUDAHost = 3
-    kDLROCM = 10
-    kDLCUDAManaged = 13
+    kDLCPU = abi.kDLCPU
+    kDLCUDA = abi.kDLCUDA
+    kDLCUDAHost = abi.kDLCUDAHost
+    kDLROCM = abi.kDLROCM
+    kDLCUDAManaged = abi.kDLCUDAManaged
+
+
+_HOST = (abi.kDLCPU, abi.kDLCUDAHost)
+_DEVICE = (abi.kDLCUDA, abi.kDLCUDAManaged)
 
 
 def dlpack_device(self: Tensor) -> tuple:
@@ -41,82 +52,271 @@ def dlpack_device(self: Tensor) -> tuple:
     return DLDeviceType.kDLCPU, 0
 
 
+# ------------------------------------------------------------------------------------------------------ export
 def dlpack(self: Tensor, *, stream: Any = None, max_version: tuple | None = None, dl_device: tuple | None = None,
            copy: bool | None = None):
-    """A DLPack capsule of the tensor's memory (no copy unless ``copy=True``), as ``torch.Tensor.__dlpack__``."""
+    """A DLPack capsule of the tensor's memory (no copy unless needed or ``copy=True``), as ``torch.Tensor.__dlpack__``.
+
+    ``max_version`` >= (1, 0) gives a ``"dltensor_versioned"`` capsule (whose
+    flags say when it is a copy), else a legacy ``"dltensor"`` one.
+    ``dl_device`` may name the CPU for a CUDA tensor or a CUDA device for a
+    CPU tensor: that is a copy, refused with ``copy=False``.
+    """
     if self._requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+    if stream is not None and type(stream) is not int:
+        raise TypeError("stream must be ``int`` or ``none``")
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
     dev = self._storage.device
-    if dev.type != "cpu":
-        raise BufferError(
-            f"__dlpack__: toolkit cannot export a {dev} tensor through DLPack (numba.cuda has no DLPack export); "
-            "copy it to the host with .cpu() first")
+    here = dlpack_device(self)
+    target = here if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
+    if dev.type == "cuda":
+        return _export_cuda(self._data, dev, stream, target, versioned, copy)
+    if target[0] in _DEVICE:
+        if copy is False:
+            raise BufferError(f"__dlpack__: exporting a cpu tensor to DLPack device {_device_str(target)} needs a copy, "
+                              "and copy=False was given")
+        moved = self.to(as_device(f"cuda:{target[1]}"))
+        return _export_cuda(moved._data, moved._storage.device, stream, target, versioned, None, copied=True)
     if stream is not None and stream != -1:
         raise BufferError(f"__dlpack__: a CPU tensor takes no stream, got stream={stream!r}")
     kw = {}
     if max_version is not None:
         kw["max_version"] = tuple(max_version)
     if dl_device is not None:
-        kw["dl_device"] = tuple(int(x) for x in dl_device)
+        kw["dl_device"] = target
     if copy is not None:
         kw["copy"] = copy
     return self._data.__dlpack__(**kw)
 
 
-class _Capsule:
-    """A bare capsule (``torch.utils.dlpack.to_dlpack``'s result) as an object with ``__dlpack__`` for numpy."""
+def _export_cuda(arr, dev, stream, target: tuple, versioned: bool, copy: bool | None, copied: bool = False):
+    from . import cuda as tcuda
 
-    def __init__(self, capsule):
+    index = dev.index or 0
+    if target[0] in _HOST:
+        if copy is False:
+            raise BufferError(f"__dlpack__: exporting a {dev} tensor to DLPack device {_device_str(target)} needs a "
+                              "copy, and copy=False was given")
+        host = arr.get()  # synchronous: every stream's view of the data is settled
+        return abi.export(host.__array_interface__["data"][0] if host.size else 0, (abi.kDLCPU, 0), host.shape,
+                          tuple(s // host.itemsize for s in host.strides), host.dtype, host, versioned=versioned,
+                          flags=abi.FLAG_IS_COPIED)
+    if target != (abi.kDLCUDA, index):
+        raise BufferError(f"__dlpack__: cannot export a {dev} tensor to DLPack device {_device_str(target)}")
+    if index != tcuda.current_device():
+        raise BufferError(f"Can't export tensors on a different CUDA device index. Expected: {index}. "
+                          f"Current device: {tcuda.current_device()}.")
+    if copy:
+        arr, copied = arr.copy(), True
+    _order_before_consumer(stream)
+    return abi.export(_device_ptr(arr) if arr.size else 0, (abi.kDLCUDA, index), arr.shape, arr.estrides, arr.dtype,
+                      arr, versioned=versioned, flags=abi.FLAG_IS_COPIED if copied else 0)
+
+
+def _order_before_consumer(stream) -> None:
+    """Make the consumer's ``stream`` wait for toolkit's queued kernels (the array API's stream semantics).
+
+    toolkit launches everything on numba's default stream. ``None``/``1``
+    (the legacy default stream) already wait for it when that is the legacy
+    stream; ``2`` (per-thread default) and any other case synchronizes the
+    device; a stream pointer waits on an event recorded after our work.
+    """
+    from .backends.cuda import runtime
+
+    if stream == -1:
+        return
+    if stream == 0:
+        raise AssertionError("unsupported stream on CUDA: 0.")
+    cuda = runtime.cuda()
+    if runtime.simulated():
+        cuda.synchronize()  # the simulator has no streams: this settles everything
+        return
+    from numba.core import config
+
+    per_thread = bool(getattr(config, "CUDA_PER_THREAD_DEFAULT_STREAM", False))
+    if stream is None or stream == 1:
+        if per_thread:
+            cuda.synchronize()
+        return
+    if stream == 2:
+        cuda.synchronize()
+        return
+    event = cuda.event(timing=False)
+    event.record(cuda.default_stream())
+    event.wait(cuda.external_stream(stream))
+
+
+def _device_ptr(arr) -> int:
+    """The address of ``arr``'s first element (under the simulator: the host memory it hands out)."""
+    from .backends.cuda import runtime
+
+    if runtime.simulated():
+        return arr.buf.__array_interface__["data"][0] + arr.offset * arr.itemsize
+    return arr.device_ptr()
+
+
+def _device_str(kind_index: tuple) -> str:
+    kind, index = kind_index
+    try:
+        return f"({DLDeviceType(int(kind)).name}, {index})"
+    except ValueError:
+        return f"({int(kind)}, {index})"
+
+
+# ------------------------------------------------------------------------------------------------------ import
+class _Capsule:
+    """A bare host capsule (``torch.utils.dlpack.to_dlpack``'s result) as an object with ``__dlpack__`` for numpy."""
+
+    def __init__(self, capsule, device: tuple):
         self.capsule = capsule
+        self.device = device
 
     def __dlpack__(self, **_kw):
         return self.capsule
 
     def __dlpack_device__(self) -> tuple:
-        return DLDeviceType.kDLCPU, 0  # numpy checks the DLTensor's own device and refuses others
+        return self.device
 
 
 def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Tensor:
-    """A CPU tensor viewing ``ext_tensor``'s memory (an object with ``__dlpack__``, or a DLPack capsule).
+    """A tensor viewing ``ext_tensor``'s memory (an object with ``__dlpack__``, or a DLPack capsule).
 
-    As ``torch.from_dlpack``: no copy unless ``copy=True``; ``device`` other
-    than the producer's moves the result there (a copy, refused with ``copy=False``).
+    As ``torch.from_dlpack``: host memory becomes a CPU tensor, CUDA memory a
+    CUDA tensor, without a copy unless ``copy=True``; ``device`` other than
+    the producer's moves the result there (a copy, refused with ``copy=False``).
     """
     if isinstance(ext_tensor, Tensor):
         out = ext_tensor.detach()
         if copy:
             out = out.clone()
         return out if device is None else _move(out, device, copy)
-    src = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _as_capsule(ext_tensor)
-    if hasattr(src, "__dlpack_device__"):
-        kind, index = src.__dlpack_device__()
-        if int(kind) not in (DLDeviceType.kDLCPU, DLDeviceType.kDLCUDAHost):
-            raise BufferError(
-                f"from_dlpack: toolkit imports host memory only; {type(ext_tensor).__name__} lives on DLPack device "
-                f"({_device_name(kind)}, {index}) and numba.cuda has no DLPack import. Copy it to the host first "
-                "(e.g. .cpu()), then move the toolkit tensor with .cuda()")
-    try:
-        arr = np.from_dlpack(src, copy=copy)
-    except (BufferError, RuntimeError, TypeError, ValueError) as e:
-        raise BufferError(f"from_dlpack: cannot import {type(ext_tensor).__name__}: {e}") from e
-    try:
-        out = from_numpy(arr)
-    except TypeError as e:
-        raise BufferError(f"from_dlpack: cannot import {type(ext_tensor).__name__} of dtype {arr.dtype}: {e}") from e
+    what = type(ext_tensor).__name__
+    if hasattr(ext_tensor, "__dlpack__"):
+        kind, index = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (abi.kDLCPU, 0)
+        if int(kind) in _DEVICE:
+            capsule, handled = _request(ext_tensor, copy)
+            out = _import_cuda(abi.peek(capsule), copy if not handled else None, what)
+        elif int(kind) in _HOST:
+            out = _import_host(ext_tensor, copy, what)
+        else:
+            raise BufferError(f"from_dlpack: toolkit imports host and CUDA memory only; {what} lives on DLPack device "
+                              f"{_device_str((kind, index))}")
+    else:
+        info = abi.peek(ext_tensor)
+        if info.device[0] in _DEVICE:
+            out = _import_cuda(info, copy, what)
+        elif info.device[0] in _HOST:
+            out = _import_host(_Capsule(ext_tensor, info.device), copy, what)
+        else:
+            raise BufferError(f"from_dlpack: toolkit imports host and CUDA memory only; the capsule lives on DLPack "
+                              f"device {_device_str(info.device)}")
     return out if device is None else _move(out, device, copy)
 
 
-def _as_capsule(obj) -> _Capsule:
-    if type(obj).__name__ != "PyCapsule":
-        raise TypeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got {type(obj).__name__}")
-    return _Capsule(obj)
+def _request(ext, copy: bool | None) -> tuple:
+    """``ext.__dlpack__`` with the consumer's stream; older producers get fewer keywords (as torch.from_dlpack)."""
+    kw: dict = {"stream": _consumer_stream(), "max_version": abi.VERSION}
+    if copy is not None:
+        kw["copy"] = copy
+    for drop in (None, "max_version", "copy"):
+        kw.pop(drop, None)
+        try:
+            return ext.__dlpack__(**kw), "copy" in kw
+        except TypeError:
+            if drop == "copy":
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _device_name(kind) -> str:
+def _consumer_stream() -> int:
+    """The stream toolkit's kernels run on, as the protocol numbers it (1: legacy default, 2: per-thread)."""
+    from numba.core import config
+
+    return 2 if getattr(config, "CUDA_PER_THREAD_DEFAULT_STREAM", False) else 1
+
+
+def _import_host(src, copy: bool | None, what: str) -> Tensor:
     try:
-        return DLDeviceType(int(kind)).name
-    except ValueError:
-        return str(int(kind))
+        arr = np.from_dlpack(src, copy=copy)
+    except (BufferError, RuntimeError, TypeError, ValueError) as e:
+        raise BufferError(f"from_dlpack: cannot import {what}: {e}") from e
+    try:
+        return from_numpy(arr)
+    except TypeError as e:
+        raise BufferError(f"from_dlpack: cannot import {what} of dtype {arr.dtype}: {e}") from e
+
+
+def _import_cuda(info: abi.Imported, copy: bool | None, what: str) -> Tensor:
+    """A CUDA tensor over the capsule's device memory; the producer's deleter runs when that memory's last view dies."""
+    from . import cuda as tcuda
+
+    where = f"{what} on DLPack device {_device_str(info.device)}"
+    if not tcuda.is_available():
+        raise BufferError(f"from_dlpack: {where} holds CUDA memory, and CUDA is not available to toolkit")
+    tcuda._lazy_init()
+    index = info.device[1] if info.device[0] == abi.kDLCUDA else tcuda.current_device()
+    if not 0 <= index < tcuda.device_count():
+        raise BufferError(f"from_dlpack: {where}: no CUDA device {index} (device count {tcuda.device_count()})")
+    try:
+        _dt.from_numpy_dtype(info.dtype)
+    except TypeError as e:
+        raise BufferError(f"from_dlpack: cannot import {what} of dtype {info.dtype}: {e}") from None
+    if any(s < 0 for s in info.strides):
+        raise BufferError(f"from_dlpack: {where} has negative strides {info.strides}, which toolkit tensors cannot "
+                          "have; import a copy")
+    if info.data == 0 and 0 not in info.shape:
+        raise BufferError(f"from_dlpack: {where} has a NULL data pointer for {info.shape} elements")
+    if info.read_only and copy is False:
+        raise BufferError(f"from_dlpack: {where} is read-only, so toolkit needs a copy, and copy=False was given")
+    lease = abi.consume(info)
+    try:
+        arr = _wrap_device_memory(info, index, lease)
+        if copy or (info.read_only and not info.flags & abi.FLAG_IS_COPIED):
+            arr = arr.copy()
+    except BaseException:
+        lease.release()
+        raise
+    return _wrap(arr, None, as_device(f"cuda:{index}"))
+
+
+def _wrap_device_memory(info: abi.Imported, index: int, lease: abi.Lease):
+    """A ``CudaArray`` viewing the producer's memory; ``lease`` is released when its last view dies.
+
+    Views of a ``CudaArray`` point at its root, and a root (``base is None``)
+    gives its buffer to toolkit's allocator when it dies, which foreign memory
+    must never reach. So the root here is itself a view of a buffer-less
+    keeper array, and the keeper's finalizer calls the producer's deleter.
+    """
+    from .backends.cuda.array import CudaArray
+
+    dtype, isz = info.dtype, info.dtype.itemsize
+    if 0 in info.shape:
+        lease.release()
+        return CudaArray.empty(info.shape, dtype)
+    span = 1 + sum((n - 1) * s for n, s in zip(info.shape, info.strides))
+    buf = _device_buffer(info.data, span, dtype, index)
+    keeper = CudaArray(None, 0, (0,), (isz,), dtype)
+    weakref.finalize(keeper, lease.release).atexit = False  # no calls into a producer torn down at exit
+    root = CudaArray(buf, 0, (span,), (isz,), dtype, base=keeper)
+    return CudaArray(buf, 0, info.shape, tuple(s * isz for s in info.strides), dtype, base=root)
+
+
+def _device_buffer(ptr: int, n: int, dtype: np.dtype, index: int):
+    """A 1-d numba device array of ``n`` elements at ``ptr`` that does not own (or free) the memory."""
+    from .backends.cuda import runtime
+
+    if runtime.simulated():
+        import ctypes
+
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        raw = (ctypes.c_char * (n * dtype.itemsize)).from_address(ptr)
+        return FakeCUDAArray(np.frombuffer(raw, dtype=dtype, count=n))
+    cuda = runtime.cuda()
+    iface = {"shape": (n,), "strides": None, "typestr": dtype.str, "data": (ptr, False), "version": 3}
+    with cuda.gpus[index]:
+        return cuda.from_cuda_array_interface(iface, owner=None, sync=False)
 
 
 def _move(t: Tensor, device, copy: bool | None) -> Tensor:

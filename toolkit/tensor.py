@@ -100,7 +100,24 @@ class Tensor:
         return (self._data.__array_interface__["data"][0] - start) // self._data.itemsize
 
     def data_ptr(self) -> int:
-        return self._data.__array_interface__["data"][0]
+        a = self._data
+        if getattr(a, "_is_device_array", False):  # a CUDA tensor: the device pointer
+            return a.device_ptr()
+        return a.__array_interface__["data"][0]
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Zero-copy export of a CUDA tensor's memory (CuPy, numba, PyTorch), as PyTorch's tensors give it;
+        a CPU tensor has none (AttributeError, so ``hasattr`` says False)."""
+        a = self._data
+        if not getattr(a, "_is_device_array", False):
+            raise AttributeError(
+                f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} If CUDA data is "
+                "required use tensor.cuda() to copy tensor to device memory.")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                               "aren't required, use var.detach() to get Variable that doesn't require gradient.")
+        return a.__cuda_array_interface__
 
     def untyped_storage(self) -> Storage:
         return self._storage
