@@ -6,7 +6,8 @@ op lives in one ``*_shape`` helper that both the kernel and the meta rule call,
 so eager errors and the JIT's type propagation come from the same code.
 Views that reorder dims (permute, movedim, transpose, t) are in
 ``view_order``; views that cut a tensor into parts (split, chunk, unbind,
-narrow, unfold, diagonal) are in ``view_parts``.
+narrow) are in ``view_parts``, and the strided ones (unfold, diagonal) in
+``view_strided``.
 """
 
 from __future__ import annotations

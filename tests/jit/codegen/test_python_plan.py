@@ -211,7 +211,7 @@ def test_traced_functions_compile_too_and_the_generated_source_is_shown_in_trace
 
 def in_place_on_computed_values(x, n: int):
     y = x * 2
-    for i in range(n):
+    for _ in range(n):
         y.add_(1)
         y[0] = y[0] * 3
     z = x[1]

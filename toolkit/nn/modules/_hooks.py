@@ -1,10 +1,17 @@
-"""Module hook plumbing: removable handles over hook dicts, and full backward hooks via identity Functions."""
+"""Module forward and backward hooks: registering them, and running them around ``forward``.
+
+``HookRegistrationMixin`` gives ``Module`` its ``register_*_hook`` methods; ``call_with_hooks`` is the slow path of
+``Module.__call__`` taken only when some hook is registered; full backward hooks ride on identity Functions, so
+they see the gradients w.r.t. a module's outputs and inputs as PyTorch's do.
+"""
 
 from __future__ import annotations
 
 import itertools
 import warnings
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 from ...autograd.function import Function
 from ...tensor import Tensor
@@ -207,3 +214,67 @@ def call_with_hooks(module, forward_call, args: tuple, kwargs: dict):
                 except Exception:
                     pass
         raise
+
+
+class HookRegistrationMixin:
+    """``Module``'s forward and backward hook registrations; each returns a handle whose ``remove()`` undoes it."""
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` (or ``hook(module, args, kwargs)``) runs before forward; it may replace args."""
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after forward; a non-None return replaces the output."""
+        handle = RemovableHandle(
+            self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called]
+        )
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients w.r.t. the outputs are known; may replace them."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients w.r.t. the inputs are computed."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
+                "only one of them."
+            )
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Deprecated in PyTorch; here it behaves as :meth:`register_full_backward_hook`."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use "
+                "only one of them."
+            )
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle

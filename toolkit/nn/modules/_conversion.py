@@ -1,0 +1,146 @@
+"""Changing a whole Module tree in place: train/eval mode, grad flags, ``apply``, and device/dtype conversion.
+
+``ConversionMixin`` gives ``Module`` these methods. Conversions go through ``_apply``, which swaps each
+parameter's data (and its grad's) in place, so optimizers holding the parameters keep working after ``to()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ...autograd.grad_mode import no_grad
+from ...tensor import Tensor
+
+if TYPE_CHECKING:
+    from .module import Module
+
+
+class ConversionMixin:
+    """``Module``'s tree-wide state changes: ``train``/``eval``, ``zero_grad``, ``apply``, ``to``/``float``/``cuda``..."""
+
+    def train(self, mode: bool = True) -> Module:
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            with no_grad():
+                param_applied = fn(param)
+            param.data = param_applied
+            if param.grad is not None:
+                with no_grad():
+                    grad_applied = fn(param.grad)
+                g = param.grad
+                g._data, g._storage = grad_applied._data, grad_applied._storage
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move and/or cast parameters and buffers in place (dtype applies to floating point tensors only)."""
+        from ..._core import dtypes as _dt
+        from ..._core.device import as_device
+
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments - got unexpected {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, _dt.dtype):
+                dtype = a
+            elif isinstance(a, bool):
+                continue  # non_blocking
+            elif a is not None:
+                device = a
+        if device is not None:
+            device = as_device(device)
+        if dtype is not None:
+            dtype = _dt.as_dtype(dtype)
+            if not dtype.is_floating_point:
+                raise TypeError(
+                    f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+                )
+
+        def convert(t: Tensor) -> Tensor:
+            kw = {} if device is None else {"device": device}
+            if dtype is not None and t.is_floating_point():
+                kw["dtype"] = dtype
+            return t.to(**kw) if kw else t
+
+        return self._apply(convert)
+
+    def _cast(self, dtype) -> Module:
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> Module:
+        from ... import float32
+
+        return self._cast(float32)
+
+    def double(self) -> Module:
+        from ... import float64
+
+        return self._cast(float64)
+
+    def half(self) -> Module:
+        from ... import float16
+
+        return self._cast(float16)
+
+    def bfloat16(self) -> Module:
+        from ... import bfloat16
+
+        return self._cast(bfloat16)
+
+    def type(self, dst_type: Any) -> Module:
+        return self._apply(lambda t: t.type(dst_type))
+
+    def cpu(self) -> Module:
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device: Any = None) -> Module:
+        return self._apply(lambda t: t.cuda(device))
+
+    def share_memory(self) -> Module:
+        return self
