@@ -207,12 +207,19 @@ def getitem(self: Tensor, idx):
         return _apply_slice_or_alias(self, idx)
     result, adv, copy_wanted = _apply(self, idx)
     if adv:
-        return execute(_INDEX, [result, adv])
+        return execute(_INDEX, [result, _on_device(adv, result)])
     if result is self:
         return execute(_VIEW, [self, self._data.shape])  # an alias, as PyTorch's ``x[...]``
     if copy_wanted:
         return execute(_CLONE, [result, None])
     return result
+
+
+def _on_device(adv: list, t: Tensor) -> list:
+    """Index tensors moved to ``t``'s device: PyTorch accepts CPU indices (and lists, bools) for a CUDA tensor."""
+    if t.device.type == "cpu":
+        return adv
+    return [a.to(t.device) if a is not None and a.device.type == "cpu" else a for a in adv]
 
 
 def _apply_slice_or_alias(self: Tensor, idx: slice) -> Tensor:
@@ -227,7 +234,8 @@ def _value_tensor(self: Tensor, value) -> Tensor:
         return value
     if isinstance(value, _NUMBER):
         try:
-            return _wrap(np.array(value).astype(self._data.dtype), None, self.device)
+            v = _wrap(np.array(value).astype(self._data.dtype))
+            return v if self.device.type == "cpu" else v.to(self.device)
         except OverflowError:
             raise RuntimeError(f"value cannot be converted to type {self.dtype} without overflow") from None
     raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
@@ -250,7 +258,7 @@ def setitem(self: Tensor, idx, value) -> None:
         target, adv, _ = _apply(self, idx)
     v = _strip_leading_ones(_value_tensor(self, value))
     if adv:
-        execute(_INDEX_PUT_, [target, adv, v, False])
+        execute(_INDEX_PUT_, [target, _on_device(adv, target), v, False])
     else:
         execute(_COPY_, [target, v, False])
 

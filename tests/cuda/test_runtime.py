@@ -98,6 +98,20 @@ def test_events_time_work():
     s.synchronize()
 
 
+def test_current_stream_is_a_usable_stream():
+    """Under the simulator too, which has no default stream of its own."""
+    s = toolkit.cuda.current_stream()
+    assert isinstance(s, toolkit.cuda.Stream) and s.device == toolkit.device("cuda", 0)
+    assert toolkit.cuda.Stream(device="cuda").device == s.device
+    with toolkit.cuda.stream(s):
+        y = toolkit.ones(4, device="cuda") * 2
+    s.synchronize()
+    assert s.query()
+    s.record_event().synchronize()
+    toolkit.cuda.Stream().wait_stream(s)
+    assert y.cpu().tolist() == [2.0] * 4
+
+
 def test_optimizer_state_lives_on_device():
     w = toolkit.nn.Parameter(toolkit.ones(3, device="cuda"))
     opt = toolkit.optim.Adam([w], lr=0.1)

@@ -136,9 +136,15 @@ class Stream:
         _lazy_init()
         from numba import cuda
 
-        self.device = device
+        from .._core.device import as_device
+        from .._core.device import device as _device
+
+        default = device is _DEFAULT_MARK
+        index = None if default or device is None else as_device(device).index
+        self.device = _device("cuda", _state["device"] if index is None else index)
         self.priority = priority
-        self._stream = cuda.default_stream() if _DEFAULT_MARK in (device,) else cuda.stream()
+        # The simulator has no default stream (its streams only synchronize): one of its streams stands in.
+        self._stream = cuda.default_stream() if default and hasattr(cuda, "default_stream") else cuda.stream()
 
     def synchronize(self) -> None:
         self._stream.synchronize()

@@ -17,6 +17,55 @@ def _gt_or_nan(x, y):
     return (x != x and y == y) or x > y
 
 
+def quickselect(gt, swap):
+    """PyTorch's partitioning loop, ``select(arr, idx, lo, hi, k)``: reorders ``arr[lo..hi]`` (``idx`` along)
+    until position ``k`` holds the k-th smallest. Plain Python over the caller's ``gt(x, y)`` (x sorts after
+    y) and ``swap(arr, idx, i, j)``, so that one algorithm is compiled here by numba.njit and as a CUDA device
+    function by :mod:`toolkit.backends.cuda.sort_select`."""
+
+    def select(arr, idx, lo, hi, k):
+        while hi > lo:
+            if hi == lo + 1:
+                if gt(arr[lo], arr[hi]):
+                    swap(arr, idx, lo, hi)
+                break
+            swap(arr, idx, lo + (hi - lo) // 2, lo + 1)
+            if gt(arr[lo + 1], arr[hi]):
+                swap(arr, idx, lo + 1, hi)
+            if gt(arr[lo], arr[hi]):
+                swap(arr, idx, lo, hi)
+            if gt(arr[lo + 1], arr[lo]):
+                swap(arr, idx, lo + 1, lo)
+            i, j = lo + 1, hi
+            piv = arr[lo]
+            while True:
+                i += 1
+                while gt(piv, arr[i]):
+                    i += 1
+                j -= 1
+                while gt(arr[j], piv):
+                    j -= 1
+                if j < i:
+                    break
+                swap(arr, idx, i, j)
+            swap(arr, idx, lo, j)
+            if j <= k:
+                lo = i
+            if j >= k:
+                hi = j - 1
+
+    return select
+
+
+@numba.njit(cache=True, inline="always")
+def _swap(arr, idx, i, j):
+    arr[i], arr[j] = arr[j], arr[i]
+    idx[i], idx[j] = idx[j], idx[i]
+
+
+_select = numba.njit(quickselect(_gt_or_nan, _swap))
+
+
 @numba.njit(cache=True)
 def kth_indices(rows, k):
     """For each row, the index of its k-th smallest element (0-based k), NaN counting as the largest."""
@@ -28,43 +77,6 @@ def kth_indices(rows, k):
         for t in range(n):
             arr[t] = rows[r, t]
             idx[t] = t
-        lo, hi = 0, n - 1
-        while hi > lo:
-            if hi == lo + 1:
-                if _gt_or_nan(arr[lo], arr[hi]):
-                    arr[lo], arr[hi] = arr[hi], arr[lo]
-                    idx[lo], idx[hi] = idx[hi], idx[lo]
-                break
-            p = lo + (hi - lo) // 2
-            arr[p], arr[lo + 1] = arr[lo + 1], arr[p]
-            idx[p], idx[lo + 1] = idx[lo + 1], idx[p]
-            if _gt_or_nan(arr[lo + 1], arr[hi]):
-                arr[lo + 1], arr[hi] = arr[hi], arr[lo + 1]
-                idx[lo + 1], idx[hi] = idx[hi], idx[lo + 1]
-            if _gt_or_nan(arr[lo], arr[hi]):
-                arr[lo], arr[hi] = arr[hi], arr[lo]
-                idx[lo], idx[hi] = idx[hi], idx[lo]
-            if _gt_or_nan(arr[lo + 1], arr[lo]):
-                arr[lo + 1], arr[lo] = arr[lo], arr[lo + 1]
-                idx[lo + 1], idx[lo] = idx[lo], idx[lo + 1]
-            i, j = lo + 1, hi
-            piv = arr[lo]
-            while True:
-                i += 1
-                while _gt_or_nan(piv, arr[i]):
-                    i += 1
-                j -= 1
-                while _gt_or_nan(arr[j], piv):
-                    j -= 1
-                if j < i:
-                    break
-                arr[i], arr[j] = arr[j], arr[i]
-                idx[i], idx[j] = idx[j], idx[i]
-            arr[lo], arr[j] = arr[j], arr[lo]
-            idx[lo], idx[j] = idx[j], idx[lo]
-            if j <= k:
-                lo = i
-            if j >= k:
-                hi = j - 1
+        _select(arr, idx, 0, n - 1, k)
         out[r] = idx[k]
     return out

@@ -413,7 +413,7 @@ def _(self, output_size):
 
 @adaptive_avg_pool2d.grad
 def _(grad, self_shape):
-    return api._adaptive_avg_pool2d_backward(grad, api.zeros(self_shape, dtype=grad.dtype))
+    return api._adaptive_avg_pool2d_backward(grad, api.zeros(self_shape, dtype=grad.dtype, device=grad.device))
 
 
 @adaptive_avg_pool2d.sample_inputs

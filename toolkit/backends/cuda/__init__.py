@@ -1,10 +1,16 @@
 """CUDA kernels written with numba.cuda, registered on the registry's ops when CUDA is first used.
 
 - :mod:`.array`: ``CudaArray``, the strided device array a CUDA tensor holds;
-- :mod:`.runtime`: numba.cuda (imported lazily), the caching allocator, launch sizes;
+- :mod:`.runtime`: numba.cuda (imported lazily), the caching allocator, launch sizes and launches;
+- :mod:`.registration`: op meta rules on device arrays, and the tables that attach kernels to ops;
 - :mod:`.codegen`: a registry formula -> a grid-stride map kernel over strided, broadcast operands;
+- :mod:`.kernels_basic`: copies, casts and fills (map kernels);
 - :mod:`.elementwise`: every elementwise op with a formula, from that one generator;
-- :mod:`.reduce`, :mod:`.gemm`, :mod:`.nn`, :mod:`.indexing`, :mod:`.views`, :mod:`.factory`: the rest.
+- the families, listed in :data:`MODULES`: reductions (:mod:`.reduce`, :mod:`.reduce_more`,
+  :mod:`.reduce_scan`, :mod:`.reduce_norm`), products (:mod:`.gemm`, :mod:`.products`), neural-network
+  ops (:mod:`.nn`, :mod:`.nn_norm`, :mod:`.nn_pool`), indexing (:mod:`.indexing`, :mod:`.masked`,
+  :mod:`.scatter`), ordering (:mod:`.sort`, :mod:`.sort_select`), layout (:mod:`.shape`, :mod:`.views`),
+  linear algebra (:mod:`.linalg`, :mod:`.linalg_factor`, :mod:`.jacobi`) and :mod:`.factory`.
 
 An op without a CUDA kernel raises NotImplementedError naming the op and the
 device; nothing is silently computed on the host (random numbers are drawn on
@@ -13,14 +19,23 @@ the host by design, see :mod:`.factory`).
 
 from __future__ import annotations
 
+import importlib
+
+# The kernel modules, each with a ``register()``, in registration order (a later module's kernel for an op
+# replaces an earlier one's; :mod:`.views` only fills in view ops that have none).
+MODULES = ("factory", "views", "reduce", "reduce_more", "reduce_scan", "reduce_norm", "gemm", "nn", "nn_norm",
+           "nn_pool", "products", "indexing", "elementwise", "sort", "sort_select", "linalg", "linalg_factor", "shape",
+           "masked", "scatter")
+
 _registered: list = []
 
 
 def register_kernels() -> list:
     """Attach CUDA kernels to the registry's ops (once); returns the ops that have one."""
     if not _registered:
-        from . import elementwise, factory, gemm, indexing, nn, reduce, views
+        from . import runtime
 
-        for mod in (factory, views, reduce, gemm, nn, indexing, elementwise):
-            _registered.extend(mod.register())
+        runtime.cuda()  # numba.cuda first (and, under the simulator, its fixes) before any kernel is defined
+        for name in MODULES:
+            _registered.extend(importlib.import_module(f"{__name__}.{name}").register())
     return list(_registered)

@@ -130,9 +130,17 @@ class CudaArray:
         return base + self.offset * self.itemsize
 
     def flat_device(self):
-        """A contiguous 1-d numba device array of this array's elements (a view when already contiguous)."""
+        """A contiguous 1-d numba device array of this array's elements (a view when already contiguous).
+
+        The numba array keeps the ``CudaArray`` it views alive: were that a
+        temporary (a contiguous copy made here or by the caller), its buffer
+        would go back to the allocator at once and could be handed out, and
+        written, before the kernel it was passed to reads it.
+        """
         a = self if self.is_c_contiguous() else self.copy()
-        return a.buf[a.offset: a.offset + a.size]
+        flat = a.buf[a.offset: a.offset + a.size]
+        flat.owner = a
+        return flat
 
     def device_view(self):
         """This array as a numba device array of its shape (contiguous: a view, else a copy)."""

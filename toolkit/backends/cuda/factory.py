@@ -18,6 +18,7 @@ from ..._core import dtypes as _dt
 from ...ops import registry as R
 from .array import CudaArray
 from .kernels_basic import copy_into, copy_strided, fill, full
+from .registration import register_table
 
 
 def _float_or(dtype):
@@ -126,11 +127,7 @@ def register() -> list:
         "_to_copy": to_copy, "clone": clone, "fill_.Scalar": fill_, "fill_.Tensor": fill_tensor_, "zero_": zero_,
         "copy_": R.get("copy_").kernels["cpu"],  # np.broadcast_to on a CudaArray is a device view
     }
-    done = []
-    for name, k in kernels.items():
-        op = R.get(name)
-        op.kernel("cuda")(k)
-        done.append(op)
+    done = register_table(kernels)
     for op in R.all_ops():
         if "cuda" in op.kernels or "cpu" not in op.kernels:
             continue

@@ -20,7 +20,7 @@ from ...ops import registry as R
 from . import runtime
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
-from .reduce import meta_of
+from .registration import checked, meta_of, register_table
 
 
 def tile() -> int:
@@ -42,8 +42,7 @@ def _kernel(t: int, dtype_str: str):
         tiles_m = (m + t - 1) // t
         tiles_n = (n + t - 1) // t
         total = batch * tiles_m * tiles_n
-        tb = cuda.blockIdx.x
-        while tb < total:
+        for tb in range(cuda.blockIdx.x, total, cuda.gridDim.x):
             bi = tb // (tiles_m * tiles_n)
             rem = tb % (tiles_m * tiles_n)
             row = (rem // tiles_n) * t + ty
@@ -66,7 +65,6 @@ def _kernel(t: int, dtype_str: str):
                 cuda.syncthreads()
             if row < m and col < n:
                 c[co + bi * cs0 + row * cs1 + col * cs2] = acc
-            tb += cuda.gridDim.x
 
     return gemm
 
@@ -133,25 +131,20 @@ def matmul(self, other):
     return r.reshape(tuple(meta.shape))
 
 
-def mm(self, mat2):
-    meta_of(R.get("mm"), [self, mat2])
-    return gemm(self, mat2)
-
-
-def bmm(self, mat2):
-    meta_of(R.get("bmm"), [self, mat2])
-    return gemm(self, mat2)
-
-
-def addmm(self, mat1, mat2, beta=1, alpha=1):
-    meta_of(R.get("addmm"), [self, mat1, mat2, beta, alpha])
-    prod = gemm(mat1, mat2)
+def scaled_sum(self: CudaArray, prod: CudaArray, beta, alpha) -> CudaArray:
+    """``beta * self + alpha * prod`` in prod's dtype (the add* ops); ``self`` is not read when beta is 0, as
+    PyTorch does (so its nan and inf do not spread)."""
     dtype = prod.dtype
     out = CudaArray.empty(prod.shape, dtype)
     if beta == 0:
         return run_map("alpha * p", out, {"p": prod}, {"alpha": typed_scalar(alpha, dtype)})
     return run_map("beta * s + alpha * p", out, {"s": self, "p": prod},
                    {"beta": typed_scalar(beta, dtype), "alpha": typed_scalar(alpha, dtype)})
+
+
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    meta_of(R.get("addmm"), [self, mat1, mat2, beta, alpha])
+    return scaled_sum(self, gemm(mat1, mat2), beta, alpha)
 
 
 def linear(input, weight, bias=None):
@@ -171,9 +164,5 @@ def _add_bias(r: CudaArray, bias: CudaArray) -> CudaArray:
 
 
 def register() -> list:
-    done = []
-    for name, k in (("matmul", matmul), ("mm", mm), ("bmm", bmm), ("addmm", addmm), ("linear", linear)):
-        op = R.get(name)
-        op.kernel("cuda")(k)
-        done.append(op)
-    return done
+    return register_table({"matmul": matmul, "mm": checked("mm", gemm), "bmm": checked("bmm", gemm), "addmm": addmm,
+                           "linear": linear})

@@ -17,7 +17,7 @@ from ...ops import registry as R
 from . import runtime
 from .array import CudaArray
 from .kernels_basic import copy_strided, fill
-from .reduce import meta_of
+from .registration import meta_of, register_table
 
 
 @functools.cache
@@ -26,9 +26,8 @@ def _gather_rows():
     @cuda.jit
     def k(x, idx, out, bad, n_idx, row, n_src, per_row):
         """``out[i, r] = x[idx[i], r]`` (rows of ``row`` elements); with ``per_row``, ``x`` has one row per i."""
-        i = cuda.grid(1)
         total = n_idx * row
-        while i < total:
+        for i in range(cuda.grid(1), total, cuda.gridsize(1)):
             q = i // row
             r = i % row
             j = idx[q]
@@ -42,7 +41,6 @@ def _gather_rows():
                 out[i] = x[(q // per_row) * n_src + j]
             else:
                 out[i] = x[j * row + r]
-            i += cuda.gridsize(1)
 
     return k
 
@@ -62,9 +60,8 @@ def take_rows(x: CudaArray, dim: int, index: CudaArray) -> tuple:
     out = CudaArray.empty((idx.size,) + xt.shape[1:], x.dtype)
     bad = fill(CudaArray.empty((2,), np.int64), 0)
     if out.size:
-        blocks, threads = runtime.launch_1d(out.size)
-        _gather_rows()[blocks, threads](xt.flat_device(), idx.flat_device(), out.buf, bad.buf, idx.size, row,
-                                        n_src, 0)
+        runtime.launch(_gather_rows(), out.size, xt.flat_device(), idx.flat_device(), out.buf, bad.buf, idx.size,
+                       row, n_src, 0)
     return out, perm, (_check(bad) if out.size else None)
 
 
@@ -107,8 +104,8 @@ def gather(self, dim, index, sparse_grad=False):
     per = ix.shape[d]
     out = CudaArray.empty(it.shape, self.dtype)
     bad = fill(CudaArray.empty((2,), np.int64), 0)
-    blocks, threads = runtime.launch_1d(out.size)
-    _gather_rows()[blocks, threads](xt.flat_device(), it.flat_device(), out.buf, bad.buf, out.size, 1, n_src, per)
+    runtime.launch(_gather_rows(), out.size, xt.flat_device(), it.flat_device(), out.buf, bad.buf, out.size, 1,
+                   n_src, per)
     b = _check(bad)
     if b is not None:
         raise RuntimeError(f"index {b} is out of bounds for dimension {d} with size {n_src}")
@@ -117,9 +114,4 @@ def gather(self, dim, index, sparse_grad=False):
 
 
 def register() -> list:
-    done = []
-    for name, k in (("index_select", index_select), ("embedding", embedding), ("gather", gather)):
-        op = R.get(name)
-        op.kernel("cuda")(k)
-        done.append(op)
-    return done
+    return register_table({"index_select": index_select, "embedding": embedding, "gather": gather})

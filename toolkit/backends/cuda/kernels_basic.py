@@ -21,6 +21,13 @@ def copy_strided(a: CudaArray, dtype=None) -> CudaArray:
     return run_map(_cast_expr(a.dtype, dtype), out, {"self": a}, {})
 
 
+def contiguous(a: CudaArray, dtype=None) -> CudaArray:
+    """``a`` itself when already contiguous and of ``dtype`` (default: ``a``'s), else a contiguous copy cast to it."""
+    if a.is_c_contiguous() and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    return copy_strided(a, dtype)
+
+
 def copy_into(dst: CudaArray, src) -> CudaArray:
     """``dst[...] = src`` (``src`` a CudaArray broadcastable to ``dst``, or a number), casting to dst's dtype."""
     if isinstance(src, CudaArray):

@@ -19,8 +19,9 @@ from . import runtime
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
 from .gemm import gemm
-from .kernels_basic import copy_strided, fill
-from .reduce import meta_of, row_reduce
+from .kernels_basic import contiguous, copy_strided, fill
+from .reduce import row_reduce
+from .registration import meta_of, register_table
 
 
 @functools.cache
@@ -28,8 +29,7 @@ def _im2col():
 
     @cuda.jit
     def k(x, xo, s0, s1, s2, s3, cols, total, c, h, w, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw, zero):
-        i = cuda.grid(1)
-        while i < total:
+        for i in range(cuda.grid(1), total, cuda.gridsize(1)):
             ox = i % ow
             r = i // ow
             oy = r % oh
@@ -46,7 +46,6 @@ def _im2col():
                 cols[i] = x[xo + n * s0 + ch * s1 + y * s2 + xx * s3]
             else:
                 cols[i] = zero
-            i += cuda.gridsize(1)
 
     return k
 
@@ -56,8 +55,7 @@ def _col2im():
 
     @cuda.jit
     def k(cols, out, total, c, h, w, kh, kw, ih, iw, sh, sw, ph, pw, dh, dw, zero):
-        i = cuda.grid(1)
-        while i < total:
+        for i in range(cuda.grid(1), total, cuda.gridsize(1)):
             xx = i % w
             r = i // w
             y = r % h
@@ -73,7 +71,6 @@ def _col2im():
                         if tx >= 0 and tx % sw == 0 and tx // sw < iw:
                             acc += cols[((n * c + ch) * kh * kw + ki * kw + kj) * ih * iw + (ty // sh) * iw + tx // sw]
             out[i] = acc
-            i += cuda.gridsize(1)
 
     return k
 
@@ -90,9 +87,8 @@ def conv2d_forward(x, w, bias, stride, lo, hi, dilation, groups) -> CudaArray:
     kdim = c * kh * kw
     cols = CudaArray.empty((n, kdim, oh * ow), x.dtype)
     total = cols.size
-    blocks, threads = runtime.launch_1d(total)
-    _im2col()[blocks, threads](x.buf, x.offset, *x.estrides, cols.buf, total, c, h, wd, kh, kw, oh, ow, *stride,
-                               lo[0], lo[1], *dilation, typed_scalar(0, x.dtype))
+    runtime.launch(_im2col(), total, x.buf, x.offset, *x.estrides, cols.buf, total, c, h, wd, kh, kw, oh, ow,
+                   *stride, lo[0], lo[1], *dilation, typed_scalar(0, x.dtype))
     og, kg = o // groups, cg * kh * kw
     wm = w.reshape((o, kg))
     for g in range(groups):
@@ -127,9 +123,8 @@ def conv2d_transpose(x, w, bias, stride, padding, output_padding, dilation, grou
         dst = cols.view_of((n, rows, ih * iw), cols.strides, g * rows * ih * iw)
         gemm(a, b, dst)
     total = out.size
-    blocks, threads = runtime.launch_1d(total)
-    _col2im()[blocks, threads](cols.buf, out.buf, total, cout, h, wd, kh, kw, ih, iw, *stride, *padding, *dilation,
-                               typed_scalar(0, x.dtype))
+    runtime.launch(_col2im(), total, cols.buf, out.buf, total, cout, h, wd, kh, kw, ih, iw, *stride, *padding,
+                   *dilation, typed_scalar(0, x.dtype))
     if bias is not None:
         run_map("s + b", out, {"s": out, "b": bias.reshape((cout, 1, 1))}, {})
     return out
@@ -177,17 +172,19 @@ def _public_conv(name: str, nd: int):
 
 
 # ----------------------------------------------------------------------------- pooling
+@cuda.jit(device=True)
+def plane_yx(i, h, w):
+    """(plane, row, column) of the flat index ``i`` into contiguous ``(planes, h, w)`` data."""
+    return i // (h * w), (i // w) % h, i % w
+
+
 @functools.cache
 def _pool_fwd():
 
     @cuda.jit
     def k(x, out, idx, total, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw):
-        i = cuda.grid(1)
-        while i < total:
-            ox = i % ow
-            r = i // ow
-            oy = r % oh
-            plane = r // oh
+        for i in range(cuda.grid(1), total, cuda.gridsize(1)):
+            plane, oy, ox = plane_yx(i, oh, ow)
             best = x[plane * h * w] * 0
             bi = -1
             for ki in range(kh):
@@ -202,7 +199,6 @@ def _pool_fwd():
                                 bi = y * w + xx
             out[i] = best
             idx[i] = bi
-            i += cuda.gridsize(1)
 
     return k
 
@@ -212,11 +208,9 @@ def _pool_bwd():
 
     @cuda.jit
     def k(g, idx, out, total, hw, ohw):
-        i = cuda.grid(1)
-        while i < total:
+        for i in range(cuda.grid(1), total, cuda.gridsize(1)):
             plane = i // ohw
             cuda.atomic.add(out, plane * hw + idx[i], g[i])
-            i += cuda.gridsize(1)
 
     return k
 
@@ -226,14 +220,11 @@ def _max_pool(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mo
 
     k, s, p, d, (ho, wo) = _pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     h, w = self.shape[-2:]
-    x = copy_strided(self) if not self.is_c_contiguous() else self
     lead = self.shape[:-2]
     out = CudaArray.empty(lead + (ho, wo), self.dtype)
     idx = CudaArray.empty(lead + (ho, wo), np.int64)
-    total = out.size
-    if total:
-        blocks, threads = runtime.launch_1d(total)
-        _pool_fwd()[blocks, threads](x.flat_device(), out.buf, idx.buf, total, h, w, ho, wo, *k, *s, *p, *d)
+    runtime.launch(_pool_fwd(), out.size, self.flat_device(), out.buf, idx.buf, out.size, h, w, ho, wo, *k, *s, *p,
+                   *d)
     return out, idx
 
 
@@ -247,14 +238,10 @@ def max_pool2d(self, *args):
 
 def max_pool2d_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     h, w = self.shape[-2:]
-    g = copy_strided(grad_output, self.dtype)
-    i = indices if indices.is_c_contiguous() else copy_strided(indices)
+    g = contiguous(grad_output, self.dtype)
     out = fill(CudaArray.empty(self.shape, self.dtype), 0)
-    total = g.size
-    if total:
-        blocks, threads = runtime.launch_1d(total)
-        ohw = grad_output.shape[-2] * grad_output.shape[-1]
-        _pool_bwd()[blocks, threads](g.flat_device(), i.flat_device(), out.buf, total, h * w, ohw)
+    ohw = grad_output.shape[-2] * grad_output.shape[-1]
+    runtime.launch(_pool_bwd(), g.size, g.flat_device(), indices.flat_device(), out.buf, g.size, h * w, ohw)
     return out
 
 
@@ -293,8 +280,7 @@ def _nll():
 
     @cuda.jit
     def k(x, t, wt, has_w, loss, wout, bad, m, c, ignore):
-        i = cuda.grid(1)
-        while i < m:
+        for i in range(cuda.grid(1), m, cuda.gridsize(1)):
             ti = t[i]
             if ti == ignore:
                 loss[i] = 0
@@ -308,7 +294,6 @@ def _nll():
                 wv = wt[ti] if has_w else 1
                 loss[i] = -x[i * c + ti] * wv
                 wout[i] = wv
-            i += cuda.gridsize(1)
 
     return k
 
@@ -326,9 +311,8 @@ def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
     bad = fill(CudaArray.empty((2,), np.int64), 0)
     w = copy_strided(weight, self.dtype) if weight is not None else loss
     if m:
-        blocks, threads = runtime.launch_1d(m)
-        _nll()[blocks, threads](x.flat_device(), t.flat_device(), w.flat_device(), weight is not None, loss.buf,
-                                wout.buf, bad.buf, m, c, ignore_index)
+        runtime.launch(_nll(), m, x.flat_device(), t.flat_device(), w.flat_device(), weight is not None, loss.buf,
+                       wout.buf, bad.buf, m, c, ignore_index)
         b = bad.get()
         if b[1]:
             raise IndexError(f"Target {int(b[0])} is out of bounds.")
@@ -352,13 +336,5 @@ def register() -> list:
         ("softmax", "int"): _softmax(False), ("log_softmax", "int"): _softmax(True),
         ("nll_loss_nd", ""): nll_loss_nd,
     }
-    done = []
-    for (name, overload), k in table.items():
-        try:
-            op = R.get(name, overload)
-        except KeyError:
-            continue
-        op.kernel("cuda")(k)
-        done.append(op)
-    return done
+    return register_table(table)
 

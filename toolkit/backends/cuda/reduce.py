@@ -16,24 +16,13 @@ import math
 import numpy as np
 from numba import cuda  # imported when CUDA is first used (register_kernels), never by import toolkit
 
-from ..._core import dtypes as _dt
-from ..._core.meta import TensorMeta
 from ..._core.shape import wrap_dim
 from ...ops import registry as R
 from . import runtime
 from .array import CudaArray
 from .codegen import run_map
 from .kernels_basic import copy_strided, fill
-
-
-def meta_of(op, args: list):
-    """The op's meta rule on CudaArray arguments (read as shape/dtype/device metadata)."""
-    from ..._core.device import device
-
-    conv = [TensorMeta(a.shape, _dt.from_numpy_dtype(a.dtype), device("cuda", 0)) if isinstance(a, CudaArray) else a
-            for a in args]
-    return op.infer(*conv)
-
+from .registration import meta_of, register_table
 
 # Each combine keeps (value, index); on ties the lower index wins, and NaN wins over numbers as in PyTorch.
 _BETTER = {
@@ -42,36 +31,46 @@ _BETTER = {
 }
 
 
+def _add(a, b):
+    return a + b
+
+
+def _mul(a, b):
+    return a * b
+
+
 @functools.cache
 def _row_kernel(kind: str, tpb: int, dtype_str: str):
     import numba
 
     nb_t = numba.from_dtype(np.dtype(dtype_str))
     nb_i = numba.int64
-    if kind == "sum":
+    if kind in ("sum", "prod"):
+        fold = cuda.jit(device=True)(_add if kind == "sum" else _mul)
+        # Accumulate in float64 or int64 from a typed identity (``x * 0`` would make an inf row nan).
+        unit = (np.float64 if np.dtype(dtype_str).kind == "f" else np.int64)(0 if kind == "sum" else 1)
+
         @cuda.jit
         def k(x, out, idx, m, kk):
             sm = cuda.shared.array(tpb, nb_t)
             tid = cuda.threadIdx.x
-            row = cuda.blockIdx.x
-            while row < m:
-                acc = x[row * kk] * 0
+            for row in range(cuda.blockIdx.x, m, cuda.gridDim.x):
+                acc = unit
                 j = tid
                 while j < kk:
-                    acc += x[row * kk + j]
+                    acc = fold(acc, x[row * kk + j])
                     j += tpb
                 sm[tid] = acc
                 cuda.syncthreads()
                 s = tpb // 2
                 while s > 0:
                     if tid < s:
-                        sm[tid] += sm[tid + s]
+                        sm[tid] = fold(sm[tid], sm[tid + s])
                     cuda.syncthreads()
                     s //= 2
                 if tid == 0:
                     out[row] = sm[0]
                 cuda.syncthreads()
-                row += cuda.gridDim.x
         return k
     better = _BETTER[kind]
     ns: dict = {}
@@ -83,8 +82,7 @@ def _row_kernel(kind: str, tpb: int, dtype_str: str):
         sm = cuda.shared.array(tpb, nb_t)
         si = cuda.shared.array(tpb, nb_i)
         tid = cuda.threadIdx.x
-        row = cuda.blockIdx.x
-        while row < m:
+        for row in range(cuda.blockIdx.x, m, cuda.gridDim.x):
             j = tid if tid < kk else 0
             acc = x[row * kk + j]
             ia = j
@@ -109,7 +107,6 @@ def _row_kernel(kind: str, tpb: int, dtype_str: str):
                 out[row] = sm[0]
                 idx[row] = si[0]
             cuda.syncthreads()
-            row += cuda.gridDim.x
     return k
 
 
@@ -134,10 +131,9 @@ def row_reduce(a: CudaArray, dims: tuple, kind: str, dtype=None) -> tuple:
     if m == 0:
         return vals, idx
     if kk == 0:
-        fill(vals, 0)
+        fill(vals, 1 if kind == "prod" else 0)
         return vals, idx
-    tpb = runtime.threads_per_block()
-    blocks = min(m, 2 if runtime.simulated() else 1024)
+    blocks, tpb = runtime.rows_launch(m)
     k = _row_kernel(kind, tpb, work.str)
     k[blocks, tpb](x.flat_device(), vals.buf, idx.buf, m, kk)
     if work != dtype:
@@ -198,19 +194,13 @@ def _extreme(kind: str, name: str, with_values: bool, with_index: bool):
 
 def register() -> list:
     table = {
-        ("sum", ""): _sum, ("mean", ""): _mean, ("sum_to_size", ""): None,
+        ("sum", ""): _sum, ("mean", ""): _mean, ("sum_to_size", ""): _sum_to_size,
         ("amax", ""): _extreme("max", "amax", True, False), ("amin", ""): _extreme("min", "amin", True, False),
         ("max", ""): _extreme("max", "max", True, False), ("min", ""): _extreme("min", "min", True, False),
         ("max", "dim"): _extreme("max", "max.dim", True, True), ("min", "dim"): _extreme("min", "min.dim", True, True),
         ("argmax", ""): _extreme("max", "argmax", False, True), ("argmin", ""): _extreme("min", "argmin", False, True),
     }
-    done = []
-    for (name, overload), k in table.items():
-        op = R.get(name, overload)
-        k = k or _sum_to_size
-        op.kernel("cuda")(k)
-        done.append(op)
-    return done
+    return register_table(table)
 
 
 def _sum_to_size(self, size):

@@ -18,8 +18,7 @@ from .array import CudaArray
 
 
 def _stand_in(a: CudaArray):
-    root = a.root()
-    host = np.empty(max(root.buf.shape[0], 1), a.dtype)
+    host = np.empty(max(a.buf.shape[0], 1), a.dtype)  # a.buf: the root's buffer, as a's dtype (view(dtype))
     view = np.lib.stride_tricks.as_strided(host[a.offset:], a.shape, a.strides) if a.size else np.empty(a.shape, a.dtype)
     return host, view
 
