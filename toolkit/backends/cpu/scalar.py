@@ -87,22 +87,20 @@ def erfinv(y):
 def pow2(k):
     """2.0 ** k for an integer-valued float |k| <= 255, from the bits of |k|: selects, no branch or call."""
     a = abs(k)
-    p = 1.0
-    t = a >= 128.0
-    p, a = (p * 3.402823669209385e38, a - 128.0) if t else (p, a)
-    t = a >= 64.0
-    p, a = (p * 1.8446744073709552e19, a - 64.0) if t else (p, a)
-    t = a >= 32.0
-    p, a = (p * 4294967296.0, a - 32.0) if t else (p, a)
-    t = a >= 16.0
-    p, a = (p * 65536.0, a - 16.0) if t else (p, a)
-    t = a >= 8.0
-    p, a = (p * 256.0, a - 8.0) if t else (p, a)
-    t = a >= 4.0
-    p, a = (p * 16.0, a - 4.0) if t else (p, a)
-    t = a >= 2.0
-    p, a = (p * 4.0, a - 2.0) if t else (p, a)
-    p = p * 2.0 if a >= 1.0 else p
+    p = 3.402823669209385e38 if a >= 128.0 else 1.0
+    a = a - 128.0 if a >= 128.0 else a
+    p = p * (1.8446744073709552e19 if a >= 64.0 else 1.0)
+    a = a - 64.0 if a >= 64.0 else a
+    p = p * (4294967296.0 if a >= 32.0 else 1.0)
+    a = a - 32.0 if a >= 32.0 else a
+    p = p * (65536.0 if a >= 16.0 else 1.0)
+    a = a - 16.0 if a >= 16.0 else a
+    p = p * (256.0 if a >= 8.0 else 1.0)
+    a = a - 8.0 if a >= 8.0 else a
+    p = p * (16.0 if a >= 4.0 else 1.0)
+    a = a - 4.0 if a >= 4.0 else a
+    p = p * (4.0 if a >= 2.0 else 1.0)
+    p = p * (2.0 if a - (2.0 if a >= 2.0 else 0.0) >= 1.0 else 1.0)
     return p if k >= 0.0 else 1.0 / p
 
 
@@ -110,7 +108,7 @@ def exp_parts(y):
     """(p, q) with ``e**y = p * (1 + q)``: ``p = 2**k`` and ``q = e**r - 1`` for ``y = k ln2 + r``,
     ``|r| <= ln2 / 2``, by the Taylor series to ``r**12`` (relative error below 1e-14): plain float64
     arithmetic, no libm call, so a fused loop vectorizes. Valid for |y| <= 170."""
-    k = math.floor(y * 1.4426950408889634 + 0.5)
+    k = float(math.floor(y * 1.4426950408889634 + 0.5))
     r = y - k * 0.6931471805599453
     q = r * (1.0 + r * (0.5 + r * (0.16666666666666666 + r * (0.041666666666666664 + r * (
         0.008333333333333333 + r * (0.001388888888888889 + r * (1.984126984126984e-04 + r * (

@@ -168,9 +168,9 @@ class _Rename(ast.NodeTransformer):
 
 # Formula spellings numba does not compile, and what it compiles instead (same IEEE result).
 _NUMBA_SPELLINGS = {("math", "fmod"): "np.fmod"}
-# math functions a float32 CPU loop calls as float64 helpers instead of libm's float32 routine: a call per
-# element keeps the loop scalar (~20 ns an element for tanhf), the helpers are arithmetic the loop vectorizes,
-# and rounded to float32 they are as close to the true value as libm's (helpers' docstrings).
+# math functions a float32 CPU loop computes with float64 helpers (written into the loop body) instead of libm's
+# float32 routine: a call per element keeps the loop scalar (~20 ns an element for tanhf), the helpers are
+# arithmetic the loop vectorizes, and rounded to float32 they are as close to the true value as libm's.
 _FLOAT32_HELPERS = {("math", "exp"): "exp_f32", ("math", "tanh"): "tanh_f32"}
 
 
@@ -182,10 +182,12 @@ class _Typed(ast.NodeTransformer):
     each intermediate in the compute dtype, so results round as eager's do.
     """
 
-    def __init__(self, compute: str, hoist, cpu: bool = True):
+    def __init__(self, compute: str, hoist, statements=None):
         self.compute = compute
         self.hoist = hoist
-        self.float32_helpers = cpu and compute == "float32"
+        # a CPU loop's LoopStatements, where the kernel expands its float32 math (see fused_kernel)
+        self.statements = statements if compute == "float32" and statements is not None and statements.expand \
+            else None
 
     def visit_Constant(self, node: ast.Constant):
         value = node.value
@@ -195,11 +197,11 @@ class _Typed(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call):
         f = node.func
-        if self.float32_helpers and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+        if self.statements is not None and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
                 and (f.value.id, f.attr) in _FLOAT32_HELPERS:
             node = self.generic_visit(node)
-            helper = ast.Call(ast.Name(_FLOAT32_HELPERS[f.value.id, f.attr], ast.Load()), node.args, [])
-            return ast.copy_location(ast.Call(ast.parse("np.float32", mode="eval").body, [helper], []), node)
+            result = self.statements.inline(_FLOAT32_HELPERS[f.value.id, f.attr], [ast.unparse(a) for a in node.args])
+            return ast.copy_location(ast.parse(f"np.float32({result})", mode="eval").body, node)
         return self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute):
@@ -208,11 +210,13 @@ class _Typed(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def node_expression(n: Node, local_of, hoist) -> str:
+def node_expression(n: Node, local_of, hoist, statements=None) -> str:
     """The loop-body expression computing ``n``'s output.
 
     ``local_of(value)`` names the scalar holding a tensor input inside the loop;
-    ``hoist(source)`` returns a name for a loop-invariant typed constant.
+    ``hoist(source)`` returns a name for a loop-invariant typed constant;
+    ``statements`` (a CPU loop's :class:`.loop_statements.LoopStatements`) takes
+    the statements float32 ``exp``/``tanh`` expand to, which must run first.
     """
     op = n.op
     compute = compute_dtype(n).name
@@ -253,10 +257,18 @@ def node_expression(n: Node, local_of, hoist) -> str:
         check_formula(expr, tuple(a for a in names), ())
     except FormulaError:
         pass  # constants substituted away may leave fewer names; unknown names fail at compile time with the node
-    cpu = getattr(n.outputs[0].type.device, "type", n.outputs[0].type.device) == "cpu"
-    tree = _Typed(compute, hoist, cpu).visit(ast.parse(expr, mode="eval"))
-    tree = _Rename(names).visit(tree)
+    tree = _Rename(names).visit(ast.parse(expr, mode="eval"))
+    tree = _Typed(compute, hoist, statements).visit(tree)
     return np_cast(out, ast.unparse(ast.fix_missing_locations(tree)))
+
+
+def float32_math_sites(n: Node) -> int:
+    """How many float32 ``exp``/``tanh`` calls node ``n``'s formula makes (each expands to ~35 loop statements)."""
+    if n.op is None or not n.op.formula or compute_dtype(n).name != "float32":
+        return 0
+    tree = ast.parse(n.op.formula, mode="eval")
+    return sum(1 for c in ast.walk(tree) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+               and isinstance(c.func.value, ast.Name) and (c.func.value.id, c.func.attr) in _FLOAT32_HELPERS)
 
 
 def _dt_name_of_scalar(value) -> str:

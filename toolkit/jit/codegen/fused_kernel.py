@@ -29,13 +29,21 @@ from ...backends.cpu.scalar import HELPERS
 from ...ops import registry as R
 from ..ir import Graph, Node, Value
 from .allocator import MIN_BYTES, POOL
-from .elementwise import accumulator, chunk_spec, empty_reduction, is_chunk, node_expression
+from .elementwise import (
+    accumulator,
+    chunk_spec,
+    empty_reduction,
+    float32_math_sites,
+    is_chunk,
+    node_expression,
+)
+from .loop_statements import LoopStatements
 
 RACE_UNFUSED = True  # time each new layout against the group's ops one by one and keep the faster (tests turn it off)
 _strides = operator.attrgetter("strides")
+MAX_EXPANDED_MATH = 2  # float32 exp/tanh calls a kernel writes out as vectorizable statements (see generate_source)
 PARALLEL_MIN = 1 << 16  # as the eager map kernels: below this the thread start-up costs more than it saves
 _JIT = 'numba.njit(cache=True, nogil=True, error_model="numpy"{extra})'
-_INLINE = ', inline="always"'
 
 
 def _is_reduction(n: Node) -> bool:
@@ -107,6 +115,10 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
         masks = tuple((False,) * rank for _ in sub.inputs)
     info = chunk_layout(sub)
     pre = info[3] if info is not None else frozenset()
+    # Each expanded exp/tanh adds ~0.2 s of numba compile time: a group with many (an LSTM cell has five) keeps
+    # libm's calls, so compiling it stays well under a second.
+    sites = sum(float32_math_sites(n) * (info[2] if n in pre else 1) for n in sub.nodes())
+    statements = LoopStatements(expand=sites <= MAX_EXPANDED_MATH)
     chunked = chunked_inputs(sub)
     if info is not None and chunk_dim is None:
         raise RuntimeError("a fusion group holding a chunk needs the loop dimension of the chunked dim")
@@ -156,7 +168,9 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
             for part in range(info[2]):
                 target = f"t{n_temps[0]}"
                 n_temps[0] += 1
-                body.append(f"{target} = {node_expression(n, local_in(part), hoist)}")
+                expr = node_expression(n, local_in(part), hoist, statements)
+                body.extend(statements.take())
+                body.append(f"{target} = {expr}")
                 locals_[(n.outputs[0], part)] = target
             formulas.append(f"{n.kind}: {n.op.formula} (each of {info[2]} parts)")
             continue
@@ -169,10 +183,11 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
             post.append(final.format(acc=acc))
             formulas.append(f"{n.kind}: accumulated in the loop")
             continue
-        expr = node_expression(n, local_of, hoist)
+        expr = node_expression(n, local_of, hoist, statements)
         target = f"t{n_temps[0]}"
         n_temps[0] += 1
         locals_[(n.outputs[0], None)] = target
+        body.extend(statements.take())
         body.append(f"{target} = {expr}")
         formulas.append(f"{n.kind}: {n.op.formula}")
     finals = dict(zip([f"acc{j}" for j in range(len(post))], post))
@@ -192,8 +207,7 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
     used = set().union(*(free_names(b.split("=", 1)[1]) for b in body if "=" in b)) if body else set()
     for h in _helpers_needed(used):
         src = textwrap.dedent(inspect.getsource(HELPERS[h]))
-        # inlined into the loop, so a loop over helpers without libm calls (exp_f32, tanh_f32) vectorizes
-        helpers.append(f"@{_JIT.format(extra=_INLINE)}\n{src.rstrip()}\n")
+        helpers.append(f"@{_JIT.format(extra='')}\n{src.rstrip()}\n")
     module_consts = "".join(f"{k} = {v!r}\n" for k, v in _helper_constants(helpers).items())
 
     def loop(fn: str, outer: str, parallel: bool) -> str:
