@@ -166,7 +166,7 @@ class _GroupRunner:
             env[v] = r
 
     def _race(self, args: list, arrays: list) -> bool:
-        """Time the kernel against the group's ops run one by one (best of two each), once per layout.
+        """Time the kernel against the group's ops run one by one (best of up to three each), once per layout.
 
         Fusion must win in wall time: the generated loop calls scalar math
         functions, which lose to numpy's vectorized ones on large float32
@@ -185,15 +185,16 @@ class _GroupRunner:
 
             def ops_one_by_one():
                 return sub.run(args)
-        ops_one_by_one()
         fused = unfused = float("inf")
-        for _ in range(3):
+        for _ in range(3):  # a third round only while the first two leave it close
             t0 = time.perf_counter()
             launch(arrays)
             t1 = time.perf_counter()
             ops_one_by_one()
             t2 = time.perf_counter()
             fused, unfused = min(fused, t1 - t0), min(unfused, t2 - t1)
+            if max(fused, unfused) > 3 * min(fused, unfused):
+                break  # a clear winner (large tensors: each round costs the ops' full time)
         kernel.decisions[tuple(a.strides for a in arrays)] = ("fused" if fused <= unfused else "unfused",
                                                             fused, unfused)
         return fused <= unfused
