@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks import (  # noqa: E402
     bench_core,
+    bench_cuda,
     bench_distributed,
     bench_fusion,
     bench_jit,
@@ -26,7 +27,7 @@ from benchmarks import (  # noqa: E402
 from benchmarks.common import machine  # noqa: E402
 
 SUITES = [bench_core, bench_nn, bench_jit, bench_fusion, bench_profiler, bench_script, bench_tensorboard,
-          bench_distributed]
+          bench_distributed, bench_cuda]
 
 
 def _suites() -> list:
