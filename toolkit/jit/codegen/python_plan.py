@@ -24,6 +24,7 @@ from ... import dispatch
 from ...ops import registry as R
 from ...tensor import _wrap
 from .. import types as T
+from ..call_graphs import _defined
 from ..interpreter import _EXEC, _PLANS, _annotate, _step_for, _used_values, group_runner
 from ..ir import Block, Graph, Node, Value
 from .plan_facts import certain_dtypes, constant_value, direct_call, is_none
@@ -438,9 +439,8 @@ class _Emitter:
     def _generic(self, n: Node, indent: int) -> None:
         """A node only the interpreter's step runs: it gets an environment with what it reads."""
         self.generic += 1
-        inner = set()
-        for b in n.blocks:
-            _defined_in(b, inner)
+        inner: set = set()
+        _defined(n, inner)  # its own outputs and what its blocks define: nothing it reads from outside
         reads = []
         for v in _used_values(n):
             if v not in inner and v not in reads:
@@ -469,14 +469,6 @@ def _group_on_arrays(n: Node, known: dict) -> bool:
 def _assign(names: list, values: str) -> str:
     """``a, b = x, y`` (values: the right-hand side's comma-joined expressions); one name without a tuple."""
     return f"{names[0]} = {values}" if len(names) == 1 else f"{', '.join(names)} = {values}"
-
-
-def _defined_in(b: Block, out: set) -> None:
-    out.update(b.inputs)
-    for m in b.nodes:
-        out.update(m.outputs)
-        for c in m.blocks:
-            _defined_in(c, out)
 
 
 def _merges(n: Node):
