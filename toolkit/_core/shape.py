@@ -63,6 +63,16 @@ def broadcast_shapes(*shapes, op: str = "broadcast_shapes") -> tuple:
     return result
 
 
+def contiguous_strides(shape: tuple, itemsize: int = 1) -> tuple:
+    """C-contiguous strides of ``shape`` (in bytes when ``itemsize`` is one element's, else in elements)."""
+    out = []
+    acc = itemsize
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(out))
+
+
 def wrap_dim(dim: int, ndim: int, op: str = "") -> int:
     """Turn a possibly negative dim into an index, raising PyTorch's IndexError when out of range."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)

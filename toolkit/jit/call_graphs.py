@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from . import types as T
 from ._frames import Frame
-from .ir import Graph, Node, Value
+from .ir import Graph, Node, Value, values_defined, values_read
 from .passes._clone import clone_node
 from .passes.inline_calls import CALLEE, drop_unused_module_attrs
 from .trace import Tracer
@@ -91,22 +91,6 @@ def _walk_frames(f: Frame):
             yield from _walk_frames(item)
 
 
-def _defined(n: Node, out: set) -> None:
-    out.update(n.outputs)
-    for b in n.blocks:
-        out.update(b.inputs)
-        for m in b.nodes:
-            _defined(m, out)
-
-
-def _used(n: Node):
-    yield from n.inputs
-    for b in n.blocks:
-        for m in b.nodes:
-            yield from _used(m)
-        yield from b.outputs
-
-
 def _top(n: Node) -> Node:
     while n.owning_block is not None and n.owning_block.owning_node is not None:
         n = n.owning_block.owning_node
@@ -124,9 +108,9 @@ def _decide(root: Frame, flat: Graph) -> None:
         members = set(nodes)
         defined: set = set()
         for n in nodes:
-            _defined(n, defined)
+            values_defined(n, defined)
         allowed = defined | set(f.args) | {f.self_value}
-        if any(v not in allowed for n in nodes for v in _used(n)):
+        if any(v not in allowed for n in nodes for v in values_read(n)):
             continue
         if any(v not in allowed for v in f.outputs):
             continue

@@ -134,26 +134,11 @@ class _Observations:
     def onto(self, original: Graph, copy: Graph) -> dict:
         """The observed types keyed by the values of ``copy`` (a ``Graph.copy()`` of ``original``)."""
         out = {}
-        for v, w in zip(_values_in_order(original), _values_in_order(copy)):
+        for v, w in zip(original.all_values(), copy.all_values()):
             t = self.types.get(v)
             if t is not None:
                 out[w] = t
         return out
-
-
-def _values_in_order(g: Graph):
-    """Every value of a graph in one fixed order, which ``Graph.copy()`` preserves."""
-    yield from g.inputs
-    stack = [iter(g.block.nodes)]
-    while stack:
-        n = next(stack[-1], None)
-        if n is None:
-            stack.pop()
-            continue
-        yield from n.outputs
-        for b in reversed(n.blocks):
-            yield from b.inputs
-            stack.append(iter(b.nodes))
 
 
 class ExecutionPlan:
@@ -163,9 +148,9 @@ class ExecutionPlan:
                  grad_mode: bool = False):
         self.graph = graph
         self.fused = fused
-        # ``direct``: nothing in this plan records gradients, so matrix products may skip dispatch
-        self.interpreter = Interpreter(graph, direct=direct)
-        self.compiled = None  # the plan as one Python function (plans that record no gradients)
+        self.interpreter = Interpreter(graph)
+        # ``direct``: nothing in this plan records gradients, so it may run as one Python function calling kernels
+        self.compiled = None
         if direct and observed is not None and SETTINGS.compile_plans:
             from .codegen.python_plan import compile_plan
 

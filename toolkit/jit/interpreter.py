@@ -11,8 +11,7 @@ import weakref
 from collections.abc import Callable
 
 from .. import dispatch
-from ..tensor import _wrap
-from .ir import Block, Graph, Node, Value
+from .ir import Block, Graph, Node, Value, values_read
 
 _LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
 
@@ -20,9 +19,9 @@ _LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
 class Interpreter:
     """Executes one graph; the plan (what to free after each node) is made once."""
 
-    def __init__(self, graph: Graph, direct: bool = False):
+    def __init__(self, graph: Graph):
         self.graph = graph
-        self._plan = _plan(graph, direct)
+        self._plan = _plan(graph)
         self._block_plans: dict = {}
 
     def run(self, inputs, on_node: Callable | None = None, observe: Callable | None = None) -> list:
@@ -55,7 +54,7 @@ class Interpreter:
         return [env[v] for v in g.outputs]
 
 
-def _plan(graph: Graph, direct: bool = False) -> list:
+def _plan(graph: Graph) -> list:
     """Pairs (node, values that die after it) for the top block.
 
     Only values defined in the top block are freed here; a value defined inside a
@@ -67,7 +66,7 @@ def _plan(graph: Graph, direct: bool = False) -> list:
         top.update(n.outputs)
     last: dict[Value, int] = {}
     for i, n in enumerate(nodes):
-        for v in _used_values(n):
+        for v in values_read(n):
             if v in top:
                 last[v] = i
         for o in n.outputs:
@@ -77,54 +76,7 @@ def _plan(graph: Graph, direct: bool = False) -> list:
     for v, i in last.items():
         if v not in keep:
             dead[i].append(v)
-    return [(n, (direct and _direct_step(n)) or _step_for(n), tuple(d)) for n, d in zip(nodes, dead)]
-
-
-def _direct_step(n: Node) -> Callable | None:
-    """For a plan that never records gradients: a matrix product or a view calls its CPU kernel directly.
-
-    Its types are specialized (complete, CPU, matching dtypes), so dispatch's
-    binding, promotion and device checks have nothing left to decide (a view
-    still shares its source's storage and records its view chain); with an
-    observer (a profiler, a tracer) or in inference mode the call goes through
-    dispatch as usual.
-    """
-    from ..ops import registry as R
-    from . import types as T
-
-    op = n.op
-    if op is None or op.kind not in (R.LINALG, R.VIEW) or op.n_outputs != 1 or len(n.outputs) != 1 \
-            or op.returns_list or op.composite is not None:
-        return None
-    kernel = op.kernels.get("cpu")
-    if kernel is None:
-        return None
-    for v, a in zip(n.inputs, op.args):
-        t = v.type
-        if a.type.startswith("Tensor"):
-            if not (isinstance(t, T.TensorType) and t.is_complete() and getattr(t.device, "type", t.device) == "cpu"):
-                return None
-        elif a.type.startswith(_LIST_ARG_PREFIXES) or a.type.startswith("Tensor"):
-            return None
-    from ..tensor import Tensor
-
-    ins = tuple(n.inputs)
-    out = n.outputs[0]
-    execute = dispatch.execute
-    state = dispatch.STATE
-    view = op.kind is R.VIEW
-    wrap_view = dispatch._wrap_one
-    cpu = dispatch.CPU
-
-    def step(node: Node, env: dict) -> None:
-        args = [env[v] for v in ins]
-        if state.observers or state.inference_mode:
-            env[out] = execute(op, args)
-            return
-        res = kernel(*[a._data if isinstance(a, Tensor) else a for a in args])
-        env[out] = wrap_view(res, args[0], op, args, cpu) if view else _wrap(res)
-
-    return step
+    return [(n, _step_for(n), tuple(d)) for n, d in zip(nodes, dead)]
 
 
 def _step_for(n: Node) -> Callable:
@@ -158,15 +110,6 @@ def _step_for(n: Node) -> Callable:
                 env[v] = r
 
     return step
-
-
-def _used_values(n: Node):
-    """Values a node reads, including those its nested blocks read from outside."""
-    yield from n.inputs
-    for b in n.blocks:
-        for m in b.nodes:
-            yield from _used_values(m)
-        yield from b.outputs
 
 
 _PLANS = object()  # the env key under which a run keeps its interpreter's nested-block plans

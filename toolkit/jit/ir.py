@@ -286,6 +286,15 @@ class Graph:
             for n in b.nodes:
                 stack.extend(n.blocks)
 
+    def all_values(self) -> Iterator[Value]:
+        """Every value: the inputs, then each node's outputs and its blocks' inputs, nested blocks included, in
+        an order ``copy()`` preserves (so two copies' values pair up)."""
+        yield from self.inputs
+        for n in self.all_nodes():
+            yield from n.outputs
+            for b in n.blocks:
+                yield from b.inputs
+
     def all_nodes(self) -> Iterator[Node]:
         """Every node, nested blocks included, in program order."""
         stack = [iter(self.block.nodes)]
@@ -426,3 +435,21 @@ def _copy_block_into(src: Block, dst: Block, env: dict, g: Graph) -> None:
             _copy_block_into(b, nb, env, g)
             for v in b.outputs:
                 nb.register_output(env[v])
+
+
+def values_read(n: Node) -> Iterator[Value]:
+    """Values a node reads, including those its nested blocks read (from outside or from each other)."""
+    yield from n.inputs
+    for b in n.blocks:
+        for m in b.nodes:
+            yield from values_read(m)
+        yield from b.outputs
+
+
+def values_defined(n: Node, out: set) -> None:
+    """Add to ``out`` the values ``n`` defines: its outputs, and its nested blocks' inputs and nodes' outputs."""
+    out.update(n.outputs)
+    for b in n.blocks:
+        out.update(b.inputs)
+        for m in b.nodes:
+            values_defined(m, out)

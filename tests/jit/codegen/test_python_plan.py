@@ -5,6 +5,7 @@ tensors as the interpreter, with kernels called on arrays and loops kept as Pyth
 
 from __future__ import annotations
 
+import traceback
 from typing import Optional
 
 import numpy as np
@@ -195,6 +196,12 @@ def test_the_switch_turns_compilation_off(monkeypatch):
     np.testing.assert_allclose(f(*args).numpy(), rnn_loop(*args).numpy(), rtol=1e-6)
 
 
+def raises_on_data(x):
+    if float(x.sum()) > 10.0:
+        raise ValueError("the sum is too large")
+    return x * 2
+
+
 def test_traced_functions_compile_too_and_the_generated_source_is_shown_in_tracebacks():
     def fn(x, y):
         return (x * y).relu().sum(0)
@@ -203,10 +210,18 @@ def test_traced_functions_compile_too_and_the_generated_source_is_shown_in_trace
     t = toolkit.jit.trace(fn, (x, y))
     for _ in range(2):
         t(x, y)
-    plan = next(iter(t._executor.plans.values())) if hasattr(t, "_executor") else None
-    if plan is not None:
-        assert plan.compiled is not None
+    plan = next(iter(t._executor.plans.values()))
+    assert plan.compiled is not None
     np.testing.assert_allclose(t(x, y).numpy(), fn(x, y).numpy(), rtol=1e-6)
+
+    g = toolkit.jit.script(raises_on_data)
+    x = toolkit.ones(3)
+    _plan(g, x)
+    with pytest.raises(ValueError, match="too large") as err:
+        g(x * 5)
+    shown = "".join(traceback.format_exception(err.value))
+    assert "<toolkit plan " in shown and "_e = {" in shown  # the generated line that raised, shown as source
+    assert "while executing" in str(err.value) and "test_python_plan.py:" in str(err.value)
 
 
 def in_place_on_computed_values(x, n: int):

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..._core.shape import contiguous_strides
 from . import runtime
 
 
@@ -32,13 +33,6 @@ class _Flags:
         return {"C_CONTIGUOUS": self.c_contiguous, "WRITEABLE": True}[key]
 
 
-def c_strides(shape: tuple, itemsize: int) -> tuple:
-    out = []
-    acc = itemsize
-    for s in reversed(shape):
-        out.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(out))
 
 
 class CudaArray:
@@ -62,7 +56,7 @@ class CudaArray:
         dtype = np.dtype(dtype)
         shape = tuple(int(s) for s in shape)
         n = math.prod(shape)
-        return cls(runtime.ALLOCATOR.alloc(n, dtype), 0, shape, c_strides(shape, dtype.itemsize), dtype)
+        return cls(runtime.ALLOCATOR.alloc(n, dtype), 0, shape, contiguous_strides(shape, dtype.itemsize), dtype)
 
     @classmethod
     def from_host(cls, a: np.ndarray) -> CudaArray:
@@ -108,7 +102,7 @@ class CudaArray:
         if self.size == 0:
             return True
         return all(st == c or n == 1 for n, st, c in zip(self.shape, self.strides,
-                                                          c_strides(self.shape, self.itemsize)))
+                                                          contiguous_strides(self.shape, self.itemsize)))
 
     def root(self) -> CudaArray:
         return self if self.base is None else self.base
@@ -174,7 +168,7 @@ class CudaArray:
             shape = tuple(shape[0])
         shape = _infer(tuple(int(s) for s in shape), self.size)
         src = self if self.is_c_contiguous() else self.copy()
-        return src.view_of(shape, c_strides(shape, self.itemsize), src.offset)
+        return src.view_of(shape, contiguous_strides(shape, self.itemsize), src.offset)
 
     def transpose(self, *axes) -> CudaArray:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):

@@ -17,7 +17,7 @@ import numpy as np
 from numba import cuda  # imported when CUDA is first used (register_kernels), never by import toolkit
 
 from ..._core import dtypes as _dt
-from ..._core.shape import wrap_dim
+from ..._core.shape import contiguous_strides, wrap_dim
 from ...ops import registry as R
 from ...ops.shape import (
     _interleave_dim,
@@ -30,7 +30,7 @@ from ...ops.shape import (
 )
 from ...ops.shape_order import flip_dims, roll_dims
 from . import runtime
-from .array import CudaArray, c_strides
+from .array import CudaArray
 from .codegen import run_map
 from .kernels_basic import copy_into, copy_strided, full
 from .registration import meta_of, register_table
@@ -144,7 +144,7 @@ def _tiled(self, reps, name: str) -> CudaArray:
         src += [0, st]
     out = CudaArray.empty(shape, self.dtype)
     if out.size:
-        dst = out.view_of(tuple(split), c_strides(tuple(split), out.itemsize), 0)
+        dst = out.view_of(tuple(split), contiguous_strides(tuple(split), out.itemsize), 0)
         copy_into(dst, self.view_of(tuple(split), tuple(src), self.offset))
     return out
 
@@ -165,7 +165,7 @@ def repeat_interleave(self, repeats, dim=None, output_size=None):
     out = CudaArray.empty(tuple(meta.shape), self.dtype)
     if out.size:
         src = x.view_of(shape, x.strides[:d + 1] + (0,) + x.strides[d + 1:], x.offset)
-        copy_into(out.view_of(shape, c_strides(shape, out.itemsize), 0), src)
+        copy_into(out.view_of(shape, contiguous_strides(shape, out.itemsize), 0), src)
     return out
 
 

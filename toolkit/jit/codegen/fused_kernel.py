@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from ..._core.shape import contiguous_strides
 from ...backends.cpu.cache import kernel_dir, load_source, source_hash
 from ...backends.cpu.codegen import _helper_constants, _helpers_needed, free_names
 from ...backends.cpu.scalar import HELPERS
@@ -361,8 +362,8 @@ class FusedKernel(GroupKernel):
 
     def _default_layout(self) -> tuple:
         n_out = len(self.out_dtypes) - sum(self.out_reduced)
-        strides = [_broadcast_strides(self.shape, v, _c_strides(s)) for s, v in zip(self.in_shapes, self._view_shapes)]
-        strides += [_c_strides(self.shape)] * n_out
+        strides = [_broadcast_strides(self.shape, v, contiguous_strides(s)) for s, v in zip(self.in_shapes, self._view_shapes)]
+        strides += [contiguous_strides(self.shape)] * n_out
         flags = [_broadcast_flags(self.shape, v) for v in self._view_shapes] + [(False,) * len(self.shape)] * n_out
         flat, masks, where = _collapse(self.shape, strides, flags, self._split)
         return self._layout(flat, masks, where)
@@ -480,7 +481,7 @@ class FusedKernel(GroupKernel):
             return None, None, None
         views = self._view_shapes
         strides = [_broadcast_strides(shape, v, a.strides) for v, a in zip(views, arrays)]
-        outs = [_c_strides(shape, d.itemsize) for d, r in zip(self.out_dtypes, self.out_reduced) if not r]
+        outs = [contiguous_strides(shape, d.itemsize) for d, r in zip(self.out_dtypes, self.out_reduced) if not r]
         flags = [_broadcast_flags(shape, v) for v in views] + [(False,) * len(shape)] * len(outs)
         flat, masks, where = _collapse(shape, strides + outs, flags, self._split)
         layout = self._layout(flat, masks, where)
@@ -501,10 +502,3 @@ def _part_shape(shape: tuple, dim: int, rank: int, parts: int) -> tuple:
     return tuple(out)
 
 
-def _c_strides(shape: tuple, itemsize: int = 1) -> tuple:
-    out = []
-    acc = itemsize
-    for s in reversed(shape):
-        out.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(out))

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from ...ops import registry as R
 from .. import types as T
+from ..interpreter import _LIST_ARG_PREFIXES
 from ..ir import Graph, Node, Value
 
 # non-tensor argument types whose run-time value cannot change a result's dtype
 _STATIC_ARG_TYPES = (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType)
 _CONTAINER_READS = ("aten::__getitem__", "prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex")
-_LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
 _DIRECT_KINDS = (R.ELEMENTWISE, R.COMPARISON, R.LINALG, R.VIEW, R.REDUCTION, R.FACTORY, R.CONVERSION, R.SHAPE,
                  R.INDEXING, R.NN)
 
@@ -47,7 +47,7 @@ def is_none(v: Value) -> bool:
 def certain_dtypes(graph: Graph, observed: dict) -> dict:
     """``{value: dtype}`` for every tensor value (CPU) whose dtype holds on every path (see the module doc)."""
     known: dict = {}
-    for v in _all_values(graph):
+    for v in graph.all_values():
         t = observed_type(v, observed)
         if t is not None and t.device is not None and getattr(t.device, "type", t.device) == "cpu":
             known[v] = t.dtype
@@ -138,14 +138,6 @@ def _mutated_containers(graph: Graph) -> set:
     from ..passes import _effects
 
     return {n.inputs[0] for n in graph.all_nodes() if n.inputs and n.kind in _effects.MUTATING_KINDS}
-
-
-def _all_values(graph: Graph):
-    yield from graph.inputs
-    for n in graph.all_nodes():
-        yield from n.outputs
-        for b in n.blocks:
-            yield from b.inputs
 
 
 class DirectCall:

@@ -24,9 +24,8 @@ from ... import dispatch
 from ...ops import registry as R
 from ...tensor import _wrap
 from .. import types as T
-from ..call_graphs import _defined
-from ..interpreter import _EXEC, _PLANS, _annotate, _step_for, _used_values, group_runner
-from ..ir import Block, Graph, Node, Value
+from ..interpreter import _EXEC, _PLANS, _annotate, _step_for, group_runner
+from ..ir import Block, Graph, Node, Value, values_defined, values_read
 from .plan_facts import certain_dtypes, constant_value, direct_call, is_none
 
 RAW, RAWLIST, OBJ = "raw", "rawlist", "obj"  # how a value is held: an array, a list of arrays, as the interpreter
@@ -74,11 +73,7 @@ class CompiledPlan:
         except Exception as err:
             raise self._explain(err) from None
 
-    def run_arrays(self, arrays: list) -> list:
-        try:
-            return self._fn(*arrays)
-        except Exception as err:
-            raise self._explain(err) from None
+    run_arrays = run  # a plan made with ``arrays=True``: arrays in, arrays out
 
     @property
     def runs_everything_directly(self) -> bool:
@@ -440,9 +435,9 @@ class _Emitter:
         """A node only the interpreter's step runs: it gets an environment with what it reads."""
         self.generic += 1
         inner: set = set()
-        _defined(n, inner)  # its own outputs and what its blocks define: nothing it reads from outside
+        values_defined(n, inner)  # its own outputs and what its blocks define: nothing it reads from outside
         reads = []
-        for v in _used_values(n):
+        for v in values_read(n):
             if v not in inner and v not in reads:
                 reads.append(v)
         env = ", ".join(["_P: _plans"] + [f"{self._global(v, 'V')}: {self.as_obj(v)}" for v in reads])
