@@ -6,10 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench lint clean venv
 
+# visdom ships only as an sdist whose build imports pkg_resources, gone from setuptools 81 on, so its build
+# environment needs setuptools<81. pip up to 25.x passes PIP_CONSTRAINT on to build environments; pip 26 and
+# later read build constraints only from PIP_BUILD_CONSTRAINT. Both are set, so any pip from 23 to the newest
+# builds it (an older pip ignores the variable it does not know).
+BUILD_CONSTRAINTS := $(CURDIR)/.ci/build-constraints.txt
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	PIP_CONSTRAINT=$(CURDIR)/.ci/build-constraints.txt $(PY) -m pip install --quiet -e '.[dev]'
+	PIP_CONSTRAINT=$(BUILD_CONSTRAINTS) PIP_BUILD_CONSTRAINT=$(BUILD_CONSTRAINTS) $(PY) -m pip install --quiet -e '.[dev]'
 	$(VISDOM_ASSETS)
 	$(MAKE) --no-print-directory chromium
 	$(MAKE) --no-print-directory mpi

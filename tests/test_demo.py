@@ -41,6 +41,8 @@ def test_demo_story_trains_traces_profiles_logs_and_reloads_the_archive(tmp_path
     graph = text.split("the optimization passes", 1)[1].split("=== Profiling", 1)[0]
     assert "graph(%self" in graph and graph.count("aten::conv2d(") == 2 and graph.count("aten::linear(") == 2
     assert re.search(r"^  return \(%\w+\)$", graph, re.M), graph[-500:]
+    # every node names the demo's own line (not runpy's, which runs it under python -m)
+    assert "runpy" not in graph and re.search(r"aten::conv2d\(.*# \S*toolkit/demo\.py:\d+$", graph, re.M)
     # profiling: the op table of one step, forward and backward ops under the step's annotation
     table = text.split("=== Profiling one training step", 1)[1].split("TensorBoard:", 1)[0]
     assert "Self CPU time total:" in table and "train_step" in table and "aten::conv2d" in table

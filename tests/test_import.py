@@ -1,16 +1,16 @@
-"""``import toolkit`` is fast and compiles nothing (numba is imported lazily)."""
+"""``import toolkit`` is light: it compiles nothing and loads none of the heavy libraries (numba, llvmlite, torch,
+scipy, matplotlib, IPython are imported lazily, where they are used). Checked by what was imported, not timed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+HEAVY = ("numba", "llvmlite", "torch", "scipy", "matplotlib", "IPython", "tensorboard", "visdom")
 
-def test_import_is_fast_and_does_not_load_numba():
-    # CPU time, not wall time: other tests running beside this one must not make it flaky.
-    code = (
-        "import time, sys; t = time.process_time(); import toolkit; dt = time.process_time() - t; "
-        "print(dt); assert 'numba' not in sys.modules, 'numba imported at import time'"
-    )
-    best = min(float(subprocess.check_output([sys.executable, "-c", code], text=True)) for _ in range(3))
-    assert best < 1.0, f"import toolkit took {best:.2f} s"
+
+def test_import_loads_no_heavy_library():
+    code = "import sys, json, toolkit; print(json.dumps(sorted(sys.modules)))"
+    loaded = set(json.loads(subprocess.check_output([sys.executable, "-c", code], text=True)))
+    assert not [m for m in HEAVY if m in loaded], "imported by `import toolkit`"

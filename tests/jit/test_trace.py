@@ -366,3 +366,37 @@ def test_no_creation_warning_outside_a_trace_or_from_toolkit_internals():
         warnings.simplefilter("error", TracerWarning)
         _creates(toolkit.rand(2))
         toolkit.jit.trace(nn.Linear(2, 2), toolkit.rand(1, 2))
+
+
+_PKG_MODEL = '''\
+import toolkit
+
+
+def double_tanh(x):
+    y = x * 2
+    return y.tanh()
+
+
+if __name__ == "__main__":
+    traced = toolkit.jit.trace(double_tanh, (toolkit.ones(3),))
+    print(traced.graph)
+'''
+
+
+@pytest.mark.parametrize("how", ["-m", "path"])
+def test_nodes_name_the_users_line_under_python_m_and_in_a_package(tmp_path, how):
+    """Run as ``python -m pkg.model`` (runpy's frames beneath it) or as a file path: the graph names the
+    package module's own lines, never ``<frozen runpy>``."""
+    import subprocess
+    import sys
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(_PKG_MODEL)
+    cmd = [sys.executable, "-m", "pkg.model"] if how == "-m" else [sys.executable, str(pkg / "model.py")]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "runpy" not in out.stdout
+    text = out.stdout.replace(str(tmp_path) + "/", "")
+    assert "= aten::mul(%x, %1) # pkg/model.py:5" in text and "= aten::tanh(%2) # pkg/model.py:6" in text

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -121,19 +122,67 @@ def test_images_histogram_text_figure(server):
     assert not plt.get_fignums()
 
 
+# Every socket connection this process attempts, with the thread that attempted it: "never blocks" is shown by
+# where the connections happen (only on the writer's sender thread), not by a stopwatch.
+_CONNECTS: list = []
+
+
+def _record_connects(event: str, args: tuple) -> None:
+    if event == "socket.connect" and isinstance(args[1], tuple):
+        _CONNECTS.append((threading.current_thread().name, args[1][1]))
+
+
+sys.addaudithook(_record_connects)
+
+
 def test_unreachable_server_warns_once_and_never_blocks():
     port = free_port()  # nothing listens here
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         w = VisdomWriter(env="nowhere", server="http://127.0.0.1", port=port, retry_secs=60)
-        t0 = time.perf_counter()
         for i in range(200):
             w.add_scalar("x", float(i), i)
-        assert time.perf_counter() - t0 < 2.0
         w.close()
     msgs = [str(c.message) for c in caught if issubclass(c.category, RuntimeWarning)]
     assert len(msgs) == 1 and f"127.0.0.1:{port}" in msgs[0] and "dropped" in msgs[0]
     assert w.dropped == 200
+    tried = [name for name, p in _CONNECTS if p == port]
+    assert tried == ["VisdomWriterSender"]  # one attempt, on the sender thread; then 60 s of dropping
+
+
+def test_calls_return_while_the_sender_is_stuck():
+    """A server that accepts and never answers holds the sender inside its first request; the caller's 200
+    calls still all return (into a bounded queue that drops), before the server lets go."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    accepted = threading.Event()
+    release = threading.Event()
+
+    def hold():
+        conn, _ = listener.accept()
+        accepted.set()
+        release.wait(60)
+        conn.close()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    w = VisdomWriter(env="stuck", server="http://127.0.0.1", port=port, max_queue=10, timeout=60, retry_secs=60)
+    try:
+        w.add_scalar("x", 0.0, 0)
+        assert accepted.wait(60)  # the sender is now inside its request, waiting for an answer
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(1, 200):
+                w.add_scalar("x", float(i), i)
+            assert not release.is_set() and holder.is_alive()  # still stuck: every call above returned anyway
+            assert w.dropped == 199 - 10  # ten queued, the rest dropped at once
+    finally:
+        release.set()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w.close()
+        listener.close()
+    assert [name for name, p in _CONNECTS if p == port] == ["VisdomWriterSender"]
 
 
 def test_bounded_queue_drops_instead_of_blocking():

@@ -36,10 +36,25 @@ class TracingCheckError(Exception):
     """``check_trace`` found that the trace does not reproduce the function."""
 
 
+# Programs shipped inside the package are user code: a graph traced by the demo names the demo's lines.
+_PROGRAM_FILES = frozenset({os.path.join(_TOOLKIT_DIR, "demo.py")})
+
+
+def is_library_frame(f) -> bool:
+    """Whether frame ``f`` runs toolkit's own library code rather than a program using it.
+
+    A module run as ``__main__`` (``python -m toolkit.demo``) and the programs shipped in the
+    package count as user code, so their lines, not runpy's, are what graphs and warnings name.
+    """
+    filename = f.f_code.co_filename
+    return (filename.startswith(_TOOLKIT_DIR) and filename not in _PROGRAM_FILES
+            and f.f_globals.get("__name__") != "__main__")
+
+
 def user_frame():
     """(file, line) of the innermost frame outside toolkit's own code: the user's line that made the call."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_TOOLKIT_DIR):
+    while f is not None and is_library_frame(f):
         f = f.f_back
     if f is None:
         return None
@@ -289,7 +304,7 @@ class Tracer(CallFrames):
     def on_creation(self, name: str) -> None:
         """``tensor``/``as_tensor``/``from_numpy`` called from user code: the result becomes a graph constant."""
         caller = sys._getframe(2)
-        if self._depth or caller.f_code.co_filename.startswith(_TOOLKIT_DIR):
+        if self._depth or is_library_frame(caller):
             return
         _warn(_CREATION_MSG.format(name=name))
 
