@@ -43,8 +43,8 @@ def test_rnn_step_matches_torch(rng):
         loss = next_h.sum()
         loss.backward()
         results.append((W_h.grad, W_x.grad, loss))
-    for a, e in zip(*results):
-        assert_close(a, e, rtol=1e-5)
+    for a, e in zip(*results):  # mm sums of 10 and 20 products, then the loss's sum over 20
+        assert_close(a, e, accum=10 + 20 + 20)
 
 
 def test_grad_accumulates_across_backward_calls():
@@ -179,7 +179,7 @@ def test_third_derivative_matches_torch(fn):
         (g3,) = lib.autograd.grad(g2.sum(), t)
         outs.append((g1, g2, g3))
     for a, e in zip(*outs):
-        assert_close(a, e, rtol=1e-5)
+        assert_close(a, e)
 
 
 def test_create_graph_backward_builds_differentiable_grad():
@@ -246,7 +246,7 @@ def test_shared_subgraph_ordering():
         d = (c * a + b * b).sum()
         d.backward()
         outs.append(t.grad)
-    assert_close(*outs, rtol=1e-5)
+    assert_close(*outs)
 
 
 def test_long_chain_has_no_recursion_error():

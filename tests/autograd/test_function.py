@@ -55,7 +55,7 @@ def test_double_backward_through_function():
         return g, g2
 
     for a, e in zip(*both(run)):
-        assert_close(a, e, rtol=1e-5)
+        assert_close(a, e)
 
 
 def test_no_graph_when_no_input_requires_grad():

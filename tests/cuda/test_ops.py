@@ -8,7 +8,7 @@ import pytest
 import toolkit
 from toolkit.ops import registry
 
-from .helpers import UP_TO_SIGN, compare, host, needs_cuda, to_device
+from .helpers import UP_TO_SIGN, compare, host, needs_cuda, sample_accum, to_device
 
 pytestmark = needs_cuda
 SAMPLES_PER_OP = 2  # the simulator runs each launch in Python threads: two samples per op keep this quick
@@ -59,7 +59,7 @@ def test_cuda_matches_cpu(o, i):
     if rule is not None:
         rule(args, kwargs, host(expected), host(got), o.name)
         return
-    compare(host(expected), host(got), o.schema.full_name)
+    compare(host(expected), host(got), o.schema.full_name, sample_accum(args))
 
 
 def test_every_op_with_a_kernel_has_a_cuda_kernel():

@@ -16,7 +16,8 @@ import pytest
 
 import toolkit
 
-from .helpers import host, needs_cuda
+from ..conftest import assert_close
+from .helpers import host, needs_cuda, sample_accum
 
 pytestmark = needs_cuda
 RNG = np.random.default_rng(7)
@@ -32,20 +33,19 @@ def _run(fn, arrays, device):
         return fn(*[toolkit.tensor(a, device=device) for a in arrays])
 
 
-def _compare(expected, got, tol):
+def _compare(expected, got, accum):
     if isinstance(expected, (tuple, list)):
         assert len(expected) == len(got)
         for e, g in zip(expected, got):
-            _compare(e, g, tol)
+            _compare(e, g, accum)
     elif isinstance(expected, np.ndarray):
         assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
-        rtol = tol or (1e-5 if expected.dtype == np.float32 else 1e-10)
-        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol, equal_nan=True)
+        assert_close(got, expected, accum=accum)
     else:
         assert type(got) is type(expected) and got == expected
 
 
-def same(fn, *arrays, tol=None):
+def same(fn, *arrays):
     """``fn`` of tensors made from ``arrays`` gives the same result (or error type) on CUDA as on the CPU."""
     try:
         expected = _run(fn, arrays, "cpu")
@@ -56,7 +56,7 @@ def same(fn, *arrays, tol=None):
     got = _run(fn, arrays, "cuda")
     for t in got if isinstance(got, (tuple, list)) else (got,):
         assert not isinstance(t, toolkit.Tensor) or t.is_cuda
-    _compare(host(expected), host(got), tol)
+    _compare(host(expected), host(got), sample_accum(arrays))  # a reduction sums at most all its input
 
 
 @pytest.mark.parametrize("name", ["all", "any"])

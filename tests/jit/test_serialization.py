@@ -20,6 +20,7 @@ from toolkit.jit import Graph, load, save
 from toolkit.jit import types as T
 from toolkit.jit.code import graph_to_code
 
+from ..conftest import assert_close
 from .control_flow_graphs import (
     branchy,
     breaking_loop,
@@ -302,7 +303,7 @@ def test_scripted_control_flow_round_trips_and_runs_like_torchscript():
             expected = ts(xt, n, c).numpy()
             xs = [toolkit.tensor(xt.numpy()).requires_grad_(True) for _ in range(2)]
             a, b = sf(xs[0], n, c), lf(xs[1], n, c)
-            np.testing.assert_allclose(b.detach().numpy(), expected, rtol=1e-12)
+            assert_close(b.detach(), expected)
             np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
             a.sum().backward()
             b.sum().backward()

@@ -37,11 +37,12 @@ def test_module_matches_torch(spec, rng):
     ta = torch.tensor(x, requires_grad=True)
     # in-place modules need a non-leaf input, as in PyTorch
     out, tout = m(a * 1.0), tm(ta * 1.0)
-    assert_close(out, tout, rtol=2e-5, atol=2e-6)
+    n = 4 if spec.startswith(("Softmax", "LogSoftmax", "Softmin")) else 1  # sums over a dim of at most 4
+    assert_close(out, tout, accum=n)
     g = rng.standard_normal(tuple(tout.shape)).astype(np.float32)
     out.backward(toolkit.tensor(g))
     tout.backward(torch.tensor(g))
-    assert_close(a.grad, ta.grad, rtol=2e-5, atol=1e-5)
+    assert_close(a.grad, ta.grad, accum=n)
 
 
 @pytest.mark.parametrize("name,args", [
@@ -54,8 +55,8 @@ def test_functional_inplace(name, args, rng):
     out = getattr(F, name)(a, *args, inplace=True)
     tout = getattr(torch.nn.functional, name)(ta, *args, inplace=True)
     assert out is a
-    assert_close(a, ta, rtol=2e-5, atol=2e-6)
-    assert_close(out, tout, rtol=2e-5, atol=2e-6)
+    assert_close(a, ta)
+    assert_close(out, tout)
 
 
 @pytest.mark.parametrize("name", ["relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_"])
@@ -64,7 +65,7 @@ def test_functional_underscore_forms(name, rng):
     a, ta = toolkit.tensor(x), torch.tensor(x)
     getattr(F, name)(a)
     getattr(torch.nn.functional, name)(ta)
-    assert_close(a, ta, rtol=2e-5, atol=2e-6)
+    assert_close(a, ta)
 
 
 def test_inplace_backward_through_non_leaf(rng):

@@ -36,7 +36,7 @@ def test_forward_and_weight_grad(kwargs):
     g = np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32)
     out.backward(toolkit.tensor(g))
     tout.backward(torch.tensor(g))
-    assert_close(m.weight.grad, tm.weight.grad, rtol=1e-5, atol=1e-6)
+    assert_close(m.weight.grad, tm.weight.grad, accum=2)  # rows 1, 2 and 4 each sum the grads of 2 lookups
 
 
 def test_int32_and_scalar_indices():

@@ -27,17 +27,18 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm):
     ps, tps = _params()
     total = nn.utils.clip_grad_norm_(ps, max_norm, norm_type=norm_type)
     ttotal = torch.nn.utils.clip_grad_norm_(tps, max_norm, norm_type=norm_type)
-    assert_close(total, ttotal, rtol=1e-6)
+    n = 4 * 3 + 5  # the total norm sums over both grads; clipping scales them by a factor computed from it
+    assert_close(total, ttotal, accum=n)
     for p, tp in zip(ps, tps):
         assert (p.grad is None) == (tp.grad is None)
         if p.grad is not None:
-            assert_close(p.grad, tp.grad, rtol=1e-6, atol=1e-7)
+            assert_close(p.grad, tp.grad, accum=n)
 
 
 def test_clip_grad_norm_single_tensor_foreach_and_empty():
     ps, tps = _params()
     assert_close(nn.utils.clip_grad_norm_(ps[0], 0.1, foreach=True), torch.nn.utils.clip_grad_norm_(tps[0], 0.1))
-    assert_close(ps[0].grad, tps[0].grad, rtol=1e-6)
+    assert_close(ps[0].grad, tps[0].grad, accum=4 * 3)
     assert nn.utils.clip_grad_norm_([], 1.0).item() == 0.0
     with pytest.warns(UserWarning, match="`parameters` is an empty generator, no gradient clipping will occur."):
         nn.utils.clip_grad_norm_((p for p in []), 1.0)

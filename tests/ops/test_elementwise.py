@@ -65,8 +65,7 @@ def test_float_inputs_and_special_values_match_torch(name, dtype):
     if name == "gelu" and dtype is toolkit.float32:
         x = x[np.isfinite(x)]  # torch's vectorized float32 gelu gives nan at +inf (float16/float64 give inf)
     got, want = _both(name, x)
-    tol = {toolkit.float16: 2e-3, toolkit.float32: 2e-6, toolkit.float64: 1e-12}[dtype]
-    assert_close(got, want, rtol=tol, atol=tol)
+    assert_close(got, want)
     _check_signed_zeros(got, want)
 
 
@@ -77,7 +76,7 @@ def test_integer_and_bool_inputs_match_torch_or_fail_alike(name, dtype):
         0 if dtype is toolkit.uint8 else 3)
     got, want = _both(name, x)
     if want is not None:
-        assert_close(got, want, rtol=1e-6, atol=1e-6)
+        assert_close(got, want)
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -85,7 +84,7 @@ def test_non_contiguous_inputs(name):
     base = np.random.default_rng(0).uniform(0.1, 0.9, (6, 8))
     for x in (base.T, base[::2, 1::3], np.broadcast_to(base[:1], (4, 8))):
         got, want = _both(name, np.asarray(x))
-        assert_close(got, want, rtol=1e-12, atol=1e-12)
+        assert_close(got, want)
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -100,8 +99,7 @@ def test_zero_dim_and_zero_size(name):
 def test_large_inputs_take_the_parallel_path(name, dtype):
     x = np.random.default_rng(1).uniform(-0.999, 0.999, 70_001).astype(dtype.np)
     got, want = _both(name, x)
-    assert_close(got, want, rtol=2e-6 if dtype is toolkit.float32 else 1e-12, atol=1e-6 if dtype is toolkit.float32
-                 else 1e-12)
+    assert_close(got, want)
 
 
 # ----------------------------------------------------------------------------- special functions
@@ -111,14 +109,15 @@ def test_erfinv_matches_torch_to_1e12_in_float64_including_the_tails():
     y = np.concatenate([np.linspace(-1, 1, 20001), tails, -tails, [1e-300, -1e-300, 5e-324, 0.7, 0.7000001]])
     got = toolkit.erfinv(toolkit.tensor(y)).numpy()
     want = torch.erfinv(torch.from_numpy(y)).numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)  # the accuracy claimed, tighter than the rule
     assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
 def test_erf_and_erfinv_invert_each_other():
     x = np.linspace(-4, 4, 1001)
     y = toolkit.erf(toolkit.tensor(x))
-    np.testing.assert_allclose(toolkit.erfinv(y).numpy(), x, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(toolkit.erfinv(y).numpy(), x, rtol=1e-8, atol=1e-8)  # a round trip, no oracle
+    # erf is torch's to the last bits, so the round trip's error is erfinv's (tighter than the rule on purpose)
     np.testing.assert_allclose(y.numpy(), torch.erf(torch.from_numpy(x)).numpy(), rtol=1e-15, atol=1e-16)
 
 
@@ -129,14 +128,14 @@ def test_gelu_both_forms(dtype, approximate):
     if dtype is toolkit.float32:
         x = x[np.isfinite(x)]  # torch's vectorized float32 gelu gives nan at +inf
     got, want = _both("gelu", x, approximate=approximate)
-    assert_close(got, want, rtol=2e-3 if dtype is toolkit.float16 else 1e-6, atol=1e-6)
+    assert_close(got, want)
 
 
 @pytest.mark.parametrize("beta,threshold", [(1, 20), (2, 4.5), (0.5, 1), (3.0, -1.0)])
 def test_softplus_beta_and_threshold(beta, threshold):
     for dtype in FLOATS:
         got, want = _both("softplus", _values(dtype), beta=beta, threshold=threshold)
-        assert_close(got, want, rtol=2e-3 if dtype is toolkit.float16 else 1e-6, atol=1e-6)
+        assert_close(got, want)
     x = toolkit.tensor([1.0, 3.0])
     assert_close(api.softplus(x, beta, threshold), torch.nn.functional.softplus(torch.tensor([1.0, 3.0]), beta,
                                                                                threshold))
@@ -149,7 +148,7 @@ def test_round_decimals_matches_torch(dtype, decimals):
     x = np.concatenate([np.random.default_rng(2).uniform(-500, 500, 50), [0.125, 0.375, 2.5, -2.5, 1234.5678,
                                                                            np.nan, np.inf, -0.0]])
     got, want = _both("round", x.astype(dtype.np), decimals=decimals)
-    assert_close(got, want, rtol=1e-3 if dtype is toolkit.float16 else 1e-7, atol=0)
+    assert_close(got, want)
 
 
 def test_round_is_half_to_even():
@@ -283,7 +282,7 @@ def test_first_and_second_derivatives_match_torch(name):
     t = torch.from_numpy(data.copy()).requires_grad_()
     (gx,) = toolkit.autograd.grad(tk_fn(name)(x), x, toolkit.tensor(g), create_graph=True)
     (gt,) = torch.autograd.grad(th_fn(name)(t), t, torch.from_numpy(g), create_graph=True)
-    assert_close(gx, gt, rtol=1e-10, atol=1e-12)
+    assert_close(gx, gt)
     if not gt.requires_grad:  # the first derivative does not depend on x (neg, floor, ...)
         return
     if not gx.requires_grad:  # relu: torch keeps a graph whose derivative is zero
@@ -292,7 +291,7 @@ def test_first_and_second_derivatives_match_torch(name):
         return
     (ggx,) = toolkit.autograd.grad((gx * gx).sum(), x)
     (ggt,) = torch.autograd.grad((gt * gt).sum(), t)
-    assert_close(ggx, torch.zeros_like(t) + ggt, rtol=1e-9, atol=1e-12)  # (materializes torch's ZeroTensor)
+    assert_close(ggx, torch.zeros_like(t) + ggt)  # (materializes torch's ZeroTensor)
 
 
 # ----------------------------------------------------------------------------- formulas agree with kernels

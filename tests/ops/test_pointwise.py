@@ -53,7 +53,7 @@ def check_like_torch(name, *args, **kwargs):
             getattr(toolkit, name)(*args, **kwargs)
         return None
     out = getattr(toolkit, name)(*args, **kwargs)
-    assert_close(out, expected, rtol=2e-3 if expected.dtype == torch.float16 else None)
+    assert_close(out, expected)
     return out
 
 
