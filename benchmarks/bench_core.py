@@ -1,4 +1,5 @@
-"""Foundation benchmarks: per-op overhead and the seed's two-layer network, against numpy and PyTorch.
+"""Foundation benchmarks: per-op overhead, single large ops, and the seed's two-layer network, against
+numpy and PyTorch, each library timed in its own process.
 
 Targets: 1-element add at most 3x PyTorch's time; two-layer net with
 hand-written gradients at most 1.1x numpy's; with autograd at most 1.3x PyTorch's.
@@ -7,16 +8,13 @@ hand-written gradients at most 1.1x numpy's; with autograd at most 1.3x PyTorch'
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-import toolkit
-
-from .common import compare, table
-
-torch.set_num_threads(max(1, torch.get_num_threads()))
+from .common import per_library, table
+from .harness import Variant, library, measure
 
 N, D_in, H, D_out = 64, 1000, 100, 10
 STEPS = 500
+HERE = "benchmarks.bench_core"
 
 
 def _data(seed: int = 0):
@@ -24,91 +22,121 @@ def _data(seed: int = 0):
     return [rng.standard_normal(s).astype(np.float32) for s in ((N, D_in), (N, D_out), (D_in, H), (H, D_out))]
 
 
+# -- setups: each runs in a fresh process with only its own library imported ----------------------------
+def add_one(lib_name: str, requires_grad: bool = False):
+    lib = library(lib_name)
+    if lib_name == "numpy":
+        a, b = np.ones(1, np.float32), np.ones(1, np.float32)
+    else:
+        a, b = lib.ones(1, requires_grad=requires_grad), lib.ones(1)
+    return lambda: a + b
+
+
+def big_op(lib_name: str, op: str):
+    """One large op on float32 data: ``log_softmax`` of 4096x1000, ``sum`` of 10M, 1024x1024 ``matmul``."""
+    lib = library(lib_name)
+    rng = np.random.default_rng(0)
+    if op == "log_softmax":
+        x = lib.from_numpy(rng.standard_normal((4096, 1000)).astype(np.float32))
+        return lambda: lib.log_softmax(x, dim=1)
+    if op == "sum":
+        x = lib.from_numpy(rng.standard_normal(10_000_000).astype(np.float32))
+        return lambda: x.sum()
+    a = lib.from_numpy(rng.standard_normal((1024, 1024)).astype(np.float32))
+    b = lib.from_numpy(rng.standard_normal((1024, 1024)).astype(np.float32))
+    return lambda: a @ b
+
+
+def numpy_manual(dtype: str):
+    """The seed's numpy two-layer network with hand-written gradients, 500 steps."""
+    def run():
+        x, y, w1, w2 = [a.astype(dtype) for a in _data()]
+        for _ in range(STEPS):
+            h = x.dot(w1)
+            h_relu = np.maximum(h, 0)
+            y_pred = h_relu.dot(w2)
+            np.square(y_pred - y).sum()
+            grad_y_pred = 2.0 * (y_pred - y)
+            grad_w2 = h_relu.T.dot(grad_y_pred)
+            grad_h = grad_y_pred.dot(w2.T)
+            grad_h[h < 0] = 0
+            grad_w1 = x.T.dot(grad_h)
+            w1 -= 1e-6 * grad_w1
+            w2 -= 1e-6 * grad_w2
+
+    return run
+
+
+def tensor_manual(lib_name: str):
+    """The same network on a tensor library, hand-written gradients."""
+    lib = library(lib_name)
+
+    def run():
+        x, y, w1, w2 = [lib.from_numpy(a) for a in _data()]
+        for _ in range(STEPS):
+            h = x.mm(w1)
+            h_relu = h.clamp(min=0)
+            y_pred = h_relu.mm(w2)
+            (y_pred - y).pow(2).sum()
+            grad_y_pred = 2.0 * (y_pred - y)
+            grad_w2 = h_relu.t().mm(grad_y_pred)
+            grad_h = grad_y_pred.mm(w2.t())
+            grad_h[h < 0] = 0
+            grad_w1 = x.t().mm(grad_h)
+            w1 -= 1e-6 * grad_w1
+            w2 -= 1e-6 * grad_w2
+
+    return run
+
+
+def tensor_autograd(lib_name: str):
+    """The same network with autograd computing the gradients."""
+    lib = library(lib_name)
+
+    def run():
+        x, y, w1, w2 = [lib.from_numpy(a) for a in _data()]
+        w1.requires_grad_(True)
+        w2.requires_grad_(True)
+        for _ in range(STEPS):
+            loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+            loss.backward()
+            with lib.no_grad():
+                w1 -= 1e-6 * w1.grad
+                w2 -= 1e-6 * w2.grad
+                w1.grad.zero_()
+                w2.grad.zero_()
+
+    return run
+
+
+# -- tables ------------------------------------------------------------------------------------------------
 def per_op_overhead() -> list:
-    a, b = toolkit.ones(1), toolkit.ones(1)
-    ta, tb = torch.ones(1), torch.ones(1)
-    na, nb = np.ones(1, np.float32), np.ones(1, np.float32)
-    rows = [("add, 1 element", compare({
-        "toolkit": lambda: a + b, "torch": lambda: ta + tb, "numpy": lambda: na + nb}, 20000, 7))]
-    ga, gta = toolkit.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
-    t = compare({"toolkit": lambda: ga + b, "torch": lambda: gta + tb}, 20000, 7)
-    rows.append(("add, 1 element, input requires grad", {**t, "numpy": float("nan")}))
+    rows = [("add, 1 element", measure(per_library(f"{HERE}:add_one", 20000, ("toolkit", "torch", "numpy"))))]
+    grad = [Variant(lib, f"{HERE}:add_one", (lib, True), 20000) for lib in ("toolkit", "torch")]
+    rows.append(("add, 1 element, input requires grad", measure(grad)))
     return rows
 
 
-def _numpy_manual(x, y, w1, w2):
-    for _ in range(STEPS):
-        h = x.dot(w1)
-        h_relu = np.maximum(h, 0)
-        y_pred = h_relu.dot(w2)
-        np.square(y_pred - y).sum()
-        grad_y_pred = 2.0 * (y_pred - y)
-        grad_w2 = h_relu.T.dot(grad_y_pred)
-        grad_h = grad_y_pred.dot(w2.T)
-        grad_h[h < 0] = 0
-        grad_w1 = x.T.dot(grad_h)
-        w1 -= 1e-6 * grad_w1
-        w2 -= 1e-6 * grad_w2
-
-
-def _tensor_manual(lib, x, y, w1, w2):
-    for _ in range(STEPS):
-        h = x.mm(w1)
-        h_relu = h.clamp(min=0)
-        y_pred = h_relu.mm(w2)
-        (y_pred - y).pow(2).sum()
-        grad_y_pred = 2.0 * (y_pred - y)
-        grad_w2 = h_relu.t().mm(grad_y_pred)
-        grad_h = grad_y_pred.mm(w2.t())
-        grad_h[h < 0] = 0
-        grad_w1 = x.t().mm(grad_h)
-        w1 -= 1e-6 * grad_w1
-        w2 -= 1e-6 * grad_w2
-
-
-def _tensor_autograd(lib, x, y, w1, w2):
-    for _ in range(STEPS):
-        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
-        loss.backward()
-        with lib.no_grad():
-            w1 -= 1e-6 * w1.grad
-            w2 -= 1e-6 * w2.grad
-            w1.grad.zero_()
-            w2.grad.zero_()
+def big_ops() -> list:
+    cases = (("log_softmax, 4096x1000, dim 1", "log_softmax", 20), ("sum, 10M elements", "sum", 20),
+             ("matmul, 1024x1024 @ 1024x1024", "matmul", 5))
+    return [(title, measure(per_library(f"{HERE}:big_op", number, ("toolkit", "torch"), op)))
+            for title, op, number in cases]
 
 
 def two_layer() -> tuple[list, list]:
     """The seed's loops: as written (numpy in float64, tensors in float32) and all in float32."""
-
-    def run_numpy(dtype):
-        return lambda: _numpy_manual(*[a.astype(dtype) for a in _data()])
-
-    def run_lib(lib, fn, grad):
-        def run():
-            ts = [lib.from_numpy(a) for a in _data()]
-            if grad:
-                ts[2].requires_grad_(True)
-                ts[3].requires_grad_(True)
-            fn(lib, *ts)
-
-        return run
-
-    t = compare({
-        "toolkit": run_lib(toolkit, _tensor_manual, False),
-        "numpy (float64, as in the seed)": run_numpy(np.float64),
-        "numpy (float32)": run_numpy(np.float32),
-        "torch": run_lib(torch, _tensor_manual, False),
-    }, 1, 5)
+    t = measure([Variant("toolkit", f"{HERE}:tensor_manual", ("toolkit",)),
+                 Variant("numpy float64", f"{HERE}:numpy_manual", ("float64",)),
+                 Variant("numpy float32", f"{HERE}:numpy_manual", ("float32",)),
+                 Variant("torch", f"{HERE}:tensor_manual", ("torch",))])
     manual = [
-        ("500 steps, seed as written: numpy float64", {"toolkit": t["toolkit"], "numpy": t["numpy (float64, as in the seed)"],
-                                                       "torch": t["torch"]}),
-        ("500 steps, same dtype: numpy float32", {"toolkit": t["toolkit"], "numpy": t["numpy (float32)"],
-                                                  "torch": t["torch"]}),
+        ("500 steps, seed as written: numpy float64",
+         {"toolkit": t["toolkit"], "numpy": t["numpy float64"], "torch": t["torch"]}),
+        ("500 steps, same dtype: numpy float32",
+         {"toolkit": t["toolkit"], "numpy": t["numpy float32"], "torch": t["torch"]}),
     ]
-    auto = [("500 steps, autograd", compare({
-        "toolkit": run_lib(toolkit, _tensor_autograd, True),
-        "torch": run_lib(torch, _tensor_autograd, True),
-    }, 1, 5))]
+    auto = [("500 steps, autograd", measure(per_library(f"{HERE}:tensor_autograd", 1)))]
     return manual, auto
 
 
@@ -116,6 +144,7 @@ def main() -> str:
     manual, auto = two_layer()
     return "\n".join([
         table("Per-op overhead", per_op_overhead(), "toolkit at most 3x torch"),
-        table("Two-layer network, hand-written gradients", manual, "toolkit at most 1.1x numpy"),
+        table("Single large ops (float32)", big_ops(), "reported against torch"),
+        table("Two-layer network, hand-written gradients", manual, "toolkit at most 1.1x numpy", ref="numpy"),
         table("Two-layer network, autograd", auto, "toolkit at most 1.3x torch"),
     ])

@@ -3,8 +3,10 @@
 Targets: all_reduce of 10M float32 between 2 processes within 10% of the raw mpi4py ``Allreduce``;
 DDP training step of the seed's Net (batch 64 per process) with 2 processes against 1 process.
 
-``main()`` starts the jobs with ``mpirun`` (through toolkit.distributed.run's command line); this file is also
-the worker each rank runs (``--worker allreduce|ddp``), printing its timings as JSON from rank 0.
+``main()`` starts the jobs with ``python -m toolkit.distributed.run`` (mpirun with this machine's flags), a
+fresh job per round; this file is also the module each rank runs (``--worker allreduce|ddp``), printing its
+timings as JSON from rank 0. Every process here is toolkit (and mpi4py) only: there is no PyTorch comparison,
+and a rank refuses to report if torch was loaded beside toolkit.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ import time
 
 import numpy as np
 
-REPEAT = 10
+from .common import cell, ratio
+from .harness import REPEAT, REPO, ROUNDS, Timing
+
+SAMPLES = 2 * REPEAT  # timed calls of each kind per job (10 by default), each started together after a barrier
 
 
+# -- the ranks' work: runs inside the MPI job, toolkit only -----------------------------------------------------
 def _allreduce_worker() -> dict:
     import toolkit
     import toolkit.distributed as dist
@@ -45,16 +51,16 @@ def _allreduce_worker() -> dict:
         dist.all_reduce(t, async_op=True).wait()
 
     fns = {"raw": raw, "raw_nb": raw_nonblocking, "ours": ours, "async": ours_async}
-    best = dict.fromkeys(fns, float("inf"))
+    samples = {key: [] for key in fns}
     for fn in fns.values():
         fn()
-    for _ in range(REPEAT):  # interleaved, best of REPEAT, each started together after a barrier
+    for _ in range(SAMPLES):  # interleaved, each started together after a barrier
         for key, fn in fns.items():
             comm.Barrier()
             t0 = time.perf_counter()
             fn()
-            best[key] = min(best[key], time.perf_counter() - t0)
-    return best
+            samples[key].append(time.perf_counter() - t0)
+    return samples
 
 
 def _ddp_worker() -> dict:
@@ -79,64 +85,87 @@ def _ddp_worker() -> dict:
 
     for _ in range(3):
         step()
-    best = float("inf")
-    for _ in range(REPEAT):
+    samples = []
+    for _ in range(SAMPLES):
         dist.barrier()
         t0 = time.perf_counter()
         step()
-        best = min(best, time.perf_counter() - t0)
-    return {"step": best}
+        samples.append(time.perf_counter() - t0)
+    return {"step": samples}
 
 
+def _worker(kind: str) -> None:
+    res = _allreduce_worker() if kind == "allreduce" else _ddp_worker()
+    import toolkit.distributed as dist
+
+    if "torch" in sys.modules:
+        raise RuntimeError("a benchmark rank loaded torch beside toolkit; its timings would not be toolkit's alone")
+    if dist.get_rank() == 0:
+        print(json.dumps(res), flush=True)
+    dist.destroy_process_group()
+
+
+# -- jobs and tables ---------------------------------------------------------------------------------------------
 def _job(n: int, kind: str) -> dict:
-    from toolkit.distributed.run import mpirun_command, mpirun_env
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = mpirun_env()
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = mpirun_command(n, [os.path.abspath(__file__), "--worker", kind])
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=root)
-    if out.returncode != 0:
-        raise RuntimeError(f"benchmark job failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
-    line = next(s for s in out.stdout.splitlines() if s.startswith("{"))
+    """One MPI job of ``n`` ranks; rank 0's samples, or ``{"error": why}``. The launcher is toolkit's own
+    command line, so this (the parent) process imports neither toolkit nor torch."""
+    cmd = [sys.executable, "-m", "toolkit.distributed.run", "-n", str(n), "-m", "benchmarks.bench_distributed",
+           "--worker", kind]
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return {"error": f"{kind} job on {n} processes timed out"}
+    line = next((s for s in out.stdout.splitlines() if s.startswith("{")), None)
+    if out.returncode != 0 or line is None:
+        last = (out.stderr.strip().splitlines() or out.stdout.strip().splitlines() or [f"exit {out.returncode}"])[-1]
+        return {"error": f"{kind} job on {n} processes failed: {last}"}
     return json.loads(line)
 
 
-def main() -> str:
-    from .common import fmt
+def _collect() -> dict:
+    """``ROUNDS`` rounds of the three jobs (all_reduce on 2, DDP on 1, DDP on 2), each a fresh job, interleaved."""
+    keys = ("ours", "async", "raw", "raw_nb", "one", "two")
+    out = {k: Timing([]) for k in keys}
+    for _ in range(ROUNDS):
+        for job, n, names in (("allreduce", 2, {k: k for k in keys[:4]}), ("ddp", 1, {"one": "step"}),
+                              ("ddp", 2, {"two": "step"})):
+            res = _job(n, job)
+            for key, field in names.items():
+                if "error" in res:
+                    out[key].error = res["error"]
+                else:
+                    out[key].samples.extend(res[field])
+    return out
 
+
+def main() -> str:
     head = ["### Distributed (MPI)", "",
             "Target: all_reduce of 10M float32 between 2 processes within 10% of the raw mpi4py call; DDP step "
             "time of 2 processes against 1.", ""]
     if shutil.which("mpirun") is None:
         return "\n".join(head + ["Not run: Open MPI is not installed (`make mpi`).", ""])
-    ar = _job(2, "allreduce")
-    one, two = _job(1, "ddp"), _job(2, "ddp")
-    out = head + ["| case | toolkit | raw mpi4py | ratio |", "|---|---|---|---|",
-                  f"| all_reduce 10M float32, 2 processes | {fmt(ar['ours']).strip()} | {fmt(ar['raw']).strip()} "
-                  f"| {ar['ours'] / ar['raw']:.2f}x |",
-                  f"| all_reduce(async_op=True).wait(), same | {fmt(ar['async']).strip()} | {fmt(ar['raw']).strip()} "
-                  f"| {ar['async'] / ar['raw']:.2f}x |",
-                  f"| all_reduce, against raw Iallreduce().Wait() | {fmt(ar['ours']).strip()} | "
-                  f"{fmt(ar['raw_nb']).strip()} | {ar['ours'] / ar['raw_nb']:.2f}x |",
+    t = _collect()
+    if not any(v.samples for v in t.values()):
+        return "\n".join(head + [f"Not run: {t['ours'].error or t['one'].error}", ""])
+    out = head + [f"Each figure is best / median over {ROUNDS} fresh MPI jobs of {SAMPLES} timed calls each (rank 0's "
+                  "clock, every call started after a barrier); ratios are of the best figures. Every rank runs "
+                  "toolkit and mpi4py only.", "",
+                  "| case | toolkit | raw mpi4py | ratio |", "|---|---|---|---|",
+                  f"| all_reduce 10M float32, 2 processes | {cell(t['ours'])} | {cell(t['raw'])} "
+                  f"| {ratio(t['ours'], t['raw'])} |",
+                  f"| all_reduce(async_op=True).wait(), same | {cell(t['async'])} | {cell(t['raw'])} "
+                  f"| {ratio(t['async'], t['raw'])} |",
+                  f"| all_reduce, against raw Iallreduce().Wait() | {cell(t['ours'])} | {cell(t['raw_nb'])} "
+                  f"| {ratio(t['ours'], t['raw_nb'])} |",
                   "", "| seed Net training step, batch 64 per process (SGD, momentum) | 2 processes (DDP) | "
                   "1 process | ratio |", "|---|---|---|---|",
-                  f"| step time | {fmt(two['step']).strip()} | {fmt(one['step']).strip()} | "
-                  f"{two['step'] / one['step']:.2f}x |", ""]
+                  f"| step time | {cell(t['two'])} | {cell(t['one'])} | {ratio(t['two'], t['one'])} |", ""]
     return "\n".join(out)
 
 
 if __name__ == "__main__":
     if "--worker" in sys.argv:
-        kind = sys.argv[sys.argv.index("--worker") + 1]
-        res = _allreduce_worker() if kind == "allreduce" else _ddp_worker()
-        import toolkit.distributed as dist
-
-        if dist.get_rank() == 0:
-            print(json.dumps(res), flush=True)
-        dist.destroy_process_group()
+        _worker(sys.argv[sys.argv.index("--worker") + 1])
     else:
-        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        from benchmarks import bench_distributed
-
-        print(bench_distributed.main())
+        print(main())

@@ -1,4 +1,5 @@
-"""JIT fusion benchmarks: fused elementwise kernels against eager toolkit and PyTorch's eager, script and compile.
+"""JIT fusion benchmarks: fused elementwise kernels against eager toolkit and PyTorch's eager, script and compile,
+each library timed in its own process.
 
 Targets: the seed's ``script_fn`` (five ``x = x * x``) traced and fused no
 slower than ``torch.compile`` and at least 3x faster than toolkit eager; the
@@ -9,6 +10,7 @@ loads it from the disk cache in under 50 ms.
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import json
 import os
@@ -20,14 +22,22 @@ import time
 import warnings
 
 import numpy as np
-import torch
 
-import toolkit
+from .common import fmt, machine, table
+from .harness import REPO, ROUNDS, Variant, library, measure
 
-from .common import compare, fmt, machine
+HERE = "benchmarks.bench_fusion"
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REPEAT = 25  # many short interleaved rounds: on a shared 2-core machine the best ones land in quiet moments
+# The seed's LSTM cell names its library as the seed writes it (``toolkit.mm``, ``torch.Tensor``), resolved in this
+# module's globals (by TorchScript too). Neither library may be imported beside the other, so each name is bound
+# only in the worker process whose setup asks for that library (``_bind``).
+toolkit = torch = None
+
+
+def _bind(lib_name: str):
+    globals()[lib_name] = lib = library(lib_name)
+    warnings.simplefilter("ignore")  # TorchScript's and torch.compile's warnings; nothing else runs in this process
+    return lib
 
 
 def script_fn(x):
@@ -62,101 +72,168 @@ def torch_lstm_cell(input, hidden: tuple[torch.Tensor, torch.Tensor], w_ih, w_hh
     return hy, cy
 
 
-def _to_torch(a):
-    if isinstance(a, tuple):
-        return tuple(_to_torch(e) for e in a)
-    return torch.from_numpy(a.numpy().copy())
+def _numpy_lstm_cell(input, hidden, w_ih, w_hh, b_ih, b_hh):
+    """The cell in float64 numpy: the reference every variant's result is checked against."""
+    def sigmoid(a):
+        return 1.0 / (1.0 + np.exp(-a))
+
+    hx, cx = hidden
+    gates = input @ w_ih.T + hx @ w_hh.T + b_ih + b_hh
+    i, f, g, o = np.split(gates, 4, axis=1)
+    cy = sigmoid(f) * cx + sigmoid(i) * np.tanh(g)
+    return sigmoid(o) * np.tanh(cy), cy
 
 
-def _check_close(ours, theirs, what: str) -> None:
-    """A benchmark of wrong results is worthless: the fused outputs must match PyTorch's."""
+def _lstm_inputs(batch: int, hidden: int) -> tuple:
+    rng = np.random.default_rng(0)
+    k = hidden ** -0.5  # nn.LSTM's initial scale, so the gates stay in the activations' working range
+
+    def randn(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    return (randn(batch, hidden), (randn(batch, hidden), randn(batch, hidden)), randn(4 * hidden, hidden, scale=k),
+            randn(4 * hidden, hidden, scale=k), randn(4 * hidden, scale=k), randn(4 * hidden, scale=k))
+
+
+def _map(f, a):
+    return tuple(_map(f, e) for e in a) if isinstance(a, tuple) else f(a)
+
+
+def _check_close(ours, reference, what: str) -> None:
+    """A benchmark of wrong results is worthless: every variant's output must match numpy's (float64). A mismatch
+    ends the process with one line saying so, which the table shows in place of the figure."""
     ours = ours if isinstance(ours, tuple) else (ours,)
-    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
-    for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4, err_msg=what)
+    reference = reference if isinstance(reference, tuple) else (reference,)
+    for a, b in zip(ours, reference, strict=True):
+        a = a.numpy()
+        if a.shape != b.shape or not np.allclose(a, b, rtol=1e-4, atol=1e-4):
+            diff = f"{np.abs(a - b).max():.3g}" if a.shape == b.shape else f"shape {a.shape} vs {b.shape}"
+            raise SystemExit(f"{what}: wrong result (max abs difference from numpy {diff})")
 
 
-def _script(fn, *args):
-    """``torch.jit.script(fn)`` warmed up past its profiling runs (its executor optimizes on the 2nd-3rd call)."""
-    scripted = torch.jit.script(fn)
-    for _ in range(3):
-        scripted(*args)
-    return scripted
+def _record(path: str, **info) -> None:
+    """Append what a setup learned (fusion groups, torch.compile's compile time...) to ``path`` for the tables."""
+    with open(path, "a") as f:
+        f.write(json.dumps(info) + "\n")
 
 
-def _compiled(fn, x) -> tuple:
-    """``torch.compile(fn)`` and the seconds of its first (compiling) call, or None and the reason it failed."""
-    try:
-        torch._dynamo.reset()
-        c = torch.compile(fn, dynamic=False)
-        t0 = time.perf_counter()
-        c(x)
-        return c, time.perf_counter() - t0, ""
-    except Exception as e:  # recorded in the results instead of a figure
-        return None, float("nan"), f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+def _recorded(path: str) -> dict:
+    """Every value :func:`_record` wrote to ``path``, by key, in the order written (one per process)."""
+    out: dict = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                for k, v in json.loads(line).items():
+                    out.setdefault(k, []).append(v)
+    return out
+
+
+def _prepare(lib, how: str, fn, args: tuple, info: str):
+    """``fn`` as ``how`` runs it (``eager``, ``fused`` by toolkit.jit.trace, ``script``, ``compile``), warmed up past
+    its profiling and compiling calls. A torch.compile that fails ends the process with the reason as its last line,
+    which the table shows in place of a figure."""
+    if how == "fused":
+        run = lib.jit.trace(fn, args)
+        for _ in range(2):  # the profiling run, then the call that fuses and compiles (or loads) the kernels
+            run(*args)
+        _record(info, groups=len(run.graph_for(*args).kernels))
+    elif how == "script":
+        run = lib.jit.script(fn)
+        _record(info, can_fuse=bool(lib._C._jit_can_fuse_on_cpu()),
+                llvm=bool(getattr(lib._C, "_llvm_enabled", lambda: False)()))
+    elif how == "compile":
+        try:
+            run = lib.compile(fn, dynamic=False)
+            t0 = time.perf_counter()
+            run(*args)
+            _record(info, compile_s=time.perf_counter() - t0)
+            for _ in range(3):
+                run(*args)
+        except Exception as e:
+            raise SystemExit(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+        return run
+    else:
+        run = fn
+    for _ in range(3):  # past the profiling runs (PyTorch's executor optimizes on the 2nd-3rd call)
+        run(*args)
+    return run
+
+
+# -- setups: each runs in a fresh process with only its own library imported ----------------------------
+def script_fn_call(lib_name: str, how: str, n: int, info: str):
+    """``script_fn`` on ``n`` float32 elements of 1.0001, run as ``how`` says (see :func:`_prepare`)."""
+    lib = _bind(lib_name)
+    x = lib.full((n,), 1.0001)
+    run = _prepare(lib, how, script_fn, (x,), info)
+    groups = len(run.graph_for(x).kernels) if how == "fused" else 1
+    if groups != 1:
+        raise RuntimeError(f"script_fn should fuse into one group, got {groups}")
+    reference = np.full(n, 1.0001, np.float32).astype(np.float64) ** 32
+    _check_close(run(x), reference, f"script_fn, {lib_name} {how}")
+    return lambda: run(x)
+
+
+def lstm_call(lib_name: str, how: str, batch: int, hidden: int, info: str):
+    """The seed's LSTM cell (inference) at ``batch`` x ``hidden``, run as ``how`` says (see :func:`_prepare`)."""
+    lib = _bind(lib_name)
+    arrays = _lstm_inputs(batch, hidden)
+    args = _map(lib.from_numpy, arrays)
+    run = _prepare(lib, how, lstm_cell if lib_name == "toolkit" else torch_lstm_cell, args, info)
+    _check_close(run(*args), _numpy_lstm_cell(*_map(lambda a: a.astype(np.float64), arrays)),
+                 f"lstm_cell, {lib_name} {how}")
+    return lambda: run(*args)
+
+
+# -- tables ------------------------------------------------------------------------------------------------
+def _variants(setup: str, columns: tuple, number: int, *args) -> list:
+    return [Variant(label, f"{HERE}:{setup}", (lib, how, *args), number) for label, lib, how in columns]
+
+
+CHAIN_COLUMNS = (("toolkit traced (fused)", "toolkit", "fused"), ("torch.compile", "torch", "compile"),
+                 ("toolkit eager", "toolkit", "eager"), ("torch eager", "torch", "eager"),
+                 ("torch.jit.script", "torch", "script"))
+LSTM_COLUMNS = (("toolkit traced (fused)", "toolkit", "fused"), ("torch.jit.script", "torch", "script"),
+                ("toolkit eager", "toolkit", "eager"), ("torch eager", "torch", "eager"))
 
 
 def elementwise_chain(notes: list) -> list:
     rows = []
-    llvm = getattr(torch._C, "_llvm_enabled", lambda: False)()
-    if not torch._C._jit_can_fuse_on_cpu():
-        notes.append("torch.jit.script does not fuse on CPU here (`torch._C._jit_can_fuse_on_cpu()` is False"
-                     + ("" if llvm else "; this build has no LLVM, so `_jit_override_can_fuse_on_cpu(True)` fails "
-                        "with \"LLVM Backend not found\"") + "): its column runs the five multiplications unfused.")
     for n in (1_000_000, 10_000_000):
-        x = toolkit.full((n,), 1.0001)
-        tx = torch.full((n,), 1.0001)
-        traced = toolkit.jit.trace(script_fn, (x,))
-        groups = traced.graph_for(x).kernels
-        if len(groups) != 1:
-            raise RuntimeError(f"script_fn should fuse into one group, got {len(groups)}")
-        scripted = _script(script_fn, tx)
-        compiled, first, why = _compiled(script_fn, tx)
-        if compiled is None:
-            notes.append(f"torch.compile failed on this machine ({why}), so its column is n/a.")
+        with tempfile.TemporaryDirectory(prefix="toolkit-bench-fusion-") as tmp:
+            info = os.path.join(tmp, "info.jsonl")
+            t = measure(_variants("script_fn_call", CHAIN_COLUMNS, 20 if n <= 1_000_000 else 3, n, info))
+            got = _recorded(info)
+        if n == 1_000_000 and got.get("can_fuse") and not any(got["can_fuse"]):
+            llvm = any(got.get("llvm", []))
+            notes.append("torch.jit.script does not fuse on CPU here (`torch._C._jit_can_fuse_on_cpu()` is False"
+                         + ("" if llvm else "; this build has no LLVM, so `_jit_override_can_fuse_on_cpu(True)` "
+                            "fails with \"LLVM Backend not found\"") + "): its column runs the five multiplications "
+                         "unfused.")
+        compiled = t["torch.compile"]
+        if not compiled.samples:
+            notes.append(f"torch.compile failed on this machine at {n:,} elements ({compiled.error or 'no figure'}), "
+                         "so its column is n/a.")
         else:
-            notes.append(f"torch.compile's first call at {n:,} elements (compiling) took {first:.1f} s.")
-        _check_close(traced(x), scripted(tx), "script_fn fused")
-        fns = {
-            "toolkit traced (fused)": lambda: traced(x),  # noqa: B023
-            "torch.compile": (lambda: compiled(tx)) if compiled is not None else None,  # noqa: B023
-            "toolkit eager": lambda: script_fn(x),  # noqa: B023
-            "torch eager": lambda: script_fn(tx),  # noqa: B023
-            "torch.jit.script": lambda: scripted(tx),  # noqa: B023
-        }
-        number = 20 if n <= 1_000_000 else 3
-        t = compare({k: f for k, f in fns.items() if f is not None}, number, REPEAT)
-        t.setdefault("torch.compile", float("nan"))
-        rows.append((f"script_fn, float32, {n:,} elements", {k: t[k] for k in fns}))
+            secs = ", ".join(f"{s:.1f} s" for s in got.get("compile_s", []))
+            notes.append(f"torch.compile's first call at {n:,} elements (compiling) took {secs} in its fresh "
+                         "processes (later ones may reuse inductor's on-disk cache).")
+        rows.append((f"script_fn, float32, {n:,} elements", t))
     return rows
 
 
-def lstm(notes: list) -> list:
+def lstm() -> list:
     rows = []
     for batch, hidden in ((3, 20), (64, 512)):
-        toolkit.manual_seed(0)
-        k = hidden ** -0.5  # nn.LSTM's initial scale, so the gates stay in the activations' working range
-        args = (toolkit.randn(batch, hidden), (toolkit.randn(batch, hidden), toolkit.randn(batch, hidden)),
-                toolkit.randn(4 * hidden, hidden) * k, toolkit.randn(4 * hidden, hidden) * k,
-                toolkit.randn(4 * hidden) * k, toolkit.randn(4 * hidden) * k)
-        targs = _to_torch(args)
-        traced = toolkit.jit.trace(lstm_cell, args)
-        groups = traced.graph_for(*args).kernels
-        scripted = _script(torch_lstm_cell, *targs)
-        _check_close(traced(*args), scripted(*targs), "lstm_cell fused")
-        number = 100 if hidden <= 20 else 4
-        t = compare({
-            "toolkit traced (fused)": lambda: traced(*args),  # noqa: B023
-            "torch.jit.script": lambda: scripted(*targs),  # noqa: B023
-            "toolkit eager": lambda: lstm_cell(*args),  # noqa: B023
-            "torch eager": lambda: torch_lstm_cell(*targs),  # noqa: B023
-        }, number, REPEAT)
-        rows.append((f"LSTM cell, batch {batch}, hidden {hidden} ({len(groups)} fusion groups)", t))
+        with tempfile.TemporaryDirectory(prefix="toolkit-bench-fusion-") as tmp:
+            info = os.path.join(tmp, "info.jsonl")
+            t = measure(_variants("lstm_call", LSTM_COLUMNS, 100 if hidden <= 20 else 4, batch, hidden, info))
+            groups = sorted(set(_recorded(info).get("groups", []))) or ["?"]
+        rows.append((f"LSTM cell, batch {batch}, hidden {hidden} ({'/'.join(map(str, groups))} fusion groups)", t))
     return rows
 
 
-# -- compile and load time, each in a fresh process -------------------------------------------------
-COMPILE_REPEAT = 5
+# -- compile and load time, each in a fresh toolkit-only process ------------------------------------------
+COMPILE_REPEAT = max(1, 5 * ROUNDS // 3)  # fresh cache directories per case: 5 at the harness's default 3 rounds
 CASES = {
     "script_fn, 1,000 elements (serial loop)": ("script_fn", 1000),
     "script_fn, 1,000,000 elements (parallel loop)": ("script_fn", 1_000_000),
@@ -253,43 +330,28 @@ def _compile_table(rows: list, repeat: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _speed_table(title: str, rows: list, target: str, ref: str, extra: tuple = ()) -> str:
-    """Rows of (case, {library: seconds}) with the first library's ratio to ``ref`` and to each of ``extra``."""
-    libs = list(rows[0][1])
-    ratios = [ref, *extra]
-    out = [f"### {title}", "", f"Target: {target}", "",
-           "| case | " + " | ".join(libs) + " | " + " | ".join(f"vs {r}" for r in ratios) + " |",
-           "|---" * (len(libs) + len(ratios) + 1) + "|"]
-    for case, times in rows:
-        mine = times[libs[0]]
-        cols = " | ".join(fmt(times[k]).strip() for k in libs)
-        rcols = " | ".join("n/a" if times[r] != times[r] else f"{mine / times[r]:.2f}x" for r in ratios)
-        out.append(f"| {case} | {cols} | {rcols} |")
-    return "\n".join(out) + "\n"
+def _version(dist: str) -> str:
+    """An installed distribution's version, read without importing it (this process imports neither library)."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def main() -> str:
     notes: list = []
-    head = (f"Versions: torch {torch.__version__} ({torch.get_num_threads()} threads), numba {_numba_version()}, "
-            f"numpy {np.__version__}; {machine()}  \n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        chain = elementwise_chain(notes)
-        cell = lstm(notes)
+    head = (f"Versions: torch {_version('torch')}, numba {_version('numba')}, numpy {np.__version__}; "
+            f"{machine()}  \n")
+    chain = elementwise_chain(notes)
+    cell = lstm()
     parts = [
         head,
-        _speed_table("JIT fusion: seed's script_fn (x = x * x, 5 times)", chain,
-                     "toolkit fused <= torch.compile (ratio <= 1.0x) and >= 3x faster than toolkit eager "
-                     "(ratio <= 0.33x)", "torch.compile", ("toolkit eager",)),
+        table("JIT fusion: seed's script_fn (x = x * x, 5 times)", chain,
+              "toolkit fused <= torch.compile (ratio <= 1.0x) and >= 3x faster than toolkit eager "
+              "(ratio <= 0.33x)", ref="torch.compile", extra=("toolkit eager",)),
         "\n".join(f"- {n}" for n in notes) + "\n",
-        _speed_table("JIT fusion: seed's LSTM cell, inference", cell,
-                     "toolkit fused <= torch.jit.script (ratio <= 1.0x)", "torch.jit.script", ("toolkit eager",)),
+        table("JIT fusion: seed's LSTM cell, inference", cell,
+              "toolkit fused <= torch.jit.script (ratio <= 1.0x)", ref="torch.jit.script", extra=("toolkit eager",)),
         _compile_table(compile_times(COMPILE_REPEAT), COMPILE_REPEAT),
     ]
     return "\n".join(parts)
-
-
-def _numba_version() -> str:
-    import numba
-
-    return numba.__version__

@@ -1,4 +1,5 @@
-"""JIT benchmarks: the interpreter's cost per node against eager dispatch and PyTorch's traced functions, and trace time.
+"""JIT benchmarks: the interpreter's cost per node against eager dispatch and PyTorch's traced functions, and trace time,
+each library timed in its own process.
 
 Targets: running a traced graph of 100 small elementwise ops no slower than
 calling the same ops eagerly (the interpreter adds little over dispatch);
@@ -9,13 +10,13 @@ from __future__ import annotations
 
 import warnings
 
-import torch
+import numpy as np
 
-import toolkit
-from toolkit.demo import seed_net
+from .common import table
+from .harness import Timing, Variant, library, measure
+from .models import seed_net
 
-from .common import compare, table
-
+HERE = "benchmarks.bench_jit"
 N_OPS = 100
 
 
@@ -32,64 +33,59 @@ def _chain(x, y):
     return x
 
 
+# -- setups: each runs in a fresh process with only its own library imported ----------------------------
+def chain(lib_name: str, traced: bool, n: int, requires_grad: bool = False):
+    """``_chain`` on ``n``-element inputs, eager or traced (``toolkit.jit.trace`` / ``torch.jit.trace``, traced
+    on a detached input); with ``requires_grad`` the call's input requires grad (forward only)."""
+    lib = library(lib_name)
+    warnings.simplefilter("ignore")  # torch.jit.trace's TracerWarnings; nothing else runs in this process
+    rng = np.random.default_rng(0)
+    x, y = (lib.from_numpy(rng.random(n, dtype=np.float32)) for _ in range(2))
+    if requires_grad:
+        x.requires_grad_(True)
+    if not traced:
+        return lambda: _chain(x, y)
+    fn = lib.jit.trace(_chain, (x.detach(), y))
+    for _ in range(3):  # past the profiling runs (PyTorch's executor optimizes on the 2nd-3rd call)
+        fn(x, y)
+    return lambda: fn(x, y)
+
+
+def trace_net(lib_name: str, check: bool):
+    """Tracing the seed's Net (eval mode) on a batch of 8, with or without ``check_trace``."""
+    lib = library(lib_name)
+    warnings.simplefilter("ignore")
+    model = seed_net(lib_name).eval()
+    x = lib.from_numpy(np.random.default_rng(0).standard_normal((8, 1, 28, 28)).astype(np.float32))
+    return lambda: lib.jit.trace(model, x, check_trace=check)
+
+
+# -- tables ------------------------------------------------------------------------------------------------
 def _per_node(times: dict) -> dict:
-    return {k: v / N_OPS for k, v in times.items()}
+    return {k: Timing([s / N_OPS for s in t.samples], t.threads, t.error) for k, t in times.items()}
+
+
+def _chain_variants(n: int, number: int, requires_grad: bool = False) -> list:
+    return [Variant(label, f"{HERE}:chain", (lib, traced, n, requires_grad), number)
+            for label, lib, traced in (("toolkit traced (interpreter)", "toolkit", True),
+                                       ("toolkit eager", "toolkit", False),
+                                       ("torch.jit.trace", "torch", True),
+                                       ("torch eager", "torch", False))]
 
 
 def interpreter_overhead() -> list:
-    rows = []
-    for n in (1, 1000):
-        x, y = toolkit.rand(n), toolkit.rand(n)
-        tx, ty = torch.from_numpy(x.numpy().copy()), torch.from_numpy(y.numpy().copy())
-        traced = toolkit.jit.trace(_chain, (x, y))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ttraced = torch.jit.trace(_chain, (tx, ty))
-        t = compare({
-            "toolkit traced (interpreter)": lambda: traced(x, y),  # noqa: B023
-            "toolkit eager": lambda: _chain(x, y),  # noqa: B023
-            "torch.jit.trace": lambda: ttraced(tx, ty),  # noqa: B023
-            "torch eager": lambda: _chain(tx, ty),  # noqa: B023
-        }, 50, 5)
-        rows.append((f"per node, {N_OPS} elementwise ops on {n} element{'s' if n > 1 else ''}", _per_node(t)))
-    xg = toolkit.rand(16, requires_grad=True)
-    yg = toolkit.rand(16)
-    traced = toolkit.jit.trace(_chain, (xg.detach(), yg))
-    txg = torch.rand(16, requires_grad=True)
-    tyg = torch.rand(16)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ttraced = torch.jit.trace(_chain, (txg.detach(), tyg))
-    t = compare({
-        "toolkit traced (interpreter)": lambda: traced(xg, yg),
-        "toolkit eager": lambda: _chain(xg, yg),
-        "torch.jit.trace": lambda: ttraced(txg, tyg),
-        "torch eager": lambda: _chain(txg, tyg),
-    }, 20, 5)
-    rows.append((f"per node, {N_OPS} ops on 16 elements, input requires grad (forward only)", _per_node(t)))
+    rows = [(f"per node, {N_OPS} elementwise ops on {n} element{'s' if n > 1 else ''}",
+             _per_node(measure(_chain_variants(n, 50)))) for n in (1, 1000)]
+    rows.append((f"per node, {N_OPS} ops on 16 elements, input requires grad (forward only)",
+                 _per_node(measure(_chain_variants(16, 20, requires_grad=True)))))
     return rows
-
-
-def _net(lib):
-    return seed_net(lib).eval()
 
 
 def trace_time() -> list:
-    m, tm = _net(toolkit), _net(torch)
-    x, tx = toolkit.randn(8, 1, 28, 28), torch.randn(8, 1, 28, 28)
-    rows = []
-    for check in (False, True):
-        def ours(check=check):
-            return toolkit.jit.trace(m, x, check_trace=check)
-
-        def theirs(check=check):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return torch.jit.trace(tm, tx, check_trace=check)
-
-        rows.append((f"trace seed Net, batch 8, check_trace={check}",
-                     compare({"toolkit.jit.trace": ours, "torch.jit.trace": theirs}, 3, 5)))
-    return rows
+    return [(f"trace seed Net, batch 8, check_trace={check}",
+             measure([Variant("toolkit.jit.trace", f"{HERE}:trace_net", ("toolkit", check), 3),
+                      Variant("torch.jit.trace", f"{HERE}:trace_net", ("torch", check), 3)]))
+            for check in (False, True)]
 
 
 def main() -> str:

@@ -1,31 +1,12 @@
-"""Timing helpers for the side-by-side benchmarks (best of several repeats, wall clock)."""
+"""Formatting for the side-by-side benchmarks: tables of best and median seconds per call, ratios of the best,
+and the machine they ran on. The timing itself is in :mod:`benchmarks.harness`."""
 
 from __future__ import annotations
 
 import os
 import platform
-import timeit
 
-
-def best_time(fn, number: int, repeat: int = 5) -> float:
-    """Seconds per call: the best of ``repeat`` runs of ``number`` calls."""
-    fn()  # warm up (lazy compilation, caches)
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
-
-
-def compare(fns: dict, number: int, repeat: int = 5) -> dict:
-    """Best seconds per call of each function, with the libraries' runs interleaved.
-
-    Interleaving (a, b, c, a, b, c, ...) keeps a slow phase of a shared
-    machine from landing on one library only.
-    """
-    for fn in fns.values():
-        fn()  # warm up (lazy compilation, caches)
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            best[name] = min(best[name], timeit.timeit(fn, number=number) / number)
-    return best
+from .harness import Timing, Variant
 
 
 def machine() -> str:
@@ -51,13 +32,49 @@ def fmt(seconds: float) -> str:
     return f"{seconds:8.3f} s "
 
 
-def table(title: str, rows: list[tuple[str, dict]], target: str) -> str:
-    """Rows of (case, {library: seconds}) as a markdown table with ratios to the reference."""
-    libs = list(rows[0][1])
-    out = [f"### {title}", "", f"Target: {target}", "", "| case | " + " | ".join(libs) + " | ratio |",
-           "|---" * (len(libs) + 2) + "|"]
+def per_library(setup: str, number: int, libs: tuple = ("toolkit", "torch"), *args) -> list[Variant]:
+    """The same setup function for each library, one variant each (labelled by the library's name)."""
+    return [Variant(lib, setup, (lib, *args), number) for lib in libs]
+
+
+def cell(t: Timing) -> str:
+    """``best / median`` of one variant, or why it has no figure."""
+    if not t.samples:
+        return f"n/a ({t.error.replace('|', '/')})" if t.error else "n/a"
+    return f"{fmt(t.best).strip()} / {fmt(t.median).strip()}"
+
+
+def ratio(a: Timing, b: Timing) -> str:
+    """The ratio of the best figures, ``a`` over ``b``."""
+    if not a.samples or not b.samples:
+        return "n/a"
+    return f"{a.best / b.best:.2f}x"
+
+
+def threads_note(rows: list) -> str:
+    """One line naming the thread settings each library ran with in its own process."""
+    seen: dict = {}
+    for _, times in rows:
+        for label, t in times.items():
+            if t.threads:
+                seen.setdefault(label, t.threads)
+    return "Threads: " + "; ".join(f"{k}: {v}" for k, v in seen.items()) if seen else ""
+
+
+def table(title: str, rows: list[tuple[str, dict]], target: str, ref: str | None = None,
+          extra: tuple = ()) -> str:
+    """Rows of (case, {label: Timing}) as markdown: best / median per column, then the first column's
+    ratio of best figures to ``ref`` (by default the second column) and to each label in ``extra``."""
+    labels = list(dict.fromkeys(k for _, times in rows for k in times))
+    rows = [(case, {k: times.get(k, Timing([])) for k in labels}) for case, times in rows]
+    refs = [ref or (labels[1] if len(labels) > 1 else labels[0]), *extra]
+    out = [f"### {title}", "", f"Target: {target}", "",
+           "| case | " + " | ".join(f"{k} (best / median)" for k in labels) + " | "
+           + " | ".join(f"ratio to {r}" for r in refs) + " |",
+           "|---" * (len(labels) + len(refs) + 1) + "|"]
     for case, times in rows:
-        ref = times[libs[1]] if len(libs) > 1 else times[libs[0]]
-        ratio = times[libs[0]] / ref
-        out.append(f"| {case} | " + " | ".join(fmt(times[k]).strip() for k in libs) + f" | {ratio:.2f}x |")
-    return "\n".join(out) + "\n"
+        mine = times[labels[0]]
+        out.append(f"| {case} | " + " | ".join(cell(times[k]) for k in labels) + " | "
+                   + " | ".join(ratio(mine, times[r]) for r in refs) + " |")
+    note = threads_note(rows)
+    return "\n".join(out) + ("\n\n" + note if note else "") + "\n"

@@ -1,8 +1,10 @@
-"""``make bench``: every benchmark, side by side with numpy and PyTorch CPU, in one run.
+"""``make bench``: every benchmark, side by side with numpy and PyTorch CPU, each library in its own processes.
 
 Prints markdown tables; ``--write`` also stores them in benchmarks/RESULTS.md
-with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``jit``,
-``fusion``, ``profiler``) runs one suite only and just prints it.
+with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``jit``, ``fusion``, ``profiler``,
+``script``, ``tensorboard``, ``distributed``, ``cuda``) runs one suite only and just prints it.
+``TOOLKIT_BENCH_ROUNDS`` and ``TOOLKIT_BENCH_REPEAT`` set the rounds of fresh processes and the timed
+samples in each (3 and 5 by default).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from benchmarks import (  # noqa: E402
     bench_tensorboard,
 )
 from benchmarks.common import machine  # noqa: E402
+from benchmarks.harness import REPEAT, ROUNDS  # noqa: E402
 
 SUITES = [bench_core, bench_nn, bench_jit, bench_fusion, bench_profiler, bench_script, bench_tensorboard,
           bench_distributed, bench_cuda]
@@ -55,9 +58,14 @@ def main() -> None:
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
             f.write(
-                "# Benchmark results\n\nRecorded by `make bench` (`python benchmarks/run.py --write`). Each figure is "
-                "the best of several runs, with the libraries' runs interleaved; on a shared 2-core machine repeated "
-                "runs of this script moved single figures by up to a third, so compare ratios from one run.\n\n"
+                "# Benchmark results\n\nRecorded by `make bench` (`python benchmarks/run.py --write`). Each library "
+                "is timed in a fresh process of its own (toolkit and torch are never imported together: their "
+                "thread pools would contend for the cores and make torch look two to three times slower than it "
+                f"is), {ROUNDS} rounds with the libraries' processes interleaved, {REPEAT} timed samples per "
+                "process after one warm-up call, each call's result discarded before the next. Cells are "
+                "`best / median` seconds per call over all samples; ratios compare the best figures. Each table "
+                "says which threads each library ran with, as a user gets them by default (torch: its default "
+                "intra-op threads; toolkit: numba's and OpenBLAS's defaults).\n\n"
                 "The seed's numpy two-layer network uses float64 (`np.random.randn`) and its tensor version float32 "
                 "(`torch.FloatTensor`): the first row compares them as the seed writes them, the second with numpy "
                 "in float32 too.\n\n" + report)
