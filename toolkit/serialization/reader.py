@@ -1,0 +1,409 @@
+"""``toolkit.load``: a checkpoint's manifest and storages read back, every field and size checked first.
+
+Nothing in the file runs: the manifest is JSON, storages are raw numbers. Work is linear in the file's records
+(one pass builds the storage-to-dtypes table that used to be rebuilt for every tensor), memory is bounded by
+``max_bytes`` (see :mod:`.archive`), and every malformed input, whatever Python or numpy error it would cause,
+is reported as one ``RuntimeError`` naming the file and the problem, with the original error as its cause.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import math
+import os
+import struct
+import sys
+import zipfile
+from collections import OrderedDict
+from typing import IO, Any
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from .._core.device import CPU, as_device, device
+from .._core.shape import Size
+from .._core.storage import Storage
+from ..tensor import Tensor, _wrap
+from .archive import BoundedArchive
+from .format import (
+    _DATA,
+    _MANIFEST,
+    _MAX_DEPTH,
+    _MAX_DIMS,
+    _MAX_INT_DIGITS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    _check,
+    _Corrupt,
+    _is_int,
+    _is_int64,
+)
+
+_DEVICE_TYPES = ("cpu", "cuda")  # where toolkit can hold a loaded tensor
+
+
+class _CallerError(Exception):
+    """An error raised by the caller's own ``map_location`` function: ``load`` re-raises it unchanged."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _shape(shape: list) -> str:
+    text = str(tuple(shape))
+    return text if len(text) <= 80 else text[:76] + "...)"
+
+
+def _parse_int(text: str) -> int:
+    _check(len(text.lstrip("-")) <= _MAX_INT_DIGITS,
+           f"the manifest holds an integer of more than {_MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _parse_manifest(data: bytes | bytearray) -> Any:
+    """The manifest's JSON, integers of at most 4300 digits whatever the process's own limit, and the nesting
+    Python's recursion limit allows (``decode`` then enforces the format's own depth limit)."""
+    # Python's own limit on integer digits (4300 by default) is enforced in C; the slower check runs only
+    # where this process lifted or raised it.
+    own = sys.get_int_max_str_digits()
+    try:
+        return json.loads(data.decode("utf-8"), parse_int=None if 0 < own <= _MAX_INT_DIGITS else _parse_int)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _Corrupt(f"the manifest is not valid JSON ({e})") from e
+    except RecursionError as e:
+        raise _Corrupt(f"the manifest is nested too deeply (objects nest at most {_MAX_DEPTH} levels)") from e
+    except ValueError as e:
+        if "integer string conversion" in str(e):
+            raise _Corrupt(f"the manifest holds an integer of more than {_MAX_INT_DIGITS} digits") from e
+        raise _Corrupt(f"the manifest holds an unreadable value ({e})") from e
+
+
+class _Reader:
+    """Rebuilds the object tree of a manifest; storages are read from ``zf`` when a tensor first needs them.
+
+    ``archive`` carries the byte budget, shared with the manifest's read (by default a new
+    :class:`BoundedArchive` of ``zf`` with the default ``max_bytes``); ``toolkit.jit.load`` passes its own.
+    """
+
+    def __init__(self, zf: zipfile.ZipFile, manifest: dict, map_location,
+                 archive: BoundedArchive | None = None) -> None:
+        self.zf = zf
+        self.archive = archive if archive is not None else BoundedArchive(zf)
+        self.map_location = map_location
+        self.storage_info = manifest["storages"]
+        self.tensor_records = manifest["tensors"]
+        self.storages: dict[str, tuple[np.ndarray, Storage]] = {}
+        self.tensors: dict[int, Tensor] = {}
+        self._dtypes_of: dict[str, set] | None = None
+        #: Set by ``toolkit.load``: errors of the caller's map_location function reach the caller unchanged
+        #: instead of being reported as the file's fault.
+        self.wrap_caller_errors = False
+
+    def decode(self, node, depth: int = 0):
+        _check(depth <= _MAX_DEPTH, f"object tree nested more than {_MAX_DEPTH} levels deep")
+        if node is None or isinstance(node, (bool, str)) or _is_int(node):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v, depth + 1) for v in node]
+        _check(isinstance(node, dict) and isinstance(node.get("$"), str), f"unexpected manifest node {node!r:.80}")
+        tag = node["$"]
+        if tag == "tensor":
+            idx = node.get("index")
+            _check(_is_int(idx) and 0 <= idx < len(self.tensor_records), f"bad tensor index {idx!r:.80}")
+            return self._tensor(idx)
+        if tag in ("dict", "odict"):
+            items = node.get("items")
+            _check(isinstance(items, list) and all(isinstance(p, list) and len(p) == 2 for p in items),
+                   f"bad {tag} entry in manifest")
+            out = OrderedDict() if tag == "odict" else {}
+            for k, v in items:
+                key = self.decode(k, depth + 1)
+                value = self.decode(v, depth + 1)
+                try:
+                    out[key] = value
+                except TypeError as e:
+                    raise _Corrupt(f"unhashable dict key {key!r:.80}") from e
+            if "metadata" in node and tag == "odict":
+                meta = self.decode(node["metadata"], depth + 1)
+                _check(isinstance(meta, dict), "bad state_dict metadata")
+                out._metadata = meta
+            return out
+        if tag == "tuple":
+            _check(isinstance(node.get("items"), list), "bad tuple entry in manifest")
+            return tuple([self.decode(v, depth + 1) for v in node["items"]])
+        if tag == "float":
+            v = node.get("v")
+            if isinstance(v, str):
+                _check(v in ("nan", "inf", "-inf"), f"bad float {v!r:.80}")
+                return float(v)
+            _check(isinstance(v, (int, float)) and not isinstance(v, bool), f"bad float {v!r:.80}")
+            try:
+                return float(v)
+            except OverflowError as e:
+                raise _Corrupt(f"float out of range: {v!r:.80}") from e
+        if tag == "dtype":
+            _check(node.get("name") in _dt._NAMES, f"unknown dtype {node.get('name')!r:.80}")
+            return _dt._NAMES[node["name"]]
+        if tag == "device":
+            index = node.get("index")
+            _check(index is None or _is_int64(index), f"bad device entry {node!r:.80}")
+            try:
+                return device(node["type"], index)
+            except (KeyError, TypeError, ValueError, RuntimeError) as e:
+                raise _Corrupt(f"bad device entry {node!r:.80}") from e
+        if tag == "size":
+            v = node.get("v")
+            _check(isinstance(v, list) and all(_is_int64(s) for s in v), "bad Size entry")
+            return Size(v)
+        if tag == "bytes":
+            try:
+                return bytes.fromhex(node["v"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise _Corrupt("bad bytes entry") from e
+        raise _Corrupt(f"unknown manifest node type {tag!r:.80}")
+
+    def _storage_dtypes(self, key: str) -> set:
+        """The dtypes the tensors on storage ``key`` view it with; the table is built in one pass."""
+        if self._dtypes_of is None:
+            table: dict[str, set] = {}
+            for r in self.tensor_records:
+                if isinstance(r, dict) and isinstance(r.get("storage"), str):
+                    dt = _dt._NAMES.get(r.get("dtype")) if isinstance(r.get("dtype"), str) else None
+                    table.setdefault(r["storage"], set()).add(dt)
+            self._dtypes_of = table
+        return self._dtypes_of.get(key, set())
+
+    def _storage(self, key: str) -> np.ndarray:
+        cached = self.storages.get(key)
+        if cached is not None:
+            return cached[0]
+        info = self.storage_info.get(key) if isinstance(key, str) else None
+        _check(isinstance(info, dict) and _is_int64(info.get("nbytes")), f"tensor refers to unknown storage {key!r:.80}")
+        name = _DATA + key
+        nbytes = info["nbytes"]
+        zinfo = self.archive.entry(name)
+        _check(zinfo.file_size == nbytes,
+               f"data entry {name} holds {zinfo.file_size} bytes but the manifest says {nbytes}")
+        self.archive.charge(nbytes, f"data entry {name}")
+        buf = np.empty(nbytes, dtype=np.uint8)
+        self.archive.read_into(zinfo, buf)
+        dtypes = self._storage_dtypes(key)
+        (only,) = dtypes if len(dtypes) == 1 else (None,)
+        if only is not None and nbytes % only.itemsize == 0:
+            buf = buf.view(only.np)
+            if sys.byteorder != "little":
+                buf = buf.byteswap()
+        self.storages[key] = (buf, Storage(buf, CPU))
+        return buf
+
+    def _tensor(self, idx: int) -> Tensor:
+        t = self.tensors.get(idx)
+        if t is not None:
+            return t
+        rec = self.tensor_records[idx]
+        _check(isinstance(rec, dict), f"bad tensor record {idx}")
+        dt = _dt._NAMES.get(rec.get("dtype")) if isinstance(rec.get("dtype"), str) else None
+        _check(dt is not None, f"tensor {idx} has unknown dtype {rec.get('dtype')!r:.80}")
+        shape, stride, offset = rec.get("shape"), rec.get("stride"), rec.get("offset")
+        _check(isinstance(shape, list) and len(shape) <= _MAX_DIMS and all(_is_int64(s) for s in shape),
+               f"tensor {idx} has bad shape")
+        _check(isinstance(stride, list) and len(stride) == len(shape) and all(_is_int64(s) for s in stride),
+               f"tensor {idx} has bad strides")
+        _check(_is_int64(offset), f"tensor {idx} has bad storage offset")
+        location = rec.get("device", "cpu")
+        _check(isinstance(location, str), f"tensor {idx} has bad device")
+        requires_grad = rec.get("requires_grad", False)
+        _check(isinstance(requires_grad, bool), f"tensor {idx} has bad requires_grad")
+        _check(not requires_grad or dt.is_floating_point, f"tensor {idx} of dtype {dt} cannot require grad")
+        item = dt.itemsize
+        numel = math.prod(shape)
+        self.archive.check_size(numel * item, f"tensor {idx} of shape {_shape(shape)} and dtype {dt}")
+        key = rec.get("storage")
+        base = self._storage(key)
+        try:
+            if numel:
+                end = (offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * item
+                _check(end <= base.nbytes,
+                       f"tensor {idx} of shape {_shape(shape)} needs {end} bytes but its storage holds {base.nbytes}")
+                arr = np.ndarray(tuple(shape), dtype=dt.np, buffer=base, offset=offset * item,
+                                 strides=tuple(s * item for s in stride))
+            else:
+                arr = np.empty(tuple(shape), dtype=dt.np)
+        except ValueError as e:
+            raise _Corrupt(f"tensor {idx} of shape {_shape(shape)} cannot be made ({e})") from e
+        storage = self.storages[key][1]
+        t = _wrap(arr, storage if numel else None, CPU)
+        target = self._target_device(location, storage, idx)
+        if target.type != "cpu":
+            t = t.to(target)
+        if rec.get("parameter"):
+            from .. import nn
+
+            param_cls = getattr(nn, "Parameter", None)
+            if isinstance(param_cls, type):
+                t = param_cls(t, requires_grad=requires_grad)
+            elif requires_grad:
+                t.requires_grad_(True)
+        elif requires_grad:
+            t.requires_grad_(True)
+        self.tensors[idx] = t
+        return t
+
+    def _target_device(self, location: str, storage: Storage, idx: int = -1) -> device:
+        try:
+            saved = as_device(location)
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise _Corrupt(f"tensor {idx} has bad device {location!r:.80}") from e
+        ml = self.map_location
+        if ml is None:
+            target = saved
+        elif isinstance(ml, (str, device)):
+            target = ml
+        elif isinstance(ml, dict):
+            target = ml.get(location, location)
+        elif callable(ml):
+            try:
+                result = ml(storage, location)
+            except Exception as e:
+                if self.wrap_caller_errors:
+                    raise _CallerError(e) from e
+                raise
+            if result is None:
+                target = location
+            elif isinstance(result, Storage):
+                target = result.device or CPU
+            else:
+                target = result
+        else:
+            raise TypeError(f"toolkit.load: map_location should be a str, device, dict or callable, got {type(ml).__name__}")
+        target = as_device(target)
+        if target.type not in _DEVICE_TYPES:
+            where = f"device {str(target)!r}, where toolkit cannot hold tensors (only on {', '.join(_DEVICE_TYPES)})"
+            if target != saved:  # the caller's map_location chose it
+                raise RuntimeError(f"toolkit.load: map_location {ml!r:.80} puts tensor {idx} on {where}")
+            raise _Corrupt(f"tensor {idx} was saved on {where}; pass map_location='cpu'")
+        if target.type == "cuda":
+            from .. import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError(
+                    "Attempting to deserialize object on a CUDA device but toolkit.cuda.is_available() is False. "
+                    "If you are running on a CPU-only machine, please use toolkit.load with "
+                    "map_location=toolkit.device('cpu') to map your storages to the CPU."
+                )
+        return target
+
+
+def _describe(f) -> str:
+    if isinstance(f, (str, os.PathLike)):
+        return repr(os.fspath(f))
+    name = getattr(f, "name", None)
+    return repr(name) if isinstance(name, str) else f"<{type(f).__name__}>"
+
+
+#: Errors that a malformed file can provoke in the zip, JSON and numpy code under ``load``; each is reported as
+#: the file's fault (a RuntimeError naming it), with the original as the cause.
+_MALFORMED = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
+              NotImplementedError, EOFError, struct.error, zipfile.BadZipFile, zipfile.LargeZipFile)
+
+
+def _check_map_location(ml) -> None:
+    if not (ml is None or isinstance(ml, (str, device, dict)) or callable(ml)):
+        raise TypeError(f"toolkit.load: map_location should be a str, device, dict or callable, got {type(ml).__name__}")
+
+
+def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, max_bytes: int | None = None, **pickle_load_args: Any) -> Any:
+    """Load an object saved with ``toolkit.save`` from a path or a binary file object.
+
+    ``map_location`` may be a device string, a ``toolkit.device``, a dict mapping saved locations to new
+    ones, or a callable ``(storage, location)`` returning a storage or None, as in ``torch.load``. Loading is
+    always restricted to data (``weights_only`` is accepted; False loads the same data): no code from the
+    file ever runs.
+
+    Resources are bounded, so a small hostile file cannot take much time or memory. ``max_bytes`` limits the
+    bytes read out of the archive in all (the manifest and every storage) and the size of any one tensor
+    (elements x element size, however its strides share memory); by default it is 2 x the file's size +
+    256 MiB, which every file written by ``toolkit.save`` fits (its entries are stored uncompressed). Each
+    size the file states is checked against the zip entries' real sizes and this budget before anything is
+    allocated. Containers nest at most 100 levels deep and integers have at most 4300 digits. Time is linear
+    in the number of records::
+
+        sd = toolkit.load("model.pt")                          # default budget
+        big = toolkit.load("zeros.zip", max_bytes=8 << 30)     # a trusted, highly compressed file
+
+    Every problem with the file raises ``RuntimeError`` naming the file and what is wrong, its ``__cause__``
+    the error that revealed it.
+    """
+    if pickle_module is not None:
+        raise TypeError("toolkit.load: pickle_module is not supported; checkpoints never contain pickled objects")
+    if mmap:
+        raise RuntimeError("toolkit.load: mmap=True is not supported; tensors are read into memory")
+    if max_bytes is not None and not (_is_int(max_bytes) and max_bytes >= 0):
+        raise ValueError(f"toolkit.load: max_bytes should be a non-negative int or None, got {max_bytes!r}")
+    _check_map_location(map_location)
+    name = _describe(f)
+    opened = None
+    try:
+        if isinstance(f, (str, os.PathLike)):
+            try:
+                opened = open(os.fspath(f), "rb")
+            except FileNotFoundError:
+                raise FileNotFoundError(2, "No such file or directory", os.fspath(f)) from None
+            fileobj = opened
+        elif hasattr(f, "read"):
+            fileobj = f
+            if not hasattr(f, "seek") or (hasattr(f, "seekable") and not f.seekable()):
+                fileobj = io.BytesIO(f.read())
+        else:
+            raise AttributeError(f"toolkit.load: expected a path or a readable binary file object, got {type(f).__name__}")
+        try:
+            return _load_from(fileobj, map_location, max_bytes)
+        except _CallerError as e:
+            raise e.error from None
+        except _Corrupt as e:
+            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint: {e}") from (e.__cause__ or e)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as e:
+            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint (truncated or corrupt file): {e}") \
+                from e
+        except _MALFORMED as e:
+            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint ({type(e).__name__}: {e})") from e
+        except OSError as e:
+            if e.errno != errno.EINVAL:  # a real I/O error, not an offset read from the file
+                raise
+            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint ({e})") from e
+    finally:
+        if opened is not None:
+            opened.close()
+
+
+def _load_from(fileobj: IO[bytes], map_location, max_bytes: int | None = None) -> Any:
+    try:
+        zf = zipfile.ZipFile(fileobj, "r")
+    except zipfile.BadZipFile as e:
+        raise _Corrupt(f"not a zip archive, or the archive is truncated ({e})") from e
+    with zf:
+        names = zf.namelist()
+        if _MANIFEST not in names:
+            hint = " (files written by torch.save hold pickled objects and are not read)" if any(
+                n.endswith("data.pkl") for n in names) else ""
+            raise _Corrupt(f"no {_MANIFEST} in the archive{hint}")
+        archive = BoundedArchive(zf, max_bytes)
+        manifest = _parse_manifest(archive.read(_MANIFEST))
+        _check(isinstance(manifest, dict), "the manifest is not a JSON object")
+        _check(manifest.get("format") == FORMAT_NAME, f"unknown format {manifest.get('format')!r:.80}, "
+                                                      f"expected {FORMAT_NAME!r}")
+        version = manifest.get("version")
+        _check(_is_int(version), f"bad format version {version!r:.80}")
+        _check(version <= FORMAT_VERSION, f"format version {version} was written by a newer toolkit; this toolkit "
+                                          f"reads versions up to {FORMAT_VERSION}")
+        _check(version >= 1, f"bad format version {version}")
+        _check(manifest.get("byteorder") == "little", f"unsupported byte order {manifest.get('byteorder')!r:.80}")
+        _check(isinstance(manifest.get("storages"), dict), "the manifest has no storage table")
+        _check(isinstance(manifest.get("tensors"), list), "the manifest has no tensor table")
+        _check("root" in manifest, "the manifest has no root object")
+        reader = _Reader(zf, manifest, map_location, archive)
+        reader.wrap_caller_errors = True
+        return reader.decode(manifest["root"])
