@@ -36,17 +36,19 @@ MAX_TRIP_COUNT = 2 ** 63 - 1
 """The trip count of a loop without one (TorchScript's ``while`` loops carry ``INT64_MAX``)."""
 
 
-def _py_type(t: T.JitType) -> str:
+def annotation(t: T.JitType) -> str:
+    """A type as ``.code`` annotates it (and TorchScript's errors name it): ``Tensor``, ``List[int]``,
+    ``Optional[Tensor]``, ``Dict[str, Tensor]``."""
     if isinstance(t, T.TensorType):
         return "Tensor"
     if isinstance(t, T.ListType):
-        return f"List[{_py_type(t.elem)}]"
+        return f"List[{annotation(t.elem)}]"
     if isinstance(t, T.TupleType):
-        return "Tuple[" + ", ".join(_py_type(e) for e in t.elems) + "]"
+        return "Tuple[" + ", ".join(annotation(e) for e in t.elems) + "]"
     if isinstance(t, T.DictType):
-        return f"Dict[{_py_type(t.key)}, {_py_type(t.value)}]"
+        return f"Dict[{annotation(t.key)}, {annotation(t.value)}]"
     if isinstance(t, T.OptionalType):
-        return f"Optional[{_py_type(t.elem)}]"
+        return f"Optional[{annotation(t.elem)}]"
     return str(t)
 
 
@@ -286,19 +288,25 @@ class _CodeWriter:
             lines.append(f"{indent}pass")
 
 
+def parameter_names(graph: Graph) -> list[str]:
+    """The names ``graph_to_code`` gives the graph's inputs (``self``, ``x``, ``x_1``...)."""
+    w = _CodeWriter(graph)
+    return [w.name(v) for v in graph.inputs]
+
+
 def graph_to_code(graph: Graph, name: str = "forward") -> str:
     """The graph as a ``def``; the first input is ``self`` when it is a module."""
     w = _CodeWriter(graph)
     params = []
     for v in graph.inputs:
         n = w.name(v)
-        params.append(n if isinstance(v.type, T.ModuleType) else f"{n}: {_py_type(v.type)}")
+        params.append(n if isinstance(v.type, T.ModuleType) else f"{n}: {annotation(v.type)}")
     lines: list[str] = []
     for node in graph.block.nodes:
         w.node(node, lines, "  ")
     outs = [w.name(v) for v in graph.outputs]
     ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
-    rtype = _py_type(graph.outputs[0].type) if len(graph.outputs) == 1 else "Tuple"
+    rtype = annotation(graph.outputs[0].type) if len(graph.outputs) == 1 else "Tuple"
     lines.append(f"  return {ret}")
     head = f"def {name}(" + ",\n    ".join(params) + f") -> {rtype}:"
     return head + "\n" + "\n".join(lines) + "\n"

@@ -13,6 +13,10 @@ ops as ``torch.<op>``, literals, lists, tuples, attribute reads of ``self``, ``C
 Attribute assignments (``self.count = ...``, ``prim::SetAttr``) and the statements reading assigned
 attributes (``count = self.count``) may name another attribute only when the module has it with a type
 the value fits (``attributes`` tells, the way script mode checks the same assignment at compile time).
+
+The text is bounded before anything walks it: Python's parser failing on it (an expression nested thousands of
+levels deep exhausts its memory) and a syntax tree deeper than ``MAX_DEPTH`` levels raise ``CodeError``, with
+the parser's own error as ``__cause__``, never a ``RecursionError`` or ``MemoryError`` from deeper in.
 """
 
 from __future__ import annotations
@@ -28,7 +32,11 @@ from .code_statements import pop as _pop
 from .code_statements import where as _where
 from .ir import Block, Graph, Node, Value
 
-__all__ = ["CodeError", "rebuild_from_code"]
+__all__ = ["MAX_DEPTH", "CodeError", "rebuild_from_code"]
+
+MAX_DEPTH = 100
+"""The deepest syntax tree archive code may have (``def``, statements, nested blocks and expressions together);
+the code the printer writes nests a few levels per ``if``/``for`` and per submodule in an attribute chain."""
 
 
 def _ops_by_path() -> dict[str, list]:
@@ -72,6 +80,8 @@ class _Rebuilder(AttributeStatements):
         self.assigned = assigned_attributes(graph)  # as the printer saw the graph, before any rewiring
         self.attributes = attributes
         self.pending: tuple | None = None  # (statement, value) of a call printed as the next SetAttr's value
+        self.lines: dict[Node, int] = {}  # the code line each node came from (for the loaded graph's check)
+        self.line = self.end_line = 1
 
     # -- expressions ------------------------------------------------------------------------------
     def value(self, e: ast.expr, old: Value | None, before: Node | Block) -> Value:
@@ -105,10 +115,13 @@ class _Rebuilder(AttributeStatements):
             with self._inserting(before):
                 n = self.graph.insert("prim::ListConstruct", items)
             n.output().type = old.type if old is not None else n.output().type
+            self.lines[n] = self.line
             return n.output()
         literal = _literal(e)
         with self._inserting(before):
-            return self.graph.insert_constant(literal)
+            v = self.graph.insert_constant(literal)
+        self.lines[v.node] = self.line
+        return v
 
     def _inserting(self, before: Node | Block):
         if isinstance(before, Block):
@@ -148,6 +161,7 @@ class _Rebuilder(AttributeStatements):
                     with self.graph.inserting_before(node):
                         new.append(old if old is not None and old.node is not None and
                                    old.node.kind == "prim::Constant" else self.graph.insert_constant(a.default))
+                    self.lines.setdefault(new[-1].node, self.line)
                 else:
                     raise CodeError(f"{path} at {_where(call)}: missing argument {a.name!r}")
             else:
@@ -232,6 +246,11 @@ class _Rebuilder(AttributeStatements):
         for node in list(block.nodes):
             if block is self.graph.block:
                 self.writer.node(node, self.writer_lines, "  ")  # what the printer inlines, to recognize it
+            # a statement node comes from the next statement; an inlined one is written in it or a later one
+            nxt = self.pending[0] if self.pending is not None and node.kind == "prim::SetAttr" else \
+                stmts[0] if stmts else None
+            self.line = nxt.lineno if nxt is not None else self.end_line if block is self.graph.block else self.line
+            self.lines[node] = self.line
             if self.inlined(node):
                 continue
             if node.kind == "prim::If":
@@ -382,6 +401,7 @@ class _Rebuilder(AttributeStatements):
             last = body[-1] if body else fn
             raise CodeError(f"the code must end with a return statement (got {_head(last)!r} at {_where(last)})")
         ret = body.pop()
+        self.end_line = ret.lineno
         rest = self.walk(self.graph.block, body, f"the code before the return at {_where(ret)}")
         if rest:
             raise CodeError(f"unexpected statement {_head(rest[0])!r} at {_where(rest[0])}")
@@ -425,18 +445,39 @@ def _fits(op, n_positional: int, kw: dict) -> bool:
     return all(a.has_default or a.name in kw for a in op.args[n_positional:])
 
 
-def rebuild_from_code(graph: Graph, code: str, attributes: AttributeTypes | None = None) -> Graph:
+def _parse(code: str) -> ast.Module:
+    """The code's syntax tree, refused when Python cannot parse it or it nests deeper than ``MAX_DEPTH``."""
+    try:
+        tree = ast.parse(code, mode="exec")
+    except SyntaxError as e:
+        raise CodeError(f"the code does not parse ({e.msg} at line {e.lineno})") from e
+    except (MemoryError, RecursionError, ValueError) as e:
+        raise CodeError(f"the code does not parse: Python's parser failed with {type(e).__name__} (expressions "
+                        f"nested far deeper than the {MAX_DEPTH} levels archive code may have do that)") from e
+    stack = [(tree, 1, 1)]
+    while stack:  # no recursion: the depth is what is being checked
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        if depth > MAX_DEPTH:
+            raise CodeError(f"the code nests more than {MAX_DEPTH} levels deep at line {line}")
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+    return tree
+
+
+def rebuild_from_code(graph: Graph, code: str, attributes: AttributeTypes | None = None,
+                      lines: dict | None = None) -> Graph:
     """Rewire ``graph`` (decoded from the archive's JSON) so it computes what ``code`` says; returns it.
 
     ``graph`` must verify (``toolkit.jit.verify``) before. Raises ``CodeError`` naming the line for
     syntax errors, unknown names or ops, constructs outside the allow-list, and blocks that do not
-    match the graph's (an ``if`` without its ``else``, a block that does not assign its outputs).
+    match the graph's (an ``if`` without its ``else``, a block that does not assign its outputs), and
+    for code Python's parser fails on or that nests deeper than ``MAX_DEPTH`` levels.
     ``attributes`` gives the loaded module's attribute types, against which attribute assignments and
-    reads are checked; without it they must name the graph's attributes.
+    reads are checked; without it they must name the graph's attributes. ``lines``, when given, is filled
+    with the code line each node of the rebuilt graph comes from.
     """
-    try:
-        tree = ast.parse(code, mode="exec")
-    except SyntaxError as e:
-        raise CodeError(f"the code does not parse ({e.msg} at line {e.lineno})") from None
-    _Rebuilder(graph, tree, attributes).run()
+    rebuilder = _Rebuilder(graph, _parse(code), attributes)
+    rebuilder.run()
+    if lines is not None:
+        lines.update(rebuilder.lines)
     return graph

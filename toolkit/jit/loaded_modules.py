@@ -1,8 +1,18 @@
-"""Modules rebuilt from archives, and the attributes (``count``, ``scale``, ``last``) they save and restore.
+"""Modules and functions rebuilt from archives, the attributes (``count``, ``scale``, ``last``) they save and
+restore, and the check of their calls' arguments.
 
 A loaded module keeps each saved attribute's value in its ``__dict__`` and its type in ``_attribute_types``:
 the loaded graph's ``prim::GetAttr``/``prim::SetAttr`` nodes read and write the values, the code parser checks
-the archive's attribute statements against the types, and assignments from Python must fit them.
+the archive's attribute statements against the types, and assignments from Python must fit them. Member names
+(parameters, buffers, submodules, attributes) are ones ``getattr`` resolves to that member and nothing else.
+
+A loaded ``forward`` (or function) checks each call's arguments against the types its graph declares, with
+TorchScript's message, before anything runs::
+
+    RuntimeError: forward() Expected a value of type 'Tensor' for argument 'y' but instead found type 'int'.
+    Position: 2
+    Value: 5
+    Declaration: forward(__torch__.Net self, Tensor x, Tensor y) -> Tensor
 """
 
 from __future__ import annotations
@@ -12,8 +22,13 @@ from collections.abc import Callable
 from .. import serialization as S
 from ..nn.modules.module import Module
 from . import types as T
+from .archive_types import check_value
+from .code import annotation, parameter_names
+from .ir import Graph
 from .script.attributes import accepts, attribute_type, module_attribute_type
-from .script_module import ScriptModule
+from .script_module import ScriptFunction, ScriptModule
+
+MAX_NAME_LENGTH = 256
 
 
 class LoadedModule(Module):
@@ -32,7 +47,18 @@ class LoadedModule(Module):
 
 
 class LoadedScriptModule(ScriptModule):
-    """A loaded module: its saved attributes (``count``) are read and assigned on the module its graph runs with."""
+    """A loaded module: its saved attributes (``count``) are read and assigned on the module its graph runs with,
+    and calls are checked against the types ``forward`` declares."""
+
+    def __init__(self, original: Module, graph: Graph):
+        super().__init__(original, graph)
+        self.__dict__["_signature"] = Signature("forward", graph, module_input=True)
+
+    def forward(self, *args, **kwargs):
+        return self._executor.run([self._original, *self._signature.bind(args, kwargs)])[0]
+
+    def graph_for(self, *args, **kwargs):
+        return self._executor.graph_for([self._original, *self._signature.bind(args, kwargs)])
 
     def _attribute(self, name: str):
         root = self.__dict__.get("_original")
@@ -57,6 +83,97 @@ class LoadedScriptModule(ScriptModule):
         setattr(root, name, value)
 
 
+class LoadedScriptFunction(ScriptFunction):
+    """A loaded function: calls are checked against the types its graph declares."""
+
+    def __init__(self, graph: Graph, name: str):
+        super().__init__(graph, name)
+        self._signature = Signature(name, graph, module_input=False)
+
+    def __call__(self, *args, **kwargs):
+        return self._executor.run(self._signature.bind(args, kwargs))[0]
+
+    def graph_for(self, *args, **kwargs):
+        return self._executor.graph_for(self._signature.bind(args, kwargs))
+
+
+def _declared_type(t: T.JitType) -> str:
+    """A type as TorchScript's declarations print it (tensors as ``Tensor``, whatever is known of them)."""
+    if isinstance(t, T.TensorType):
+        return "Tensor"
+    if isinstance(t, T.ListType):
+        return f"{_declared_type(t.elem)}[]"
+    if isinstance(t, T.OptionalType):
+        return f"{_declared_type(t.elem)}?"
+    if isinstance(t, T.TupleType):
+        return "(" + ", ".join(_declared_type(e) for e in t.elems) + ")"
+    if isinstance(t, T.DictType):
+        return f"Dict({_declared_type(t.key)}, {_declared_type(t.value)})"
+    return str(t)
+
+
+class Signature:
+    """The parameters of a loaded graph (names as its code prints them, declared types) and the check of a call's
+    arguments against them, as TorchScript checks a call of a loaded module."""
+
+    def __init__(self, name: str, graph: Graph, module_input: bool):
+        self.name = name
+        self.skip = 1 if module_input else 0
+        self.params = list(zip(parameter_names(graph), (v.type for v in graph.inputs)))
+        self.py_types = [annotation(t) for _, t in self.params]
+        outs = [_declared_type(v.type) for v in graph.outputs]
+        ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+        params = ", ".join(f"{_declared_type(t)} {n}" for n, t in self.params)
+        self.declaration = f"{name}({params}) -> {ret}"
+
+    def bind(self, args: tuple, kwargs: dict) -> list:
+        """The arguments in parameter order (without ``self``); a RuntimeError for a wrong count or type."""
+        params = self.params[self.skip:]
+        if len(args) > len(params):
+            raise RuntimeError(f"{self.name}() expected at most {len(self.params)} argument(s) but received "
+                               f"{len(args) + self.skip} argument(s). Declaration: {self.declaration}")
+        values = list(args)
+        for pname, _ in params[len(args):]:
+            if pname not in kwargs:
+                raise RuntimeError(f"{self.name}() is missing value for argument '{pname}'. "
+                                   f"Declaration: {self.declaration}")
+            values.append(kwargs[pname])
+        names = {p for p, _ in params}
+        for k in kwargs:
+            if k not in names:
+                raise RuntimeError(f"{self.name}() got an unexpected keyword argument '{k}'. "
+                                   f"Declaration: {self.declaration}")
+            if k in (p for p, _ in params[:len(args)]):
+                raise RuntimeError(f"{self.name}() got multiple values for argument '{k}'. "
+                                   f"Declaration: {self.declaration}")
+        for i, ((pname, t), v) in enumerate(zip(params, values)):
+            if not check_value(v, t):
+                pos = i + self.skip
+                raise RuntimeError(f"{self.name}() Expected a value of type '{self.py_types[pos]}' for argument "
+                                   f"'{pname}' but instead found type '{type(v).__name__}'.\nPosition: {pos}\n"
+                                   f"Value: {_short(v)}\nDeclaration: {self.declaration}")
+        return values
+
+
+def _short(v) -> str:
+    try:
+        text = repr(v)
+    except Exception:
+        text = f"<{type(v).__name__}>"
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def check_member_name(m: LoadedModule, name, what: str) -> str:
+    """A parameter, buffer or submodule name of ``m`` from an archive, refused unless ``getattr(m, name)`` reads
+    that member (as PyTorch refuses to register a name the module already has as an attribute)."""
+    S._check(isinstance(name, str) and 0 < len(name) <= MAX_NAME_LENGTH and "." not in name
+             and not name.startswith("__") and name not in m.__dict__ and not hasattr(type(m), name)
+             and name not in m._parameters and name not in m._buffers and name not in m._modules,
+             f"bad {what} name {name!r:.80} in module {m.original_name}: a module member cannot be named like "
+             "another member or an attribute every module has")
+    return name
+
+
 def attribute_types_of(m: Module) -> dict:
     """The module's public int, float, bool, Tensor, None and Optional attributes (not parameters, buffers or
     submodules), with their types: the state that scripted code reads and assigns."""
@@ -77,7 +194,8 @@ def attribute_types_of(m: Module) -> dict:
 
 def restore_attribute(m: LoadedModule, name, typ: T.JitType, value) -> None:
     """Set a saved attribute on ``m``, refusing names and types a module could not have had."""
-    S._check(isinstance(name, str) and name.isidentifier() and not name.startswith("_") and name != "training",
+    S._check(isinstance(name, str) and name.isidentifier() and not name.startswith("_") and name != "training"
+             and len(name) <= MAX_NAME_LENGTH and name not in m.__dict__ and not hasattr(type(m), name),
              f"bad attribute name {name!r:.80}")
     S._check(name not in m._parameters and name not in m._buffers and name not in m._modules,
              f"attribute {name!r} of {m.original_name} is also a parameter, buffer or submodule")

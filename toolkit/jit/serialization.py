@@ -13,9 +13,14 @@ An archive is a zip (entries stored uncompressed) in the layout of ``toolkit.sav
   blocks (``prim::If``, ``prim::Loop``) its ``if``/``for``/``while`` statements must match;
 - ``archive/extra/<name>``: the caller's ``_extra_files``.
 
-Loading never runs code from the file: the manifest is JSON, node kinds are checked against the op registry
-and the interpreter's known ``prim::`` kinds (anything else is refused with an error naming the op), and the
-rebuilt graph must pass the verifier. Problems with the file raise ``RuntimeError`` naming the file.
+Loading never runs code from the file: an archive is data, not a program. The manifest is JSON read under the
+byte budget of ``toolkit.load`` (``max_bytes``) and at most ``MAX_JSON_DEPTH`` levels deep; node kinds must be
+registry ops or interpreter kinds with a schema; the code is parsed, never run, at most ``code_parser.MAX_DEPTH``
+levels deep; and the graph the code rebuilt is checked as a whole (``archive_check``: typed values, modules
+touched only through the members the archive declares for them, builtins only on the types their schemas allow)
+and must pass the verifier, all before the module is built. Calls of what loads are checked against the types
+its graph declares. Problems with the file raise ``RuntimeError`` naming the file, what is wrong and, for a node,
+its line in the archive's code, with the error that revealed it (if any) as ``__cause__``.
 """
 
 from __future__ import annotations
@@ -28,19 +33,19 @@ from typing import IO, Any
 
 from .. import serialization as S
 from .._core import dtypes as _dt
-from .._core.device import as_device
 from ..nn.modules.module import Module
-from ..ops import registry as R
 from . import types as T
-from .code import graph_to_code
-from .ir import Block, Graph, Node, Value
-from .loaded_modules import (
-    LoadedModule,
-    LoadedScriptModule,
-    attribute_lookup,
-    attribute_types_of,
-    restore_attribute,
+from .archive_decode import (
+    MAX_JSON_DEPTH,
+    SIMPLE_TYPES,
+    GraphDecoder,
+    decode_module,
+    json_depth,
+    loadable_kinds,
 )
+from .code import graph_to_code
+from .ir import Graph, Node, Value
+from .loaded_modules import LoadedScriptFunction, LoadedScriptModule, attribute_lookup, attribute_types_of
 from .script_module import ScriptFunction, ScriptModule
 
 __all__ = ["load", "save"]
@@ -50,8 +55,6 @@ FORMAT_VERSION = 1
 _PREFIX = "archive/"
 _MANIFEST = _PREFIX + "manifest.json"
 _EXTRA = _PREFIX + "extra/"
-_ALLOWED_PRIM_EXTRA = frozenset({"prim::FusionGroup"})
-_SIMPLE_TYPES = {t.name: t for t in (T.INT, T.FLOAT, T.BOOL, T.STR, T.NONE, T.ANY)}
 
 
 # ---------------------------------------------------------------------------------------------------- saving
@@ -73,7 +76,7 @@ def _enc_type(t: T.JitType):
         return {"k": "Module", "name": t.qualified_name}
     if isinstance(t, T.OtherType):
         return {"k": "Other", "name": t.name}
-    if str(t) in _SIMPLE_TYPES:
+    if str(t) in SIMPLE_TYPES:
         return str(t)
     raise TypeError(f"toolkit.jit.save: cannot save a value of IR type {t}")
 
@@ -152,7 +155,7 @@ def save(m, f, _extra_files: dict | None = None) -> None:
     for k, v in (_extra_files or {}).items():
         texts[_EXTRA + k] = v
     if isinstance(f, (str, os.PathLike)):
-        _save_atomic(os.fspath(f), manifest, blobs, texts)
+        S.write_atomically(os.fspath(f), lambda fh: _write(fh, manifest, blobs, texts))
     elif hasattr(f, "write"):
         _write(f, manifest, blobs, texts)
     else:
@@ -172,218 +175,94 @@ def _write(fileobj: IO[bytes], manifest: dict, blobs: list, texts: dict) -> None
             zf.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), text)
 
 
-def _save_atomic(path: str, manifest: dict, blobs: list, texts: dict) -> None:
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise RuntimeError(f"Parent directory {directory} does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            _write(fh, manifest, blobs, texts)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 # ---------------------------------------------------------------------------------------------------- loading
 _check = S._check
 _Corrupt = S._Corrupt
 
-
-def _dec_type(d) -> T.JitType:
-    if isinstance(d, str):
-        _check(d in _SIMPLE_TYPES, f"unknown type {d!r}")
-        return _SIMPLE_TYPES[d]
-    _check(isinstance(d, dict), f"bad type entry {d!r:.80}")
-    k = d.get("k")
-    if k == "Tensor":
-        dtype = None if d["dtype"] is None else _dt._NAMES.get(d["dtype"])
-        _check(d["dtype"] is None or dtype is not None, f"unknown dtype {d['dtype']!r}")
-        dev = None if d["device"] is None else as_device(d["device"])
-        rg = d["requires_grad"]
-        _check(rg is None or isinstance(rg, bool), "bad requires_grad in a tensor type")
-        return T.TensorType(dtype, d["sizes"], d["strides"], dev, rg)
-    if k == "List":
-        return T.ListType(_dec_type(d["elem"]))
-    if k == "Tuple":
-        return T.TupleType([_dec_type(e) for e in d["elems"]])
-    if k == "Dict":
-        return T.DictType(_dec_type(d["key"]), _dec_type(d["value"]))
-    if k == "Optional":
-        return T.OptionalType(_dec_type(d["elem"]))
-    if k == "Module":
-        t = T.ModuleType.__new__(T.ModuleType)
-        t.qualified_name = str(d["name"])
-        return t
-    if k == "Other":
-        return T.OtherType(str(d["name"]))
-    raise _Corrupt(f"unknown type kind {k!r}")
+MAX_MANIFEST_BYTES = 256 << 20
+"""The largest manifest that is read (the byte budget, ``max_bytes``, may be smaller)."""
+MAX_CODE_BYTES = 64 << 20
+"""The largest ``archive/code/<name>.py`` that is read. The code is also at most twice the manifest's size plus
+1 MiB (the printer writes less text per node than the manifest's record of it), so what parsing it takes stays
+in proportion to the graph."""
+# what a malformed file can provoke in the zip, JSON and IR code under ``load``: reported as the file's fault
+_MALFORMED = (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError,
+              NotImplementedError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile)
 
 
-def _allowed_prims() -> frozenset:
-    from .interpreter import _EXEC
-    from .script.runtime import PYTHON_ONLY_KINDS  # nodes calling Python objects never come from an archive
-
-    return (frozenset(_EXEC) | _ALLOWED_PRIM_EXTRA) - PYTHON_ONLY_KINDS
-
-
-class _GraphDecoder:
-    def __init__(self, reader: S._Reader, prims: frozenset):
-        self.reader, self.prims = reader, prims
-        self.values: dict[int, Value] = {}
-        self.graph = Graph()
-
-    def define(self, v: Value, d: dict) -> Value:
-        v.type = _dec_type(d["type"])
-        name = d["name"]
-        _check(name is None or isinstance(name, str), "bad value name")
-        v.set_debug_name(name)
-        _check(S._is_int(d["unique"]), "bad value number")
-        v.unique = d["unique"]
-        self.values[len(self.values)] = v
-        return v
-
-    def ref(self, i) -> Value:
-        _check(S._is_int(i) and i in self.values, f"reference to an undefined value {i!r}")
-        return self.values[i]
-
-    def decode(self, d: dict) -> Graph:
-        g = self.graph
-        for vd in d["inputs"]:
-            self.define(g.add_input(), vd)
-        self.nodes(d["nodes"], g.block)
-        for i in d["outputs"]:
-            g.register_output(self.ref(i))
-        _check(S._is_int(d["unique"]), "bad graph numbering")
-        g._unique = max([d["unique"]] + [v.unique + 1 for v in self.values.values()])
-        return g
-
-    def nodes(self, nodes: list, block: Block) -> None:
-        _check(isinstance(nodes, list), "bad node list")
-        for nd in nodes:
-            kind = nd["kind"]
-            _check(isinstance(kind, str), "bad node kind")
-            op = self.op_for(kind, nd["op"])
-            n = Node(self.graph, kind, op)
-            for i in nd["inputs"]:
-                n.add_input(self.ref(i))
-            for vd in nd["outputs"]:
-                self.define(n.add_output(), vd)
-            for k, a in nd["attrs"]:
-                _check(isinstance(k, str) and isinstance(a, dict), "bad node attribute")
-                if "graph" in a:
-                    n[k] = _GraphDecoder(self.reader, self.prims).decode(a["graph"])
-                else:
-                    n[k] = self.reader.decode(a["value"])
-            src = nd["source"]
-            _check(src is None or (isinstance(src, list) and len(src) == 2 and isinstance(src[0], str)
-                                   and S._is_int(src[1])), "bad source location")
-            n.source = None if src is None else (src[0], src[1])
-            _check(isinstance(nd["scope"], str), "bad scope")
-            n.scope = nd["scope"]
-            block.nodes.append(n)
-            n.owning_block = block
-            for bd in nd["blocks"]:
-                b = n.add_block()
-                for vd in bd["inputs"]:
-                    self.define(b.add_input(), vd)
-                self.nodes(bd["nodes"], b)
-                for i in bd["outputs"]:
-                    b.register_output(self.ref(i))
-
-    def op_for(self, kind: str, op_name):
-        if kind.startswith("aten::") and not (op_name is None and kind in self.prims):
-            _check(isinstance(op_name, str), f"node {kind} names no op")
-            try:
-                op = R.get(op_name)
-            except KeyError:
-                op = None
-            if op is None or op.schema.full_name != op_name or op.qualified_name != kind:
-                raise _Corrupt(f"unknown op {kind} ({op_name}): only ops in toolkit's registry can be loaded")
-            return op
-        if kind not in self.prims:
-            raise _Corrupt(f"unknown op {kind}: only registry ops and the interpreter's prim:: kinds "
-                           f"({', '.join(sorted(self.prims))}) can be loaded")
-        _check(op_name is None, f"node {kind} cannot name an op")
-        return None
+def _read_text(archive, entry: str) -> str:
+    """An archive's code, read under the byte budget and ``MAX_CODE_BYTES``."""
+    _check(entry in archive.zf.namelist(), f"no {entry} in the archive")
+    info = archive.entry(entry)
+    limit = min(MAX_CODE_BYTES, 2 * archive.entry(_MANIFEST).file_size + (1 << 20))
+    _check(info.file_size <= limit, f"{entry} holds {info.file_size} bytes, more than the {limit} the archive's "
+                                    f"code may have (at most {MAX_CODE_BYTES}, and twice the manifest's size "
+                                    "plus 1 MiB)")
+    try:
+        return bytes(archive.read(entry)).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _Corrupt(f"{entry} is not UTF-8 text ({e})") from e
 
 
-def _dec_module(d: dict, reader: S._Reader) -> LoadedModule:
-    _check(isinstance(d, dict) and isinstance(d.get("class"), str), "bad module entry")
-    m = LoadedModule(d["class"])
-    _check(isinstance(d["training"], bool), "bad training flag")
-    m.training = d["training"]
-    for k, p in d["parameters"]:
-        p = reader.decode(p)
-        from ..nn.parameter import Parameter
-
-        _check(p is None or isinstance(p, Parameter), f"parameter {k!r} is not a Parameter")
-        m._parameters[str(k)] = p
-    from ..tensor import Tensor
-
-    for k, b in d["buffers"]:
-        b = reader.decode(b)
-        _check(b is None or isinstance(b, Tensor), f"buffer {k!r} is not a tensor")
-        m._buffers[str(k)] = b
-    m._non_persistent_buffers_set.update(str(k) for k in d["non_persistent"])
-    for k, c in d["children"]:
-        m._modules[str(k)] = None if c is None else _dec_module(c, reader)
-    for k, t, v in d.get("attributes", []):  # archives written before attributes were saved have none
-        restore_attribute(m, k, _dec_type(t), reader.decode(v))
-    return m
+def _code_entry(name) -> str:
+    _check(isinstance(name, str) and name.isidentifier(), f"bad function name {name!r:.80}")
+    return f"{_PREFIX}code/{name}.py"
 
 
-def _rebuild_from_code(zf: zipfile.ZipFile, graph: Graph, name, attributes=None) -> None:
-    """What runs comes from the archive's readable code, parsed (never executed) against the decoded graph."""
+def _rebuild_from_code(archive, graph: Graph, name, attributes=None) -> dict:
+    """What runs comes from the archive's readable code, parsed (never executed) against the decoded graph.
+
+    Returns the code line each node came from, for the messages of the graph's check.
+    """
     from .code_parser import CodeError, rebuild_from_code
 
-    _check(isinstance(name, str), "bad function name")
-    entry = f"{_PREFIX}code/{name}.py"
+    entry = _code_entry(name)
+    text = _read_text(archive, entry)
+    lines: dict = {}
     try:
-        text = zf.read(entry).decode("utf-8")
-    except KeyError:
-        raise _Corrupt(f"no {entry} in the archive") from None
-    except UnicodeDecodeError as e:
-        raise _Corrupt(f"{entry} is not UTF-8 text ({e})") from None
-    try:
-        rebuild_from_code(graph, text, attributes)
+        rebuild_from_code(graph, text, attributes, lines)
     except CodeError as e:
-        raise _Corrupt(f"{entry}: {e}") from None
+        raise _Corrupt(f"{entry}: {e}") from e.__cause__
+    return lines
 
 
-def _build(zf: zipfile.ZipFile, manifest: dict, map_location):
-    reader = S._Reader(zf, manifest, map_location)
+def _check_graph(graph: Graph, root, entry: str, lines: dict) -> None:
+    """The whole graph, as the code rebuilt it, against what an archive may do (``archive_check``)."""
+    from .archive_check import GraphRefused, check_graph
+    from .printer import node_to_string
+
+    try:
+        check_graph(graph, root)
+    except GraphRefused as e:
+        n = e.node
+        if n is None:
+            raise _Corrupt(f"{entry}: {e.reason}") from None
+        where = f"line {lines[n]}: " if n in lines else ""
+        saved = f" (saved from {n.source_location})" if n.source is not None else ""
+        text = node_to_string(n, source_locations=False).strip().splitlines()[0]
+        raise _Corrupt(f"{entry}: {where}{text}{saved}: {e.reason}") from None
+
+
+def _build(zf: zipfile.ZipFile, archive, manifest: dict, map_location):
+    reader = S._Reader(zf, manifest, map_location, archive)
     model = manifest.get("model")
     _check(isinstance(model, dict), "the manifest has no model")
-    try:
-        graph = _GraphDecoder(reader, _allowed_prims()).decode(model["graph"])
-        _verify(graph, "the saved graph")  # so the code is matched against well-formed blocks
-        if model["kind"] == "module":
-            root = _dec_module(model["module"], reader)
-            _rebuild_from_code(zf, graph, "forward", attribute_lookup(root))
-            sm = LoadedScriptModule(root, graph)
-            sm.__dict__["original_name"] = root.original_name
-            obj = sm
-        elif model["kind"] == "function":
-            _rebuild_from_code(zf, graph, model["name"], lambda path, name: None)  # functions have no attributes
-            _check(isinstance(model["name"], str), "bad function name")
-            obj = ScriptFunction(graph, model["name"])
-        else:
-            raise _Corrupt(f"unknown model kind {model['kind']!r}")
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as e:
-        if isinstance(e, _Corrupt):
-            raise
-        raise _Corrupt(f"malformed model description ({type(e).__name__}: {e})") from None
-    _verify(graph, "the graph")
-    return obj
+    graph = GraphDecoder(reader, loadable_kinds()).decode(model["graph"])
+    _verify(graph, "the saved graph")  # so the code is matched against well-formed blocks
+    if model["kind"] == "module":
+        root = decode_module(model["module"], reader)
+        lines = _rebuild_from_code(archive, graph, "forward", attribute_lookup(root))
+        _check_graph(graph, root, _code_entry("forward"), lines)
+        _verify(graph, "the graph")
+        sm = LoadedScriptModule(root, graph)
+        sm.__dict__["original_name"] = root.original_name
+        return sm
+    if model["kind"] == "function":
+        lines = _rebuild_from_code(archive, graph, model["name"], lambda path, name: None)  # no attributes
+        _check_graph(graph, None, _code_entry(model["name"]), lines)
+        _verify(graph, "the graph")
+        return LoadedScriptFunction(graph, model["name"])
+    raise _Corrupt(f"unknown model kind {model['kind']!r:.80}")
 
 
 def _verify(graph: Graph, what: str) -> None:
@@ -395,44 +274,57 @@ def _verify(graph: Graph, what: str) -> None:
         raise _Corrupt(f"{what} does not verify: {e}") from None
 
 
-def _load_from(fileobj: IO[bytes], map_location, extra_files: dict | None):
+def _load_from(fileobj: IO[bytes], map_location, extra_files: dict | None, max_bytes: int | None):
     try:
         zf = zipfile.ZipFile(fileobj, "r")
     except zipfile.BadZipFile as e:
         raise _Corrupt(f"not a zip archive, or the archive is truncated ({e})") from None
     with zf:
         _check(_MANIFEST in zf.namelist(), f"no {_MANIFEST} in the archive")
-        try:
-            manifest = json.loads(zf.read(_MANIFEST).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise _Corrupt(f"the manifest is not valid JSON ({e})") from None
+        archive = S.BoundedArchive(zf, max_bytes)
+        info = archive.entry(_MANIFEST)
+        _check(info.file_size <= MAX_MANIFEST_BYTES, f"the manifest holds {info.file_size} bytes, more than the "
+                                                     f"{MAX_MANIFEST_BYTES} an archive's manifest may have")
+        manifest = S._parse_manifest(archive.read(_MANIFEST))
         _check(isinstance(manifest, dict), "the manifest is not a JSON object")
         _check(manifest.get("format") == FORMAT_NAME,
-               f"unknown format {manifest.get('format')!r}, expected {FORMAT_NAME!r}"
+               f"unknown format {manifest.get('format')!r:.80}, expected {FORMAT_NAME!r}"
                + (" (a toolkit.save checkpoint: read it with toolkit.load)"
                   if manifest.get("format") == S.FORMAT_NAME else ""))
         version = manifest.get("version")
-        _check(S._is_int(version) and version >= 1, f"bad format version {version!r}")
+        _check(S._is_int(version) and version >= 1, f"bad format version {version!r:.40}")
         _check(version <= FORMAT_VERSION, f"format version {version} was written by a newer toolkit; this toolkit "
                                           f"reads versions up to {FORMAT_VERSION}")
-        _check(manifest.get("byteorder") == "little", f"unsupported byte order {manifest.get('byteorder')!r}")
+        _check(manifest.get("byteorder") == "little", f"unsupported byte order {manifest.get('byteorder')!r:.40}")
         _check(isinstance(manifest.get("storages"), dict), "the manifest has no storage table")
         _check(isinstance(manifest.get("tensors"), list), "the manifest has no tensor table")
-        obj = _build(zf, manifest, map_location)
+        _check(json_depth(manifest, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH,
+               f"the manifest nests more than {MAX_JSON_DEPTH} levels deep")
+        obj = _build(zf, archive, manifest, map_location)
         if extra_files is not None:
             for k in list(extra_files):
                 try:
-                    extra_files[k] = zf.read(_EXTRA + k)
-                except KeyError:
-                    pass
+                    extra_files[k] = bytes(archive.read(_EXTRA + k))
+                except _Corrupt:
+                    if _EXTRA + k in zf.namelist():
+                        raise
         return obj
 
 
-def load(f, map_location=None, _extra_files: dict | None = None, _restore_shapes: bool = False):
+def load(f, map_location=None, _extra_files: dict | None = None, _restore_shapes: bool = False, *,
+         max_bytes: int | None = None):
     """Load what ``toolkit.jit.save`` wrote: a ``ScriptModule`` or ``ScriptFunction`` that runs without the source.
 
     ``map_location`` is as for ``toolkit.load``. ``_extra_files`` keys are filled with the saved bytes.
+    ``max_bytes`` bounds the bytes read out of the archive, as for ``toolkit.load``.
+
+    An archive is data, not a program: its graph is checked as a whole (``toolkit.jit.archive_check``) before
+    anything is built, and calls of what loads are checked against the argument types its graph declares.
+    Every problem with the file raises ``RuntimeError`` naming the file, what is wrong and, for a node, its line
+    in the archive's code; its ``__cause__`` is the error that revealed it, if any.
     """
+    if max_bytes is not None and not (S._is_int(max_bytes) and max_bytes >= 0):
+        raise ValueError(f"toolkit.jit.load: max_bytes should be a non-negative int or None, got {max_bytes!r}")
     name = S._describe(f)
     opened = None
     try:
@@ -449,12 +341,15 @@ def load(f, map_location=None, _extra_files: dict | None = None, _restore_shapes
             raise AttributeError(f"toolkit.jit.load: expected a path or a readable binary file object, "
                                  f"got {type(f).__name__}")
         try:
-            return _load_from(fileobj, map_location, _extra_files)
+            return _load_from(fileobj, map_location, _extra_files, max_bytes)
         except _Corrupt as e:
-            raise RuntimeError(f"toolkit.jit.load: {name} is not a valid archive: {e}") from None
+            raise RuntimeError(f"toolkit.jit.load: {name} is not a valid archive: {e}") from e.__cause__
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as e:
             raise RuntimeError(f"toolkit.jit.load: {name} is not a valid archive (truncated or corrupt file): {e}") \
-                from None
+                from e
+        except _MALFORMED as e:
+            raise RuntimeError(f"toolkit.jit.load: {name} is not a valid archive: malformed model description "
+                               f"({type(e).__name__}: {str(e)[:200]})") from e
     finally:
         if opened is not None:
             opened.close()

@@ -3,12 +3,15 @@
 
 Each kind maps to one handler ``handler(node, env)``; ``register()`` adds them to
 the interpreter's table and tells the verifier these ``aten::`` kinds are builtins
-(they have no registry entry: they act on Python values, not tensors).
+(they have no registry entry: they act on Python values, not tensors). ``SCHEMAS`` gives each
+kind a graph loaded from an archive may use the argument types it accepts (``toolkit.jit.builtin_schema``);
+a kind without one never loads.
 """
 
 from __future__ import annotations
 
 import operator
+import string
 
 from ..interpreter import _EXEC
 from ..ir import Node
@@ -68,7 +71,22 @@ def _range_length(lo, hi, step):
     return len(range(lo, hi, step))
 
 
+_FORMATTER = string.Formatter()
+
+
+def check_format(fmt: str) -> None:
+    """Raise ValueError unless every field of ``fmt`` is automatic (``{}``, ``{!r}``, ``{:.3f}``), as TorchScript's
+    ``aten::format`` requires: a field naming an argument (``{0.__class__}``, ``{x[k]}``) reads attributes and
+    items of the arguments, and a spec nesting another field does too."""
+    for _, field, spec, _ in _FORMATTER.parse(fmt):
+        if field is not None and (field != "" or "{" in (spec or "")):
+            raise ValueError(f"format(): only '{{}}' fields are supported, got '{{{field}' in {fmt!r:.80}")
+
+
 def _format(fmt, *args):
+    if not isinstance(fmt, str):
+        raise TypeError(f"format() expects a str, got {type(fmt).__name__}")
+    check_format(fmt)
     return fmt.format(*args)
 
 
@@ -102,6 +120,66 @@ def _call_method(name: str):
 
 
 _FUNCTIONS.update({f"aten::{m}": _call_method(m) for m in METHOD_KINDS})
+
+
+def _binary_schemas() -> dict:
+    """The schemas of the binary operators, per suffix, as the compiler types them (``exprs.expr_BinOp``)."""
+    out = {}
+    for name, _ in SCALAR_OPERATORS.values():
+        cmp = name in ("lt", "le", "gt", "ge", "eq", "ne")
+        bits = name in ("__and__", "__or__", "__xor__")
+        number = "float" if name == "div" else "int"
+
+        def r(t: str, cmp=cmp) -> str:
+            return "bool" if cmp else t
+
+        out.update({
+            f"aten::{name}.int": (f"(int a, int b) -> {r(number)}",),
+            f"aten::{name}.bool": (f"(bool a, bool b) -> {r('bool' if bits else number)}",),
+            f"aten::{name}.float": (f"(float a, float b) -> {r('float')}",),
+            f"aten::{name}.str": (f"(str a, str b) -> {r('str')}",),
+            f"aten::{name}.t": (f"(t[] a, t[] b) -> {r('t[]')}",),
+            f"aten::{name}.Scalar": (f"(Any a, Any b) -> {r('Any')}",),
+        })
+    return out
+
+
+# kind -> the overloads (TorchScript-style schemas) a loaded graph may use it with; see toolkit.jit.builtin_schema
+SCHEMAS: dict = {
+    **_binary_schemas(),
+    "aten::neg.int": ("(int a) -> int",), "aten::neg.float": ("(float a) -> float",),
+    "aten::neg.Scalar": ("(Any a) -> Any",), "aten::__not__": ("(bool a) -> bool",),
+    "aten::__is__": ("(Any a, Any b) -> bool",), "aten::__isnot__": ("(Any a, Any b) -> bool",),
+    "aten::__contains__": ("(Any container, Any el) -> bool",),
+    "aten::len": ("(t[] a) -> int", "(Dict(k, v) a) -> int", "(str a) -> int", "(Tensor a) -> int"),
+    "aten::Bool": ("(Any a) -> bool",), "aten::Int": ("(Any a) -> int",), "aten::Float": ("(Any a) -> float",),
+    "aten::str": ("(Any a) -> str",), "aten::list": ("(t[] a) -> t[]",),
+    "prim::min": ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
+    "prim::max": ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
+    "prim::abs": ("(int a) -> int", "(float a) -> float"),
+    "aten::append": ("(t[] self, t el) -> ()",), "aten::add_.t": ("(t[] self, t[] other) -> t[]",),
+    "aten::extend": ("(t[] self, t[] other) -> ()",),
+    "aten::_set_item": ("(t[] l, int idx, t el) -> ()", "(Dict(k, v) d, k key, v value) -> ()"),
+    "aten::insert": ("(t[] self, int idx, t el) -> ()",),
+    "aten::pop": ("(t[] self) -> t", "(t[] self, int idx) -> t"),
+    "aten::clear": ("(t[] self) -> ()", "(Dict(k, v) self) -> ()"),
+    "aten::slice.t": ("(t[] l, int? start, int? end, int? step) -> t[]",
+                      "(str s, int? start, int? end, int? step) -> str"),
+    "aten::__range_length": ("(int lo, int hi, int step) -> int",),
+    "aten::__derive_index": ("(int index, int start, int step) -> int",),
+    "aten::format": ("(str fmt, *Any args) -> str",),
+    "aten::keys": ("(Dict(k, v) self) -> k[]",), "aten::values": ("(Dict(k, v) self) -> v[]",),
+    "aten::items": ("(Dict(k, v) self) -> (k, v)[]",),
+    "aten::get": ("(Dict(k, v) self, k key) -> v?", "(Dict(k, v) self, k key, Any default) -> Any"),
+    "aten::setitem_.Tensor": ("(Tensor self, Any index, Any value) -> Tensor",),
+    "prim::unchecked_cast": ("(Any a) -> Any",), "aten::sorted": ("(t[] a) -> t[]",),
+    "aten::sum.int": ("(t[] a) -> t",), "prim::slice": ("(int? start, int? stop, int? step) -> slice",),
+    "prim::Ellipsis": ("() -> ellipsis",),
+    "aten::size": ("(Tensor self) -> int[]", "(Tensor self, int dim) -> int"),
+    "aten::dim": ("(Tensor self) -> int",), "aten::numel": ("(Tensor self) -> int",),
+    "aten::item": ("(Tensor self) -> Any",), "aten::contiguous": ("(Tensor self) -> Tensor",),
+    "prim::Uninitialized": ("() -> Any",), "prim::Print": ("(*Any args) -> ()",),
+}
 
 
 def _function_handler(fn):
@@ -189,12 +267,18 @@ def has_kind(kind: str) -> bool:
     return kind in _FUNCTIONS or kind in _HANDLERS
 
 
-def add_function(kind: str, fn) -> None:
-    """Register a builtin kind run by a plain Python function of its inputs."""
+def add_function(kind: str, fn, schemas: tuple = ()) -> None:
+    """Register a builtin kind run by a plain Python function of its inputs.
+
+    ``schemas`` (TorchScript-style, see ``SCHEMAS``) let graphs loaded from archives use it; without them the kind
+    runs in scripted code but never loads.
+    """
     if kind not in _EXEC:
         _FUNCTIONS[kind] = fn
         _EXEC[kind] = _function_handler(fn)
         BUILTIN_KINDS.add(kind)
+        if schemas:
+            SCHEMAS[kind] = tuple(schemas)
 
 
 def _check_no_clash() -> None:
@@ -210,9 +294,21 @@ def _check_no_clash() -> None:
             raise RuntimeError(f"builtin kind {kind} clashes with a registry op")
 
 
+def _check_schemas() -> None:
+    """Every schema belongs to a kind that runs, and parses."""
+    from ..builtin_schema import parse_builtin_schema
+
+    for kind, overloads in SCHEMAS.items():
+        if kind not in _FUNCTIONS and kind not in _HANDLERS:
+            raise RuntimeError(f"builtin schema for {kind}, which has no function")
+        for text in overloads:
+            parse_builtin_schema(text)
+
+
 def register() -> None:
     """Add every scripted-code kind to the interpreter's table and the verifier's list of builtins."""
     _check_no_clash()
+    _check_schemas()
     for kind, fn in _FUNCTIONS.items():
         _EXEC.setdefault(kind, _function_handler(fn))
         BUILTIN_KINDS.add(kind)
