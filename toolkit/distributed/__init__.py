@@ -10,9 +10,11 @@ train.py``), then::
     work = dist.all_reduce(t, async_op=True)
     work.wait()
 
-Every operation is a non-blocking MPI call polled against the group's ``timeout``, so a rank that died or
-hangs makes the others fail with a clear ``DistBackendError`` instead of waiting forever. mpi4py is imported
-on the first call, never by ``import toolkit``.
+Every operation is a non-blocking MPI call, polled against the group's ``timeout`` and the other ranks' exit
+notices: a rank that exits or raises makes the ranks waiting for it fail at once with a ``DistBackendError`` naming
+it, whatever the timeout; a rank that hangs makes them fail when the timeout passes. An unhandled error ends the job
+(``MPI_Abort``) once the other ranks have reported theirs, or after a few seconds. mpi4py is imported on the first
+call, never by ``import toolkit``.
 """
 
 from .collectives import (

@@ -32,9 +32,22 @@ def isend(tensor, dst: int | None = None, group=None, tag: int = 0, group_dst: i
     peer = _peer(pg, dst, group_dst, "isend", "dst")
     buf = contiguous(a)
     req = pg._comm.Isend(as_bytes(buf), peer, tag)
-    w = Work(pg, f"send to rank {pg._ranks[peer]}", [req], outputs=[tensor])
+    w = Work(pg, f"send to rank {pg._ranks[peer]}", [req], outputs=[tensor], peers=[pg._ranks[peer]])
     w._keep = buf
     return w
+
+
+def _size_mismatch(a: np.ndarray, sender: int, got: int | None) -> RuntimeError:
+    """The error of a message whose size is not the receiving tensor's (``got`` bytes; None when MPI did not say)."""
+    want = f"{a.size} elements ({a.dtype}{list(a.shape)}, {a.nbytes} bytes)"
+    if got is None:
+        has = f"is larger than {a.nbytes} bytes"
+    elif got % a.itemsize:
+        has = f"has {got} bytes, not a whole number of {a.dtype} elements"
+    else:
+        has = f"has {got // a.itemsize} ({got} bytes)"
+    return RuntimeError(f"recv: expected {want} from rank {sender} but the message {has}: the sent and the "
+                        f"receiving tensor must have the same number of elements and dtype")
 
 
 def irecv(tensor, src: int | None = None, group=None, tag: int = 0, group_src: int | None = None):
@@ -50,16 +63,28 @@ def irecv(tensor, src: int | None = None, group=None, tag: int = 0, group_src: i
     req = pg._comm.Irecv(as_bytes(buf), peer, tag)
     who = "any rank" if peer == MPI.ANY_SOURCE else f"rank {pg._ranks[peer]}"
 
+    def test() -> bool:
+        # A longer message than the tensor is still received whole by MPI (so its sender completes), then reported
+        # as truncated; Open MPI's status then holds the message's real size.
+        try:
+            return req.Test(status)
+        except MPI.Exception as e:
+            if e.Get_error_class() != MPI.ERR_TRUNCATE:
+                raise
+            got = status.Get_count(MPI.BYTE)
+            raise _size_mismatch(a, pg._ranks[status.Get_source()], got if got > a.nbytes else None) from None
+
     def finish():
         sender = pg._ranks[status.Get_source()]
         got = status.Get_count(MPI.BYTE)
         if got != a.nbytes:
-            raise RuntimeError(f"recv: rank {sender} sent {got} bytes but the receiving tensor "
-                               f"({a.dtype}{list(a.shape)}) holds {a.nbytes}: shapes or dtypes differ")
+            raise _size_mismatch(a, sender, got)
         store(tensor, buf)
         return sender
 
-    return Work(pg, f"recv from {who}", [req], finish, [tensor], statuses=[status])
+    me = pg._ranks[pg.rank()]
+    peers, need_all = ([r for r in pg._ranks if r != me], False) if peer == MPI.ANY_SOURCE else ([pg._ranks[peer]], True)
+    return Work(pg, f"recv from {who}", [req], finish, [tensor], test=test, peers=peers, need_all=need_all)
 
 
 def send(tensor, dst: int | None = None, group=None, tag: int = 0, group_dst: int | None = None) -> None:

@@ -1,8 +1,9 @@
 """Process groups on MPI, as ``torch.distributed``'s c10d: the default group, sub-groups and their state.
 
 A ``ProcessGroup`` wraps one MPI communicator and remembers its members' global ranks and its timeout. A
-group whose collective timed out is aborted: every later call on it fails at once, and the job is ended
-with ``MPI_Abort`` when the process exits, so ranks still blocked in MPI do not hang forever::
+group whose operation failed (a timeout, a rank that exited or raised: see ``_notices``) is aborted: every later
+call on it fails at once, and the job is ended with ``MPI_Abort`` when the process exits, so ranks still blocked in
+MPI do not hang forever::
 
     import toolkit.distributed as dist
     dist.init_process_group("mpi")            # under mpirun, or python -m toolkit.distributed.run
@@ -16,7 +17,10 @@ import datetime
 import enum
 import sys
 
+from ._errors import DistBackendError, DistError
 from ._mpi import mpi
+from ._notices import NOTICES
+from .work import wait_requests
 
 __all__ = [
     "Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp", "default_pg_timeout",
@@ -25,14 +29,6 @@ __all__ = [
 ]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
-
-
-class DistError(RuntimeError):
-    """Base of the errors raised by toolkit.distributed (as ``torch.distributed.DistError``)."""
-
-
-class DistBackendError(DistError):
-    """The communication backend failed: a timeout, an aborted group, an MPI error."""
 
 
 class RedOpType(enum.IntEnum):
@@ -151,6 +147,9 @@ group = GroupMember
 
 
 def _abort_job_at_exit() -> None:
+    """At exit: tell the other ranks (unless the job is aborted anyway), then abort it if a group failed."""
+    if not _STATE.abort_at_exit:
+        NOTICES.at_exit()
     if _STATE.abort_at_exit:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -205,6 +204,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     seconds = _seconds(timeout)
     MPI = mpi()
     comm = MPI.COMM_WORLD.Dup()
+    NOTICES.start()  # collective too: before the checks below, which may fail on one rank only
+    if not getattr(_abort_job_at_exit, "_registered", False):
+        atexit.register(_abort_job_at_exit)
+        _abort_job_at_exit._registered = True
     if world_size not in (-1, None) and world_size != comm.Get_size():
         raise ValueError(f"init_process_group: world_size={world_size} but MPI started {comm.Get_size()} "
                          f"processes (launch with -n {world_size})")
@@ -213,9 +216,6 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     _STATE.world = ProcessGroup(comm, list(range(comm.Get_size())), seconds, group_name or "0")
     _STATE.groups = [_STATE.world]
-    if not getattr(_abort_job_at_exit, "_registered", False):
-        atexit.register(_abort_job_at_exit)
-        _abort_job_at_exit._registered = True
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization: bool = False,
@@ -238,6 +238,9 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"new_group: ranks must be distinct, got {ranks}")
     world._check_alive()
+    # MPI_Comm_create blocks until every rank calls it: meet first in a barrier that is polled like any operation,
+    # so a rank that never comes fails this one with a clear error instead of a hang.
+    wait_requests(world, [world._comm.Ibarrier()], "new_group")
     comm = world._comm.Create(world._comm.Get_group().Incl(ranks))
     _STATE.counter += 1
     if comm == mpi().COMM_NULL:

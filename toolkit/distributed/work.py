@@ -1,66 +1,108 @@
-"""``Work``: the handle of a non-blocking operation, polled against its group's timeout.
+"""``Work``: the handle of a non-blocking operation, polled against its group's timeout and its peers' exit notices.
 
 MPI's blocking calls wait forever when a peer is gone, so every operation is started with a non-blocking MPI
-call and finished here by polling ``Testall``; past the group's timeout the group is aborted and a clear
-``DistBackendError`` is raised instead of a hang.
+call and finished here by polling it. While polling, the exit notices of the other ranks are read (``_notices``):
+when a rank the operation needs has exited or raised, the group is aborted and a ``DistBackendError`` naming that
+rank is raised at once; past the group's timeout (a rank that hangs) the same happens with a timeout message.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
+from ._errors import DistBackendError
 from ._mpi import mpi
-from .process_group import DistBackendError, ProcessGroup
+from ._notices import NOTICES
 
-__all__ = ["Work", "wait_requests"]
+if TYPE_CHECKING:
+    from .process_group import ProcessGroup
+
+__all__ = ["Work", "testall", "wait_requests", "wait_until"]
+
+# After a peer's notice, how long its operation may still complete: what the peer sent before leaving may still be
+# on its way (MPI orders messages per communicator, and the notices travel on a communicator of their own).
+_DRAIN_S = 0.2
 
 
-def _poll(requests: list, deadline: float, statuses=None) -> bool:
-    """Drive MPI progress until every request is done (True) or the deadline passes (False)."""
+def testall(requests: list, statuses=None):
+    """The test of a plain operation: are all its MPI requests done?"""
     MPI = mpi()
     if statuses is None:
-        testall = MPI.Request.Testall
-    else:
-        def testall(reqs):
-            return MPI.Request.Testall(reqs, statuses)
-    if testall(requests):
-        return True
+        return lambda: MPI.Request.Testall(requests)
+    return lambda: MPI.Request.Testall(requests, statuses)
+
+
+def _poll(test, deadline: float, pg: ProcessGroup, peers: list[int] | None, need_all: bool):
+    """Drive MPI progress until ``test()`` is true (None), the deadline passes ("timeout"), or a peer the operation
+    needs (global ranks; the group's other members when None) has left (its rank and how)."""
+    if test():
+        return None
     # Poll as MPI's own blocking wait does (it spins too): each test drives the progress of non-blocking
     # collectives, so sleeping between tests would stall them. Past the first millisecond yield the core
-    # between tests, for machines with more ranks than cores.
+    # between tests, for machines with more ranks than cores, and read the other ranks' exit notices.
     yield_after = time.perf_counter() + 1e-3
     while True:
-        if testall(requests):
-            return True
+        if test():
+            return None
         now = time.perf_counter()
         if now >= deadline:
-            return False
+            return "timeout"
         if now > yield_after:
             os.sched_yield()
+            if peers is None:
+                peers = _other_members(pg)
+            left = NOTICES.first_departed(peers, need_all)
+            if left is not None:
+                drained = now + _DRAIN_S
+                while time.perf_counter() < drained:
+                    if test():
+                        return None
+                    os.sched_yield()
+                return left
 
 
-def _describe(pg: ProcessGroup, what: str, timeout: float) -> str:
-    return (f"[rank {mpi().COMM_WORLD.Get_rank()}] toolkit.distributed: {what} on process group "
-            f"{pg.group_name!r} (ranks {pg._ranks}) timed out after {timeout:g} s (Timeout(ms)="
-            f"{int(timeout * 1000)}): another rank of the group died, hung, or did not call the same "
-            f"operation. The group is aborted; the MPI job ends when this process exits.")
+def _other_members(pg: ProcessGroup) -> list[int]:
+    me = mpi().COMM_WORLD.Get_rank()
+    return [r for r in pg._ranks if r != me]
 
 
-def wait_requests(pg: ProcessGroup, requests: list, what: str, timeout: float | None = None,
-                  statuses=None) -> None:
-    """Block until ``requests`` complete, or abort ``pg`` and raise a clear timeout error."""
+def _failed(pg: ProcessGroup, what: str, why: str) -> DistBackendError:
+    """Abort ``pg`` and return the error of its operation ``what``."""
+    msg = (f"[rank {mpi().COMM_WORLD.Get_rank()}] toolkit.distributed: {what} on process group {pg.group_name!r} "
+           f"(ranks {pg._ranks}) {why}. The group is aborted; the MPI job ends when this process exits.")
+    pg._abort(msg)
+    return DistBackendError(msg)
+
+
+def _departed(rank: int, how: str) -> str:
+    return f"cannot complete: rank {rank} {how}"
+
+
+def wait_until(pg: ProcessGroup, test, what: str, timeout: float | None = None, peers: list[int] | None = None,
+               need_all: bool = True) -> None:
+    """Poll ``test`` until it is true; abort ``pg`` and raise ``DistBackendError`` when a rank of ``peers`` (global
+    ranks; the group's other members by default) has left, or when the timeout passes. With ``need_all=False``
+    (a receive from any rank) only all of them leaving fails it."""
     timeout = pg._timeout if timeout is None else timeout
     try:
-        done = _poll(requests, time.perf_counter() + timeout, statuses)
+        result = _poll(test, time.perf_counter() + timeout, pg, peers, need_all)
     except mpi().Exception as e:
         msg = f"toolkit.distributed: {what} failed in MPI: {e.Get_error_string()}"
         pg._abort(msg)
         raise DistBackendError(msg) from None
-    if not done:
-        msg = _describe(pg, what, timeout)
-        pg._abort(msg)
-        raise DistBackendError(msg)
+    if result == "timeout":
+        raise _failed(pg, what, f"timed out after {timeout:g} s (Timeout(ms)={int(timeout * 1000)}): another rank "
+                                f"of the group died, hung, or did not call the same operation")
+    if result is not None:
+        raise _failed(pg, what, _departed(*result))
+
+
+def wait_requests(pg: ProcessGroup, requests: list, what: str, timeout: float | None = None,
+                  statuses=None) -> None:
+    """Block until ``requests`` complete, or abort ``pg`` and raise a clear error (see ``wait_until``)."""
+    wait_until(pg, testall(requests, statuses), what, timeout)
 
 
 class Work:
@@ -71,42 +113,66 @@ class Work:
     """
 
     def __init__(self, pg: ProcessGroup, what: str, requests: list, finish=None, outputs=None,
-                 statuses=None) -> None:
+                 statuses=None, test=None, peers: list[int] | None = None, need_all: bool = True) -> None:
         self._pg = pg
-        self._statuses = statuses
         self._what = what
         self._requests = requests
+        self._test = test if test is not None else testall(requests, statuses)
+        self._peers = peers
+        self._need_all = need_all
         self._finish = finish
         self._outputs = outputs if outputs is not None else []
         self._done = False
         self._exception: BaseException | None = None
         self._source_rank = -1
+        self._departure_seen: float | None = None
 
     def _complete(self) -> None:
         self._done = True
         if self._finish is not None:
             fin, self._finish = self._finish, None
-            r = fin()
+            try:
+                r = fin()
+            except RuntimeError as e:
+                self._exception = e
+                raise
             if isinstance(r, int):
                 self._source_rank = r
 
     def is_completed(self) -> bool:
-        """Whether the operation has finished (never blocks)."""
+        """Whether the operation has finished (never blocks); a failed operation counts as finished, one that waits
+        for a rank that has left included (``wait()`` then raises)."""
         if self._done:
             return True
         try:
-            done = (mpi().Request.Testall(self._requests) if self._statuses is None
-                    else mpi().Request.Testall(self._requests, self._statuses))
-            if done:
+            if self._test():
                 self._complete()
+            else:
+                self._check_departures()
         except mpi().Exception as e:
             self._exception = DistBackendError(f"toolkit.distributed: {self._what} failed in MPI: "
                                                f"{e.Get_error_string()}")
             self._done = True
+        except RuntimeError as e:
+            self._exception = e
+            self._done = True
         return self._done
 
+    def _check_departures(self) -> None:
+        peers = _other_members(self._pg) if self._peers is None else self._peers
+        left = NOTICES.first_departed(peers, self._need_all)
+        if left is None:
+            return
+        now = time.perf_counter()
+        if self._departure_seen is None:
+            self._departure_seen = now  # what the rank sent before leaving may still arrive: ask again later
+        elif now - self._departure_seen > _DRAIN_S:
+            self._exception = _failed(self._pg, self._what, _departed(*left))
+            self._done = True
+
     def wait(self, timeout=None) -> bool:
-        """Block until done; past the timeout (the group's unless given) raise ``DistBackendError``."""
+        """Block until done; raise ``DistBackendError`` past the timeout (the group's unless given) or when a rank
+        the operation needs has left, and the operation's own error (a size mismatch) as it is."""
         if self._exception is not None:
             raise self._exception
         if not self._done:
@@ -114,9 +180,10 @@ class Work:
             if timeout is not None:
                 seconds = timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
             try:
-                wait_requests(self._pg, self._requests, self._what, seconds, self._statuses)
-            except DistBackendError as e:
+                wait_until(self._pg, self._test, self._what, seconds, self._peers, self._need_all)
+            except RuntimeError as e:
                 self._exception = e
+                self._done = True
                 raise
             self._complete()
         return True

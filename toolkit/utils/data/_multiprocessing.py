@@ -9,6 +9,7 @@ checks that every worker is still alive, so a crashed worker raises ``RuntimeErr
 from __future__ import annotations
 
 import atexit
+import gc
 import itertools
 import multiprocessing
 import os
@@ -22,18 +23,69 @@ import weakref
 from . import worker as _worker
 from .dataloader import _BaseDataLoaderIter, _DatasetKind, _pin_memory
 
-_live_iterators: weakref.WeakSet = weakref.WeakSet()
-_live_lock = threading.Lock()
+# Stopping an iterator's workers must never wait for a lock the code it interrupts may hold. A finalizer (``__del__``)
+# runs wherever the garbage collector runs, which is at any allocation, in any thread: inside the code that registers
+# an iterator, inside a queue's feeder thread holding that queue's lock. So:
+# - the registry of live iterators is a dict with no lock, keyed by a serial number; every step on it is one dict
+#   operation, atomic under the GIL, and whoever pops an iterator's entry is the one that stops it;
+# - a finalizer run by the collector takes no lock at all: it puts the iterator back in the registry (a strong
+#   reference now) and wakes the reaper thread through a ``SimpleQueue``, whose ``put`` is reentrant (made for
+#   ``__del__``); the reaper stops the workers in a context of its own, the exit handler any it has not reached.
+# A finalizer run by ``del`` (reference counting) stops the workers at once, as before.
+_live_iterators: dict[int, weakref.ref | _MultiProcessingDataLoaderIter] = {}
+_serials = itertools.count()
+_reap_requests: queue.SimpleQueue = queue.SimpleQueue()
+_reaper_pid: int | None = None
+_collecting = False
 _python_exiting = False
+
+
+def _note_collection(phase: str, info: dict) -> None:
+    global _collecting
+    _collecting = phase == "start"
+
+
+gc.callbacks.append(_note_collection)
+
+
+def _reap_forever(requests: queue.SimpleQueue) -> None:
+    """The reaper thread: stop the workers of iterators the garbage collector finalized."""
+    while True:
+        key = requests.get()
+        it = _live_iterators.get(key)
+        if isinstance(it, _MultiProcessingDataLoaderIter) and _live_iterators.pop(key, None) is it:
+            try:
+                it._stop_workers(graceful=False)
+            except Exception:  # a failed stop must not end the reaper; the exit handler terminates what is left
+                pass
+        del it
+
+
+def _ensure_reaper() -> None:
+    """Start the reaper thread, once per process (a forked child does not inherit the parent's)."""
+    global _reaper_pid, _reap_requests
+    if _reaper_pid != os.getpid():
+        if _reaper_pid is not None:
+            _reap_requests = queue.SimpleQueue()
+        _reaper_pid = os.getpid()
+        threading.Thread(target=_reap_forever, args=(_reap_requests,), name="DataLoader worker reaper",
+                         daemon=True).start()
 
 
 def _shutdown_all_at_exit() -> None:
     """Stop every live iterator's workers before multiprocessing's own exit handler terminates them."""
     global _python_exiting
-    with _live_lock:
-        iterators = tuple(_live_iterators)
-    for it in iterators:
-        it._shutdown_workers()
+    while True:
+        try:
+            _, entry = _live_iterators.popitem()
+        except KeyError:
+            break
+        if isinstance(entry, weakref.ref):
+            it = entry()
+            if it is not None:
+                it._stop_workers()
+        else:
+            entry._stop_workers(graceful=False)
     _python_exiting = True
 
 
@@ -74,6 +126,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if self._prefetch_factor <= 0:
             raise AssertionError("prefetch_factor must be greater than 0 for MultiProcessingDataLoaderIter")
         ctx = loader.multiprocessing_context or _default_context()
+        _ensure_reaper()
+        self._live_key = next(_serials)
         self._owner_pid = os.getpid()
         self._shutdown = False
         self._workers = []
@@ -82,8 +136,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_result_queue = ctx.Queue()
         self._workers_done_event = ctx.Event()
         self._data_queue = self._worker_result_queue
-        with _live_lock:
-            _live_iterators.add(self)
+        _live_iterators[self._live_key] = weakref.ref(self)
         is_iterable = self._dataset_kind == _DatasetKind.Iterable
         for i in range(self._num_workers):
             index_queue = ctx.Queue()
@@ -233,18 +286,32 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_status[worker_id] = False
 
     def _shutdown_workers(self) -> None:
-        """Stop the workers: done event, a ``None`` on every index queue, join, then terminate stragglers."""
-        if _python_exiting or getattr(self, "_shutdown", True) or os.getpid() != self._owner_pid:
+        """Stop the workers, unless another thread (the reaper, the exit handler) already does."""
+        if _python_exiting or os.getpid() != getattr(self, "_owner_pid", None):
+            return
+        if _live_iterators.pop(getattr(self, "_live_key", None), None) is not None:
+            self._stop_workers()
+
+    def _stop_workers(self, graceful: bool = True) -> None:
+        """Done event, a ``None`` on every index queue, join, then terminate stragglers (called once, by whoever
+        removed the iterator from the registry).
+
+        An iterator the garbage collector finalized is stopped with ``graceful=False``: the collector has already run
+        multiprocessing's finalizers of its queues, which end their feeder threads, so a ``None`` would never reach
+        the workers; they are terminated at once instead of after the join deadline.
+        """
+        if os.getpid() != self._owner_pid:
             return
         self._shutdown = True
         try:
             self._workers_done_event.set()
-            for worker_id in range(len(self._workers)):
-                if self._persistent_workers or self._workers_status[worker_id]:
-                    self._mark_worker_as_unavailable(worker_id)
-            deadline = time.monotonic() + 1.0
-            for w in self._workers:
-                w.join(timeout=max(0.0, deadline - time.monotonic()))
+            if graceful:
+                for worker_id in range(len(self._workers)):
+                    if self._persistent_workers or self._workers_status[worker_id]:
+                        self._mark_worker_as_unavailable(worker_id)
+                deadline = time.monotonic() + 1.0
+                for w in self._workers:
+                    w.join(timeout=max(0.0, deadline - time.monotonic()))
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
@@ -255,11 +322,14 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     w.join(timeout=1.0)
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
-            with _live_lock:
-                _live_iterators.discard(self)
 
     def __del__(self) -> None:
         try:
-            self._shutdown_workers()
+            if not _collecting:
+                self._shutdown_workers()
+            elif not (_python_exiting or getattr(self, "_shutdown", True)):
+                # Run by the garbage collector, inside whatever allocated: take no lock, leave it to the reaper.
+                _live_iterators[self._live_key] = self
+                _reap_requests.put(self._live_key)
         except Exception:
             pass
