@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -169,3 +170,31 @@ def test_tensor_where_method_matches_torch():
         i32.where(toolkit.tensor([1, 0, 1]), 0)
     with pytest.raises(TypeError):
         i32.where(c)
+
+
+@pytest.mark.parametrize("data,dtype", [
+    ([2**63], None), (2**63, None), ([-(2**63) - 1], None), ([2**64], None), ([[1], [2**63]], None),
+    ([True, 2**63], None), (10**400, None), ([2**63], "int32"), ([1.5, 2**63], "int64"),
+    ([2**40], "int32"), ([2**31], "int32"), ([300], "uint8"), ([-256], "uint8"), ([-129], "int8"), ([2**15], "int16"),
+    ([-1], "uint8"), ([-255], "uint8"), ([-(2**63)], None), ([2**63], "float32"), ([2**63], "float64"),
+    ([1.5, 2**63], None), ([2**63], "bool"), ([True, 300], "uint8"),
+])
+def test_tensor_integer_overflow_like_torch(data, dtype):
+    """Python ints beyond 64 bits are PyTorch's ``ValueError: Overflow when unpacking long long``; ints beyond a
+    narrower dtype its ``RuntimeError: value cannot be converted...``; unsigned dtypes wrap negatives down to
+    ``-max``; float and bool dtypes take any int."""
+    def make(m):
+        return m.tensor(data, dtype=getattr(m, dtype) if dtype else None)
+
+    try:
+        want = make(torch)
+    except (ValueError, RuntimeError) as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            make(toolkit)
+        return
+    assert_close(make(toolkit), want)
+
+
+def test_as_tensor_overflow_like_torch():
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        toolkit.as_tensor([2**63])

@@ -415,3 +415,17 @@ def test_setitem_value_errors():
         x[[0]] = toolkit.ones(2, 4)
     with pytest.raises(RuntimeError):
         x[0:2] = toolkit.ones(3)
+
+
+@pytest.mark.parametrize("idx", [
+    (..., None, ..., 0), (..., ...), (0, ..., ...), (..., slice(None), ...),
+])
+def test_a_second_ellipsis_is_a_clear_index_error(idx):
+    """One ``...`` per index (NumPy's rule), said plainly, for reading and writing; PyTorch's own error for
+    ``x[..., None, ..., 0]`` is an out-of-bounds message about a dimension that does not exist."""
+    x = toolkit.ones(3, 3)
+    with pytest.raises(IndexError, match=r"an index can only have a single ellipsis \('\.\.\.'\)"):
+        x[idx]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[idx] = 1.0
+    assert_close(x[..., None, 0], torch.ones(3, 3)[..., None, 0])

@@ -14,6 +14,15 @@ import numpy as np
 from ._core import dtypes as _dt
 from ._core.device import CPU
 from ._core.fp_errors import ignore_fp_errors
+from ._core.overlap import (
+    FULL,
+    INTERNAL_OVERLAP_MESSAGE,
+    PARTIAL,
+    PARTIAL_OVERLAP_MESSAGE,
+    has_internal_overlap,
+    overlap_status,
+    writable_alias,
+)
 from ._core.shape import fmt_shape
 from .ops import registry as R
 from .ops.registry import OpDef
@@ -288,7 +297,7 @@ _dt.default_dtype_listeners.append(_promo_cache.clear)  # Python floats promote 
 
 def _promotion(op: OpDef, bound: list):
     """Compute dtype and result dtype of an elementwise op (cached on the input dtype signature)."""
-    key = [op.promotion]
+    key = [op.promotion_tag if op.mode_arg is None else op.promotion_key(bound)]
     for i in op.promote_args:
         v = bound[i]
         if isinstance(v, Tensor):
@@ -312,14 +321,17 @@ def _compute_promotion(op: OpDef, bound: list):
             (zeros if v._data.ndim == 0 else dims).append(v.dtype)
         elif v is not None:
             scalars.append(v)
-    return promotion_for(op, dims, zeros, scalars)
+    return promotion_for(op, dims, zeros, scalars, op.promotion_of(bound))
 
 
-def promotion_for(op: OpDef, dims: list, zeros: list, scalars: list):
+def promotion_for(op: OpDef, dims: list, zeros: list, scalars: list, policy: str | None = None):
     """(compute dtype, result dtype) of an elementwise op from its tensors' dtypes (dimensioned and 0-dim)
-    and its Python scalars: dispatch's rule, which compiled plans apply ahead of time."""
+    and its Python scalars: dispatch's rule, which compiled plans apply ahead of time. ``policy`` overrides
+    the op's promotion policy (``OpDef.promotion_of`` gives a call's)."""
+    if op.check_dtypes is not None:
+        op.check_dtypes(dims + zeros + [_dt.scalar_default_dtype(v) for v in scalars])
     common = _dt.result_type_from(dims, zeros, scalars)
-    p = op.promotion
+    p = op.promotion if policy is None else policy
     if p == R.PROMOTE_INT_TO_FLOAT:
         if not common.is_floating_point:
             common = _dt.get_default_dtype()
@@ -500,7 +512,7 @@ def _run(op: OpDef, bound: list):
 
 def _run_pointwise(op: OpDef, bound: list):
     """The hot path of elementwise ops: one pass over the inputs for dtype key, device and grad."""
-    key = [op.promotion]
+    key = [op.promotion_tag if op.mode_arg is None else op.promotion_key(bound)]
     dev = None
     grad = False
     for i in op.tensor_args:
@@ -598,18 +610,6 @@ def _run_inplace(op: OpDef, bound: list):
         raise TypeError(f"{op.name}(): self must be a Tensor, not {_type_name(self_t)}")
     f = op.inplace_of or op
     dev = _device_of(op, bound)
-    if f.kind in _ELEMENTWISE_KINDS and f.promotion != R.PROMOTE_NONE:
-        compute, result_dtype = _promotion(f, bound)
-        arrays = _arrays(f, bound, compute)
-    else:
-        result_dtype = None
-        arrays = _arrays(f, bound, None)
-    target = self_t.dtype
-    if result_dtype is not None and not _dt.can_cast(result_dtype, target):
-        raise RuntimeError(
-            f"{op.name}: result type {_dt.title(result_dtype)} can't be cast to the desired output type "
-            f"{_dt.title(target)}"
-        )
     recording = False
     if STATE.grad_enabled and op.derivative is not None and (
         _needs_grad(op, bound) or (self_t._view_chain is not None and self_t._base._requires_grad)
@@ -628,15 +628,36 @@ def _run_inplace(op: OpDef, bound: list):
                 "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                 "more details."
             )
+    dst = self_t._data
+    # Memory overlap, checked as PyTorch does before writing; distinct storages cost one identity test each.
+    if 0 in dst.strides and not op.self_overlap_ok and has_internal_overlap(dst):
+        raise RuntimeError(f"{op.name}: {INTERNAL_OVERLAP_MESSAGE}")
+    storage = self_t._storage
+    for i, whole in op.overlap_args:
+        v = bound[i]
+        if isinstance(v, Tensor) and v._storage is storage:
+            _check_input_overlap(op, self_t, v, whole)
+    if f.kind in _ELEMENTWISE_KINDS and f.promotion != R.PROMOTE_NONE:
+        compute, result_dtype = _promotion(f, bound)
+        arrays = _arrays(f, bound, compute)
+    else:
+        result_dtype = None
+        arrays = _arrays(f, bound, None)
+    target = self_t.dtype
+    if result_dtype is not None and not _dt.can_cast(result_dtype, target):
+        raise RuntimeError(
+            f"{op.name}: result type {_dt.title(result_dtype)} can't be cast to the desired output type "
+            f"{_dt.title(target)}"
+        )
     saved_self = None
     if recording and "self" in op.saved_names:
         # The derivative reads self's old value: a recorded clone keeps its history for double backward.
         saved_self = _run(R.get("clone"), [self_t, None]) if self_t._requires_grad else _wrap(
             self_t._data.copy(), None, dev)
-    dst = self_t._data
-    if (op.kernel_out and dev.type == "cpu" and dst.flags.writeable
+    writable = type(dst) is not np.ndarray or dst.flags.writeable
+    if (op.kernel_out and dev.type == "cpu" and writable
             and (result_dtype is None or result_dtype.np == dst.dtype)):
-        # Written straight into self: no temporary and no copy back (numpy handles overlapping inputs).
+        # Written straight into self: no temporary and no copy back (numpy buffers inputs that overlap fully).
         try:
             with ignore_fp_errors():
                 op.kernels["cpu"](*arrays, out=dst)
@@ -648,7 +669,7 @@ def _run_inplace(op: OpDef, bound: list):
                     f"{list(shape)}"
                 ) from None
             raise _explain(op, bound, e) from None
-        self_t._storage.version += 1
+        storage.version += 1
         if recording:
             STATE.record(op, bound, self_t, saved_self)
         return self_t
@@ -659,15 +680,38 @@ def _run_inplace(op: OpDef, bound: list):
             f"{op.name}: result type {_dt.title(_dt.from_numpy_dtype(out.dtype))} can't be cast to the desired "
             f"output type {_dt.title(target)}"
         )
-    if out.shape != self_t._data.shape:
+    if out.shape != dst.shape:
         raise RuntimeError(
             f"{op.name}: output with shape {list(self_t.shape)} doesn't match the broadcast shape {list(out.shape)}"
         )
-    np.copyto(self_t._data, out, casting="unsafe")
-    self_t._storage.version += 1
+    if writable:
+        np.copyto(dst, out, casting="unsafe")
+    else:
+        _write_read_only(op, self_t, out)
+    storage.version += 1
     if recording:
         STATE.record(op, bound, self_t, saved_self)
     return self_t
+
+
+def _check_input_overlap(op: OpDef, self_t: Tensor, v: Tensor, whole: bool) -> None:
+    """Refuse an input sharing memory with the written tensor in part (or, for ``no_overlap`` args, at all)."""
+    status = FULL if v is self_t else overlap_status(self_t._data, v._data)
+    if status is PARTIAL or (whole and status is FULL):
+        raise RuntimeError(f"{op.name}: {PARTIAL_OVERLAP_MESSAGE}")
+
+
+def _write_read_only(op: OpDef, self_t: Tensor, out) -> None:
+    """Write into memory numpy marks read-only (an expanded tensor or a view of one) through a writable alias
+    of the storage, as PyTorch writes through its views. Only the elements the op changed are written, so
+    where elements share memory (``fill_``, ``index_put_`` on an expanded tensor) each written value lands."""
+    dst = self_t._data
+    alias = writable_alias(dst, self_t._storage.base)
+    if alias is None:
+        raise RuntimeError(f"{op.name}: the tensor's memory is read-only (a tensor made from a read-only numpy "
+                           "array?); clone() it before writing to it")
+    out = out.astype(dst.dtype, copy=False)
+    np.copyto(alias, out, where=out != dst)
 
 
 def _mark_inference(outputs) -> None:

@@ -91,13 +91,40 @@ def _to_array(data, dtype: _dt.dtype) -> np.ndarray:
     if isinstance(data, (list, tuple)):
         data = _unwrap_nested(data)
     try:
-        arr = np.array(data, dtype=dtype.np) if dtype.is_floating_point or not _has_float(data) else np.array(
-            np.array(data, dtype=np.float64), dtype=dtype.np)
+        if dtype.is_floating_point or not _has_float(data):
+            arr = np.array(data, dtype=dtype.np)
+        else:
+            if dtype is not _dt.bool:
+                _check_ints(data, dtype)
+            arr = np.array(np.array(data, dtype=np.float64), dtype=dtype.np)
+    except OverflowError:
+        if dtype.is_floating_point or dtype is _dt.bool:
+            raise
+        _check_ints(data, dtype)
+        arr = np.array(np.array(data, dtype=np.int64), dtype=dtype.np)  # unsigned dtypes wrap negatives
     except ValueError as e:
         raise ValueError(f"tensor(): expected sequence of equal-length lists: {e}") from None
     if arr.dtype == object:
         raise TypeError("tensor(): could not convert the data to a tensor")
     return arr
+
+
+def _check_ints(data, dtype: _dt.dtype) -> None:
+    """PyTorch's checks of the Python ints stored into an integer dtype: each is read as a 64-bit integer
+    (``ValueError`` beyond), then must fit the dtype; unsigned dtypes take negatives down to ``-max``, which
+    wrap around (``tensor([-1], dtype=uint8)`` is 255)."""
+    info = np.iinfo(dtype.np)
+    low = -int(info.max) if info.min == 0 else int(info.min)
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, int) and not isinstance(x, bool):
+            if not -(2**63) <= x < 2**63:
+                raise ValueError("Overflow when unpacking long long")
+            if not low <= x <= info.max:
+                raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def _has_float(data) -> bool:

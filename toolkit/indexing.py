@@ -82,11 +82,15 @@ def _normalize(idx) -> tuple:
 
 def _prepare(items: tuple) -> tuple[list, int]:
     """Turn lists/arrays into tensors and count the dims the indices consume (``...`` excluded)."""
-    out, specified = [], 0
+    out, specified, ellipsis = [], 0, False
     for e in items:
         if isinstance(e, (list, np.ndarray)):
             e = _to_index_tensor(e)
         elif isinstance(e, (bool, np.bool_)) or e is None or e is Ellipsis:
+            if e is Ellipsis:
+                if ellipsis:
+                    raise IndexError("an index can only have a single ellipsis ('...')")
+                ellipsis = True
             out.append(e)
             continue
         if isinstance(e, Tensor):
@@ -269,9 +273,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
         raise TypeError("nonzero(): 'out' is not supported")
     if not as_tuple:
         return api.nonzero(input)
-    x = input if input.ndim else input.reshape(1)
-    coords = api.nonzero(x)
-    return tuple(api.select(coords, 1, d) for d in range(x.ndim))
+    return api.nonzero_numpy(input)
 
 
 def install() -> None:

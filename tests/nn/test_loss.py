@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -156,6 +157,72 @@ def test_nll_loss_errors():
         F.nll_loss(toolkit.randn(()), toolkit.tensor(1))
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         F.nll_loss(x.long(), toolkit.tensor([0, 1, 2]))
+
+
+def _z(m, shape, dtype=None):
+    return m.zeros(shape, dtype=getattr(m, dtype) if dtype else None)
+
+
+# (input shape, input dtype, target shape, target dtype, weight shape, weight dtype)
+_CHECK_ORDER = {
+    "2D, float 2D target": ((2, 3), None, (2, 4), None, None, None),
+    "2D long, float 2D target": ((2, 3), "long", (2, 4), None, None, None),
+    "2D, long 2D target": ((2, 3), None, (2, 4), "long", None, None),
+    "2D, float target, bad weight": ((2, 3), None, (2,), None, (4,), None),
+    "2D, long target, bad weight": ((2, 3), None, (2,), "long", (4,), None),
+    "2D long, long target, bad weight": ((2, 3), "long", (2,), "long", (4,), None),
+    "2D long, long target, float64 weight": ((2, 3), "long", (2,), "long", (3,), "float64"),
+    "2D, 2-D weight": ((2, 3), None, (2,), "long", (1, 3), None),
+    "2D, 0-dim target": ((2, 3), None, (), "long", None, None),
+    "2D, batch mismatch, float target": ((2, 3), None, (3,), None, None, None),
+    "1D, float 1D target": ((3,), None, (4,), None, None, None),
+    "1D, long target of 2": ((3,), None, (2,), "long", None, None),
+    "1D, float target of 2": ((3,), None, (2,), None, None, None),
+    "1D, 2D target": ((3,), None, (1, 1), "long", None, None),
+    "3D, float target of bad size": ((2, 3, 4), None, (2, 5), None, None, None),
+    "3D long, long target": ((2, 3, 4), "long", (2, 4), "long", None, None),
+    "3D, bad weight": ((2, 3, 4), None, (2, 4), "long", (5,), None),
+    "3D, float target, bad weight": ((2, 3, 4), None, (2, 4), None, (5,), None),
+    "3D, float64 weight": ((2, 3, 4), None, (2, 4), "long", (3,), "float64"),
+    "4D, 2D float target": ((2, 3, 4, 5), None, (2, 4), None, None, None),
+    "4D, 3D float target of bad size": ((2, 3, 4, 5), None, (2, 4, 6), None, None, None),
+    "4D, long target of bad size": ((2, 3, 4, 5), None, (2, 4, 6), "long", None, None),
+    "4D, bad weight, target of bad size": ((2, 3, 4, 5), None, (2, 4, 6), "long", (4,), None),
+    "4D long, float target": ((2, 3, 4, 5), "long", (2, 4, 5), None, None, None),
+    "4D long, long target": ((2, 3, 4, 5), "long", (2, 4, 5), "long", None, None),
+    "4D, 2-D weight": ((2, 3, 4, 5), None, (2, 4, 5), "long", (1, 3), None),
+    "5D, target of bad size": ((2, 3, 4, 5, 6), None, (2, 4, 5), None, None, None),
+}
+
+
+@pytest.mark.parametrize("case", list(_CHECK_ORDER))
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy", "cross_entropy smoothed"])
+def test_loss_checks_shapes_before_dtypes_like_torch(case, loss):
+    """The first error PyTorch raises is the one raised: a wrong target shape is blamed on the shape, not on
+    the float dtype of a target meant as class probabilities (``cross_entropy(zeros(2, 3), zeros(2, 4))``)."""
+    ishape, idt, tshape, tdt, wshape, wdt = _CHECK_ORDER[case]
+    if loss != "nll_loss" and idt:
+        pytest.skip("log_softmax refuses integer input first")
+    name, kw = (loss, {}) if loss != "cross_entropy smoothed" else ("cross_entropy", {"label_smoothing": 0.1})
+
+    def run(m, f):
+        w = None if wshape is None else m.ones(wshape, dtype=getattr(m, wdt) if wdt else None)
+        return getattr(f, name)(_z(m, ishape, dtype=idt), _z(m, tshape, dtype=tdt), weight=w, **kw)
+
+    try:
+        want = run(torch, TF)
+    except Exception as e:  # noqa: BLE001 - the exception type and message are what we compare
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            run(toolkit, F)
+        return
+    assert_close(run(toolkit, F), want)
+
+
+def test_cross_entropy_names_the_shape_when_a_float_target_does_not_match():
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not supported"):
+        F.cross_entropy(toolkit.zeros(2, 3), toolkit.zeros(2, 4))
+    with pytest.raises(IndexError, match="Dimension specified as 1 but tensor has no dimensions"):
+        F.cross_entropy(toolkit.zeros(()), toolkit.zeros(()))
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)

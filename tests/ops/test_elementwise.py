@@ -353,3 +353,135 @@ def test_reflected_operators_take_a_number():
     for fn in (lambda x: 3 & x, lambda x: 3 | x, lambda x: 3 ^ x):
         assert_close(fn(i), fn(ih))
     assert_close(toolkit.where(t > 1, 2.0, t), torch.where(th > 1, 2.0, th))
+
+
+# ----------------------------------------------------------------------------- the division family, exact on integers
+def _same_outcome(fn):
+    """``fn(module)`` on torch and toolkit: equal results (values and dtype), or errors of one type whose
+    toolkit message contains PyTorch's (toolkit prefixes the op's name)."""
+    try:
+        want = fn(torch)
+    except Exception as e:  # noqa: BLE001 - the exception type and message are what we compare
+        with pytest.raises(type(e), match=re.escape(str(e).split("\n")[0])):
+            fn(toolkit)
+        return
+    got = fn(toolkit)
+    assert_close(got, want)
+
+
+_BIG = [2**40 + 1, -(2**40) - 1, 2**62 + 3, -(2**63) + 5, -7, 7, 0, 5]
+_DIVISORS = [1, 3, -3, 2, -2, 5, 7, -1]
+_DIVISION = {
+    "div floor": lambda m, a, b: m.div(a, b, rounding_mode="floor"),
+    "div trunc": lambda m, a, b: m.div(a, b, rounding_mode="trunc"),
+    "div none": lambda m, a, b: m.div(a, b, rounding_mode=None),
+    "divide floor": lambda m, a, b: m.divide(a, b, rounding_mode="floor"),
+    "true_divide": lambda m, a, b: m.true_divide(a, b),
+    "Tensor.div trunc": lambda m, a, b: a.div(b, rounding_mode="trunc"),
+    "div_ floor": lambda m, a, b: a.clone().div_(b, rounding_mode="floor"),
+    "div_ trunc": lambda m, a, b: a.clone().div_(b, rounding_mode="trunc"),
+    "divide_ trunc": lambda m, a, b: a.clone().divide_(b, rounding_mode="trunc"),
+    "floor_divide": lambda m, a, b: m.floor_divide(a, b),
+    "//": lambda m, a, b: a // b,
+    "//=": lambda m, a, b: a.clone().__ifloordiv__(b),
+    "remainder": lambda m, a, b: m.remainder(a, b),
+    "%": lambda m, a, b: a % b,
+    "fmod": lambda m, a, b: m.fmod(a, b),
+}
+_DIVISOR_KINDS = {
+    "tensor": lambda m, dt: m.tensor(_DIVISORS).to(dt),
+    "int": lambda m, dt: 3,
+    "negative int": lambda m, dt: -1,
+    "float": lambda m, dt: 2.5,
+    "0-dim": lambda m, dt: m.tensor(-3).to(dt),
+    "zero": lambda m, dt: 0,
+    "tensor with a zero": lambda m, dt: m.tensor([1, 0, 1, 1, 1, 1, 1, 1]).to(dt),
+}
+
+
+@pytest.mark.parametrize("op", list(_DIVISION))
+@pytest.mark.parametrize("divisor", list(_DIVISOR_KINDS))
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8", "bool", "float32", "float64"])
+def test_division_family_matches_torch_exactly(op, divisor, dtype):
+    """Rounded quotients of integers stay integers, exact beyond 2**24 (``2**40 + 1`` floor-divided by 1 is
+    itself), integer division by zero raises, and bool is refused, as in PyTorch."""
+    values = _BIG if dtype == "int64" else [-7, 7, 3, -3, 100, 1, 0, 9]
+
+    def run(m):
+        dt = getattr(m, dtype)
+        a = m.tensor([v % 2 for v in values]).to(dt) if dtype == "bool" else m.tensor(values).to(dt)
+        return _DIVISION[op](m, a, _DIVISOR_KINDS[divisor](m, dt))
+
+    _same_outcome(run)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.div(7, m.tensor([2, -2]), rounding_mode="floor"),
+    lambda m: m.div(m.tensor([7]), m.tensor(2.5), rounding_mode="trunc"),
+    lambda m: m.div(m.tensor([1.0]), 0.1, rounding_mode="floor"),  # 9, not floor(1 / 0.1) = 10
+    lambda m: m.div(m.tensor([1.0], dtype=m.float64), -0.1, rounding_mode="floor"),
+    lambda m: m.div(m.tensor([-128], dtype=m.int8), -1, rounding_mode="trunc"),
+    lambda m: m.div(m.tensor([7], dtype=m.uint8), 300, rounding_mode="floor"),
+    lambda m: m.div(m.tensor([7]), 2, rounding_mode="round"),
+    lambda m: m.tensor([7]).div_(2.5, rounding_mode="floor"),
+    lambda m: m.true_divide(7, m.tensor([2])),
+    lambda m: m.tensor([7.0]).true_divide_(2),
+], ids=["number first", "0-dim float divisor", "float floor is fmod-based", "float64 negative divisor",
+        "int8 overflow wraps", "uint8 wrapped divisor", "bad mode", "in-place refuses float", "true_divide number",
+        "true_divide_"])
+def test_division_edge_cases_match_torch(fn):
+    _same_outcome(fn)
+
+
+def test_true_divide_takes_no_rounding_mode_like_torch():
+    for m in (torch, toolkit):
+        with pytest.raises(TypeError, match="rounding_mode"):
+            m.true_divide(m.tensor([7]), 2, rounding_mode="floor")
+
+
+def test_div_rounding_keeps_the_integer_dtype_in_the_meta_rule():
+    from toolkit.dispatch import bind
+
+    o = registry.get("div")
+    a, b = toolkit.tensor([2**40 + 1]), toolkit.tensor([1])
+    assert o.infer(*bind(o, (a, b), {"rounding_mode": "floor"})).dtype is toolkit.int64
+    assert o.infer(*bind(o, (a, b), {})).dtype is toolkit.float32
+
+
+# ----------------------------------------------------------------------------- alpha of add and sub, bool subtraction
+_ALPHA_OPERANDS = {
+    "int": lambda m: m.tensor([1, 2]), "float": lambda m: m.tensor([1.0, 2.0]), "bool": lambda m: m.tensor([True, False]),
+    "2": lambda m: 2, "2.5": lambda m: 2.5, "True": lambda m: True,
+}
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "rsub"])
+@pytest.mark.parametrize("self_kind", ["int", "float", "bool"])
+@pytest.mark.parametrize("other_kind", list(_ALPHA_OPERANDS))
+@pytest.mark.parametrize("alpha", [0.5, 2, True, False, 2.0])
+def test_alpha_and_bool_rules_match_torch(op, self_kind, other_kind, alpha):
+    """A float alpha with integral inputs, a bool alpha with a non-bool result and a bool operand of a
+    subtraction are refused with PyTorch's messages (not numpy's casting error), and results match."""
+    _same_outcome(lambda m: getattr(m, op)(_ALPHA_OPERANDS[self_kind](m), _ALPHA_OPERANDS[other_kind](m),
+                                           alpha=alpha))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.tensor([1, 2]).add_(m.tensor([1, 2]), alpha=0.5),
+    lambda m: m.tensor([1, 2]).sub_(m.tensor([1, 2]), alpha=True),
+    lambda m: m.tensor([1.0, 2.0]).add_(m.tensor([1, 2]), alpha=0.5),
+    lambda m: m.tensor([True]).add_(m.tensor([True]), alpha=2),
+    lambda m: m.tensor([1, 2]).add_(2.5, alpha=0.5),
+    lambda m: m.tensor([1.0, 2.0]) - m.tensor([True, False]),
+    lambda m: True - m.tensor([1.0, 2.0]),
+    lambda m: m.tensor([1, 2]).sub_(True),
+], ids=["int add_ float alpha", "int sub_ bool alpha", "float add_ float alpha", "bool add_ int alpha",
+        "castability first", "float minus bool", "bool minus float", "int sub_ bool"])
+def test_in_place_alpha_and_operator_forms_match_torch(fn):
+    _same_outcome(fn)
+
+
+def test_integral_alpha_message():
+    with pytest.raises(RuntimeError, match="add: For integral input tensors, argument alpha must not be a floating "
+                                           "point number."):
+        toolkit.add(toolkit.tensor([1]), toolkit.tensor([1]), alpha=0.5)

@@ -350,6 +350,23 @@ def test_where_gradients_route_by_condition():
     _grads_match(lambda m, s: m.where(m.tensor(cond), s, 0.0), np.array([1.0, 2.0, 3.0]))
 
 
+@pytest.mark.parametrize("cond", [
+    [[1, 0], [0, 1]], [True, False, True], 1.0, 0.0, [0.0, 1.5], [[[0, 2], [3, 0]]], [],
+], ids=str)
+def test_where_of_a_condition_alone_is_nonzero_as_tuple(cond):
+    """``where(condition)`` is ``condition.nonzero(as_tuple=True)``, as in PyTorch (and NumPy)."""
+    got = toolkit.where(toolkit.tensor(cond))
+    assert isinstance(got, tuple)
+    assert_close(got, torch.where(torch.tensor(cond)))
+    assert_close(toolkit.where(condition=toolkit.tensor(cond)), torch.where(condition=torch.tensor(cond)))
+
+
+def test_where_with_two_arguments_is_a_type_error_like_torch():
+    for m in (torch, toolkit):
+        with pytest.raises(TypeError, match="where"):
+            m.where(m.tensor([True]), m.ones(1))
+
+
 # ----------------------------------------------------------------------------- lerp, addcmul, addcdiv, hypot, atan2
 def test_lerp_dtype_rules():
     f = toolkit.tensor([1.0, 2.0])

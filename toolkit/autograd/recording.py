@@ -99,11 +99,13 @@ def _guard_index(test) -> int | None:
 
 
 def _save_plan(op) -> dict:
-    """For each saved name of a derivative, the ``needs_input_grad`` indices guarding all its uses.
+    """For each saved name of a derivative, the ``needs_input_grad`` index guarding all its uses.
 
     A name only read under ``x if needs_input_grad[k] else None`` (or ``if needs_input_grad[k]:``)
     is not saved when input ``k`` needs no gradient, as PyTorch saves ``other`` of ``mul`` only
-    when ``self`` requires grad. Names with an unguarded use map to None: always saved.
+    when ``self`` requires grad. Names with an unguarded use, or read for the gradients of several
+    inputs, map to None: always saved, as PyTorch's generated nodes save them (``other`` of ``div``,
+    ``tensor2`` of ``addcdiv``), so a second backward through a freed graph raises where PyTorch's does.
     """
     plan = _save_plans.get(op)
     if plan is not None:
@@ -140,6 +142,7 @@ def _save_plan(op) -> dict:
 
         for stmt in fn.body:
             visit(stmt, None)
+        plan = {k: (g if g is None or len(g) == 1 else None) for k, g in plan.items()}
     _save_plans[op] = plan
     return plan
 
@@ -231,6 +234,8 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
                 saved[name] = SavedTensor(v)
             elif isinstance(v, list) and any(isinstance(e, Tensor) for e in v):
                 saved[name] = [SavedTensor(e) if isinstance(e, Tensor) else e for e in v]
+            elif v is not None and op.numbers_as_tensors and op.args[i].type == "Tensor":
+                saved[name] = v  # PyTorch's wrapped number: a saved tensor there, freed with the others
             else:
                 attrs[name] = v
     node._saved = saved

@@ -37,8 +37,10 @@ def elementwise_meta(op, *bound):
         acc = broadcast_shapes_or_none(acc, s)
         if acc is None:
             raise RuntimeError(f"{op.name}: shapes {' and '.join(fmt_shape(s) for s in shapes)} cannot be broadcast")
+    if op.check_dtypes is not None:
+        op.check_dtypes(dims + zeros + [_dt.scalar_default_dtype(v) for v in scalars])
     common = _dt.result_type_from(dims, zeros, scalars)
-    p = op.promotion
+    p = op.promotion_of(bound)
     if p == R.PROMOTE_INT_TO_FLOAT and not common.is_floating_point:
         common = _dt.get_default_dtype()
     elif p in (R.PROMOTE_BOOL_OUT, R.PROMOTE_ALWAYS_BOOL):

@@ -86,7 +86,7 @@ def _(self, src, non_blocking=False):
     return TensorMeta(self.shape, self.dtype, self.device)
 
 
-@op("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", kind=INPLACE, function=False)
+@op("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", kind=INPLACE, function=False, overlap_ok=("self",))
 def fill_(self, value):
     """Fill ``self`` with ``value`` (cast to ``self``'s dtype)."""
     out = np.empty_like(self)
@@ -101,7 +101,8 @@ def _(grad):
     return api.zeros_like(grad)
 
 
-@op("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", kind=INPLACE, function=False)
+@op("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", kind=INPLACE, function=False,
+    overlap_ok=("self", "value"))
 def fill_tensor_(self, value):
     """Fill ``self`` with the value of a 0-d tensor."""
     if value.ndim != 0:
@@ -120,7 +121,7 @@ def _(grad):
     return api.zeros_like(grad), grad.sum()
 
 
-@op("zero_(Tensor(a!) self) -> Tensor(a!)", kind=INPLACE, function=False)
+@op("zero_(Tensor(a!) self) -> Tensor(a!)", kind=INPLACE, function=False, overlap_ok=("self",))
 def zero_(self):
     """Fill ``self`` with zeros."""
     return np.zeros_like(self)

@@ -17,7 +17,7 @@ from .._core import dtypes as _dt
 from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from . import _flops
-from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
+from .registry import ELEMENTWISE, PROMOTE_DEFAULT, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
 
 
 def not_implemented(op_name: str, kernel: str, dtype) -> NotImplementedError:
@@ -60,19 +60,47 @@ def float_unary(name: str, fn, formula: str, doc: str):
               inplace=True)(kernel)
 
 
+def compute_dtype(*values) -> np.dtype:
+    """The dtype a kernel computes in: its first array's (the dispatcher cast them all to it)."""
+    for v in values:
+        if isinstance(v, (np.ndarray, np.generic)):
+            return v.dtype
+    return np.result_type(*values)
+
+
+def int_divisor_check(name: str, other, out: np.ndarray) -> None:
+    """PyTorch raises for integer division by zero (only where there are elements to compute)."""
+    if out.size and np.any(np.asarray(other) == 0):
+        raise RuntimeError(f"{name}: ZeroDivisionError")
+
+
 def _zeros(grad):
     """The gradient of a piecewise-constant op (floor, sign, ...): zero, kept in the graph for double backward."""
     return grad * 0
 
 
 # ----------------------------------------------------------------------------- arithmetic
+def _scaled(name: str, self, other, alpha):
+    """``alpha * other`` in the compute dtype, after PyTorch's alpha checks (``alpha`` is not 1, or a bool)."""
+    dt = compute_dtype(self, other)
+    if isinstance(alpha, (bool, np.bool_)) and dt != np.bool_:
+        raise RuntimeError(f"{name}: Boolean alpha only supported for Boolean results.")
+    if dt.kind in "biu" and not isinstance(alpha, (int, np.integer, np.bool_)):
+        raise RuntimeError(f"{name}: For integral input tensors, argument alpha must not be a floating point number.")
+    if dt == np.bool_:
+        alpha = bool(alpha)  # computed in bool, as PyTorch does: any nonzero alpha is True
+    if alpha == 1:
+        return other
+    return np.multiply(other, alpha, dtype=np.result_type(other)) if isinstance(other, np.ndarray) else other * alpha
+
+
 @op("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
     formula="self + alpha * other", flops=_flops.elementwise, inplace=True, dunders=("add", "radd", "iadd"),
-    identities=(("self", "other", 0, None), ("other", "self", 0, ("alpha", 1))))
+    identities=(("self", "other", 0, None), ("other", "self", 0, ("alpha", 1))), numbers_as_tensors=True)
 def add(self, other, alpha=1, out=None):
     """Add ``other``, scaled by ``alpha``, to ``self`` elementwise, with broadcasting."""
-    if alpha != 1:
-        other = np.multiply(other, alpha, dtype=np.result_type(other)) if isinstance(other, np.ndarray) else other * alpha
+    if alpha != 1 or type(alpha) is not int:
+        other = _scaled("add", self, other, alpha)
     return np.add(self, other, out=out)
 
 
@@ -81,18 +109,26 @@ def _(grad, alpha):
     return grad, (grad if alpha == 1 else grad * alpha)
 
 
+def _sub_check(dtypes) -> None:
+    """PyTorch's sub_check: no bool operand (a Python bool counts as one), with its two messages."""
+    bools = sum(d is _dt.bool for d in dtypes)
+    if bools == len(dtypes):
+        raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if bools:
+        raise RuntimeError("sub: Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 @op("sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
     formula="self - alpha * other", inplace=True, dunders=("sub", "rsub", "isub"),
-    identities=(("self", "other", 0, None),))
+    identities=(("self", "other", 0, None),), numbers_as_tensors=True, check_dtypes=_sub_check)
 def sub(self, other, alpha=1, out=None):
     """Subtract ``alpha * other`` from ``self`` elementwise."""
     if isinstance(self, np.ndarray) and self.dtype == np.bool_:
-        raise RuntimeError(
-            "sub: Subtraction, the `-` operator, with two bool tensors is not supported. "
-            "Use the `^` or `logical_xor()` operator instead."
-        )
-    if alpha != 1:
-        other = np.multiply(other, alpha, dtype=np.result_type(other)) if isinstance(other, np.ndarray) else other * alpha
+        _sub_check([_dt.bool, _dt.bool])
+    if alpha != 1 or type(alpha) is not int:
+        other = _scaled("sub", self, other, alpha)
     return np.subtract(self, other, out=out)
 
 
@@ -102,7 +138,7 @@ def _(grad, alpha):
 
 
 @op("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
-    formula="other - alpha * self", method=False)
+    formula="other - alpha * self", method=False, check_dtypes=_sub_check)
 def rsub(self, other, alpha=1):
     """``other - alpha * self``: what ``2 - x`` runs (and records), as in PyTorch."""
     return sub.kernels["cpu"](other, self, alpha)
@@ -114,7 +150,7 @@ def _(grad, alpha):
 
 
 @op("mul(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self * other", inplace=True,
-    flops=_flops.elementwise,
+    flops=_flops.elementwise, numbers_as_tensors=True,
     dunders=("mul", "rmul", "imul"), identities=(("self", "other", 1, None), ("other", "self", 1, None)))
 def mul(self, other, out=None):
     """Multiply elementwise, with broadcasting."""
@@ -127,25 +163,42 @@ def _(grad, self, other, needs_input_grad):
 
 
 @op("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", kind=ELEMENTWISE,
-    formula="self / other", promotion=PROMOTE_INT_TO_FLOAT, inplace=True,
-    dunders=("truediv", "rtruediv", "itruediv"), identities=(("self", "other", 1, ("rounding_mode", None)),))
+    formula="self / other", promotion=PROMOTE_INT_TO_FLOAT, mode_promotion=("rounding_mode", PROMOTE_DEFAULT),
+    inplace=True, numbers_as_tensors=True, dunders=("truediv", "rtruediv", "itruediv"),
+    identities=(("self", "other", 1, ("rounding_mode", None)),))
 def div(self, other, rounding_mode=None, out=None):
-    """True division (or ``'trunc'``/``'floor'`` rounding), promoting integers to float as PyTorch does."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.true_divide(self, other, out=out)
-        if rounding_mode is None:
-            return q
-        if rounding_mode == "trunc":
-            return np.trunc(q, out=out)
-        if rounding_mode == "floor":
-            return np.floor(q, out=out)
-    raise RuntimeError(
-        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
-    )
+    """True division, or with ``rounding_mode`` ``'trunc'``/``'floor'`` the rounded quotient.
+
+    True division promotes integers to float; a rounded quotient keeps the
+    inputs' common dtype, so integers divide exactly (``2**40 + 1`` stays
+    itself), and an integer division by zero raises, as in PyTorch.
+    """
+    if rounding_mode is None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.true_divide(self, other, out=out)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    dt = compute_dtype(self, other)
+    if dt == np.bool_:
+        raise not_implemented("div", f"div_{rounding_mode}_cpu", dt)
+    with ignore_fp_errors():
+        if dt.kind == "f":
+            if rounding_mode == "floor":
+                return np.floor_divide(self, other, out=out)  # PyTorch's div_floor: fmod-based, as numpy's
+            return np.trunc(np.true_divide(self, other), out=out)
+        q, r = np.divmod(self, other)
+        int_divisor_check("div", other, q)
+        if rounding_mode == "trunc" and dt.kind == "i":
+            q += (r != 0) & (q < 0)  # a floored negative quotient with a remainder is one below the truncated
+    if out is None:
+        return q
+    np.copyto(out, q, casting="unsafe")
+    return out
 
 
 @div.grad
-def _(grad, self, other, rounding_mode, needs_input_grad):
+def _(grad, self, other, needs_input_grad, rounding_mode=None):
     if rounding_mode is not None:
         return grad * 0, (grad * 0 if isinstance(other, type(grad)) else None)
     ga = grad / other if needs_input_grad[0] else None
@@ -424,6 +477,14 @@ def _(rng):
     yield (rng.uniform(-2, 2, (2, 3)), rng.uniform(0.5, 2, (3,))), {}
     yield (rng.integers(-9, 9, (4,)), rng.integers(1, 4, (4,))), {}
     yield (rng.uniform(-5, 5, (4,)), rng.uniform(0.5, 2, (4,))), {"rounding_mode": "floor"}
+    yield (rng.uniform(-5, 5, (4,)), -0.75), {"rounding_mode": "trunc"}
+    big = np.array([2**40 + 1, -(2**40) - 1, 2**62 + 3, -7, 7, 0])
+    yield (big, np.array([1, 3, -3, 2, -2, 5])), {"rounding_mode": "floor"}
+    yield (big, np.array([1, 3, -3, 2, -2, 5])), {"rounding_mode": "trunc"}
+    yield (big, 3), {"rounding_mode": "trunc"}
+    yield (rng.integers(0, 250, (5,)).astype(np.uint8), 7), {"rounding_mode": "floor"}
+    yield (rng.integers(-9, 9, (2, 3)).astype(np.int32), rng.integers(1, 4, (3,)).astype(np.int16)), {
+        "rounding_mode": "floor"}
 
 
 @neg.sample_inputs

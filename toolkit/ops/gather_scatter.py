@@ -152,7 +152,7 @@ def _scatter_meta(self, dim, index, src=None, op="scatter"):
 
 
 @op("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", kind=INDEXING, inplace=True,
-    nondiff_args=("index",))
+    nondiff_args=("index",), no_overlap=("src",))
 def scatter(self, dim, index, src):
     """A copy of ``self`` with ``src`` written at ``index`` along ``dim`` (``self[i][index[i][j]] = src[i][j]``)."""
     return _scatter(self, dim, index, src, None, None, "scatter")
@@ -206,7 +206,7 @@ def _(rng):
 
 
 @op("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", kind=INDEXING,
-    inplace=True, nondiff_args=("index",), differentiable=False)
+    inplace=True, nondiff_args=("index",), differentiable=False, no_overlap=("src",))
 def scatter_reduce_src(self, dim, index, src, reduce):
     """Scatter ``src`` combining with ``self``'s values by ``reduce`` (``'add'`` or ``'multiply'``)."""
     return _scatter(self, dim, index, src, None, reduce, "scatter")
@@ -242,7 +242,7 @@ def _(rng):
 
 
 @op("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", kind=INDEXING, inplace=True,
-    nondiff_args=("index",))
+    nondiff_args=("index",), no_overlap=("src",))
 def scatter_add(self, dim, index, src):
     """A copy of ``self`` with ``src`` added at ``index`` along ``dim``; repeated indices accumulate."""
     return _scatter(self, dim, index, src, None, "add", "scatter_add")

@@ -114,7 +114,7 @@ def _same_meta(self, *rest):
 
 
 @op("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor", kind=INDEXING,
-    inplace=True, nondiff_args=("index",))
+    inplace=True, nondiff_args=("index",), no_overlap=("source",))
 def index_add(self, dim, index, source, alpha=1):
     """A copy of ``self`` with ``alpha * source`` added to the slices along ``dim`` at ``index``."""
     if alpha != 1:
@@ -146,7 +146,7 @@ def _(rng):
 
 
 @op("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", kind=INDEXING, inplace=True,
-    nondiff_args=("index",))
+    nondiff_args=("index",), no_overlap=("source",))
 def index_copy(self, dim, index, source):
     """A copy of ``self`` whose slices along ``dim`` at ``index`` are replaced by ``source``'s."""
     if _np_dtype(index.dtype) != np.int64:
@@ -186,7 +186,7 @@ def _fill_checks(self, dim, index, value):
 
 
 @op("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", kind=INDEXING,
-    inplace=True, nondiff_args=("index",))
+    inplace=True, nondiff_args=("index",), overlap_ok=("self", "value"))
 def index_fill(self, dim, index, value):
     """A copy of ``self`` with the slices along ``dim`` at ``index`` set to the 0-d ``value``."""
     _fill_checks(self, dim, index, value)
@@ -213,7 +213,7 @@ def _(rng):
 
 
 @op("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", kind=INDEXING,
-    inplace=True, nondiff_args=("index",))
+    inplace=True, nondiff_args=("index",), overlap_ok=("self",))
 def index_fill_scalar(self, dim, index, value):
     """A copy of ``self`` with the slices along ``dim`` at ``index`` set to ``value``."""
     _fill_checks(self, dim, index, None)

@@ -365,7 +365,7 @@ def _(rng):
 
 
 @op("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
-    kind=INDEXING, inplace=True, nondiff_args=("indices",))
+    kind=INDEXING, inplace=True, nondiff_args=("indices",), overlap_ok=("self",), no_overlap=("values",))
 def index_put(self, indices, values, accumulate=False, out=None):
     """``self[indices] = values`` on a copy (``+=`` with repeats summed when ``accumulate``)."""
     if values.dtype != self.dtype:

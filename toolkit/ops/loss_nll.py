@@ -8,6 +8,8 @@ composed from this and ``log_softmax`` in ``toolkit.nn.functional``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._core import dtypes as _dt
@@ -22,43 +24,54 @@ def _fmt(shape) -> str:
 
 
 def _check(self, target, weight, reduction) -> int:
-    """PyTorch's argument checks (on metadata only); returns the class dim."""
+    """PyTorch's argument checks (on metadata only), in its order: shapes before dtypes. Returns the class dim.
+
+    Like aten, inputs of 3 or more dims go through the 2-d (spatial) path, with its messages.
+    """
     check_reduction(reduction)
     nd = len(self.shape)
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
     tshape = tuple(target.shape)
-    if nd != 1 and (len(tshape) == 0 or self.shape[0] != tshape[0]):
-        got = tshape[0] if tshape else 1
-        raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target batch_size ({got}).")
-    if target.dtype not in (_dt.int64, _dt.uint8):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dt.title(target.dtype)}")
-    if not self.dtype.is_floating_point:
-        frame = "nll_loss2d_forward_out_frame" if nd == 4 else "nll_loss_out_frame"
-        raise NotImplementedError(f"\"{frame}\" not implemented for '{_dt.title(self.dtype)}'")
+    if nd != 1 and (tshape[0] if tshape else 0) != self.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({self.shape[0]}) to match target batch_size ({tshape[0] if tshape else 0}).")
     if nd <= 2:
         if len(tshape) > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if not (nd == 1 and len(tshape) == 0) and tshape[0] != self.shape[0] and nd == 2:
-            raise RuntimeError(f"size mismatch (got input: {_fmt(self.shape)}, target: {_fmt(tshape)})")
-    elif nd == 4:
-        if tshape[1:] != tuple(self.shape[2:]) or len(tshape) != 3:
-            raise RuntimeError(
-                f"size mismatch (got input: {_fmt(self.shape)} , target: {_fmt(tshape)}")
-    elif tshape[1:] != tuple(self.shape[2:]):
-        want = (self.shape[0],) + tuple(self.shape[2:])
-        raise RuntimeError(f"Expected target size {_fmt(want)}, got {_fmt(tshape)}")
-    cdim = 0 if nd == 1 else 1
-    n_classes = self.shape[cdim]
-    if weight is not None:
-        if len(weight.shape) != 1 or weight.shape[0] != n_classes:
+        _check_target_dtype(target)
+        if nd == 1 and len(tshape) == 1 and tshape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {tshape[0]}")
+        n_classes = self.shape[-1]
+        if weight is not None and (len(weight.shape) != 1 or weight.shape[0] != n_classes):
             raise RuntimeError(
                 f"weight tensor should be defined either for all {n_classes} classes or no classes but got weight "
                 f"tensor of shape: {_fmt(tuple(weight.shape))}")
-        if weight.dtype != self.dtype:
-            raise RuntimeError(
-                f"expected scalar type {_dt.title(self.dtype)} but found {_dt.title(weight.dtype)}")
-    return cdim
+        frame = "nll_loss_out_frame"
+    else:
+        if nd == 4:
+            if len(tshape) != 3:
+                raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
+                                   f"dimension: {len(tshape)}")
+        elif tshape[1:] != tuple(self.shape[2:]):
+            want = (self.shape[0],) + tuple(self.shape[2:])
+            raise RuntimeError(f"Expected target size {_fmt(want)}, got {_fmt(tshape)}")
+        _check_target_dtype(target)
+        if weight is not None and math.prod(weight.shape) != self.shape[1]:
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
+        if nd == 4 and tshape != (self.shape[0],) + tuple(self.shape[2:]):
+            raise RuntimeError(f"size mismatch (got input: {_fmt(self.shape)} , target: {_fmt(tshape)}")
+        frame = "nll_loss2d_forward_out_frame"
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{frame}\" not implemented for '{_dt.title(self.dtype)}'")
+    if weight is not None and weight.dtype != self.dtype:
+        raise RuntimeError(f"expected scalar type {_dt.title(self.dtype)} but found {_dt.title(weight.dtype)}")
+    return 0 if nd == 1 else 1
+
+
+def _check_target_dtype(target) -> None:
+    if target.dtype not in (_dt.int64, _dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dt.title(target.dtype)}")
 
 
 def _dtype_of(a):
@@ -89,7 +102,7 @@ def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     if bad.any():
         raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
     picked = np.take_along_axis(self, np.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
-    w = np.ones((), self.dtype) if weight is None else weight[safe]
+    w = np.ones((), self.dtype) if weight is None else weight.reshape(-1)[safe]
     w = np.where(ignored, 0, w).astype(self.dtype, copy=False)
     loss = np.where(ignored, 0, -w * picked).astype(self.dtype, copy=False)
     if reduction == NONE:
@@ -127,8 +140,8 @@ def _(grad, self, target, weight, reduction, ignore_index):
         w_t = (target != ignore_index).to(self.dtype)
     else:
         shape = [1] * self.ndim
-        shape[cdim] = weight.shape[0]
-        w_t = api.where(mask, weight.view(shape), 0).sum(cdim)
+        shape[cdim] = weight.numel()
+        w_t = api.where(mask, weight.reshape(shape), 0).sum(cdim)
     g = grad
     if reduction == MEAN:
         g = grad / w_t.sum()

@@ -12,6 +12,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none
+from . import api
 from .indexing import _count_true, _mask, _np_dtype, _samples_float, dtype_title
 from .registry import INDEXING, op
 
@@ -45,7 +46,7 @@ def _fill_value_check(value):
 
 
 @op("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", kind=INDEXING, inplace=True,
-    nondiff_args=("mask",))
+    nondiff_args=("mask",), overlap_ok=("self", "value"))
 def masked_fill(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
     _check_mask(mask.dtype, "masked_fill_")
@@ -76,7 +77,7 @@ def _(rng):
 
 
 @op("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", kind=INDEXING, inplace=True,
-    nondiff_args=("mask",))
+    nondiff_args=("mask",), overlap_ok=("self",))
 def masked_fill_scalar(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
     _check_mask(mask.dtype, "masked_fill_")
@@ -250,6 +251,27 @@ def _(rng):
     yield (_mask(rng, 2, 3, 2),), {}
     yield (np.array(2.0),), {}
     yield (np.zeros((0, 3)),), {}
+
+
+@op("nonzero_numpy(Tensor self) -> Tensor[]", kind=INDEXING, method=False, function=False, composite=True,
+    differentiable=False)
+def nonzero_numpy(self):
+    """The coordinates of the nonzero elements, one 1-D tensor per dim (a 0-dim tensor counts as 1-D):
+    ``nonzero(as_tuple=True)`` and one-argument ``where``, as in NumPy."""
+    x = self if self.ndim else self.reshape(1)
+    coords = api.nonzero(x)
+    return tuple(api.select(coords, 1, d) for d in range(x.ndim))
+
+
+@nonzero_numpy.meta_rule
+def _(self):
+    n = _count_true(self)
+    return [TensorMeta((n,), _dt.int64, self.device) for _ in range(max(len(self.shape), 1))]
+
+
+@nonzero_numpy.sample_inputs
+def _(rng):
+    yield from nonzero.samples(rng)
 
 
 @op("argwhere(Tensor self) -> Tensor", kind=INDEXING, differentiable=False)

@@ -19,30 +19,28 @@ from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
-from .elementwise import not_implemented
+from .elementwise import compute_dtype, div, int_divisor_check, not_implemented
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, OpDef, op
 
 
 # ----------------------------------------------------------------------------- shared helpers
-def compute_dtype(*values) -> np.dtype:
-    """The dtype a kernel computes in: its first array's (the dispatcher cast them all to it)."""
-    for v in values:
-        if isinstance(v, (np.ndarray, np.generic)):
-            return v.dtype
-    return np.result_type(*values)
-
-
 def is_number(v) -> bool:
     return isinstance(v, numbers.Number)
 
 
-def alias(d: OpDef, name: str) -> OpDef:
-    """Register ``name`` as another name of op ``d`` (``clip`` for ``clamp``): same kernel, rules and samples."""
+def alias(d: OpDef, name: str, schema: str | None = None) -> OpDef:
+    """Register ``name`` as another name of op ``d`` (``clip`` for ``clamp``): same kernel, rules and samples.
+
+    ``schema`` gives the alias its own schema where PyTorch's takes fewer arguments (``true_divide`` has no
+    ``rounding_mode``); the arguments it leaves out keep their defaults.
+    """
     a = op(
-        str(d.schema).replace(d.schema.name, name, 1),
+        schema or str(d.schema).replace(d.schema.name, name, 1),
         kind=d.kind,
         formula=d.formula,
         promotion=d.promotion,
+        mode_promotion=d.mode_promotion if schema is None else None,
+        check_dtypes=d.check_dtypes,
         method=d.method,
         function=d.function,
         namespace=d.namespace,
@@ -50,20 +48,19 @@ def alias(d: OpDef, name: str) -> OpDef:
         differentiable=d.differentiable,
         nondiff_args=tuple(d.arg_names[i] for i in d.tensor_args if i not in d.diff_args),
         promote_args=tuple(d.arg_names[i] for i in d.promote_args),
+        scalar_self=d.scalar_self,
+        numbers_as_tensors=d.numbers_as_tensors,
+        overlap_ok=d.overlap_ok,
+        no_overlap=d.no_overlap,
         doc=f"Alias of :func:`{d.name}`.\n\n{d.doc}",
     )(d.kernels["cpu"])
     if d.derivative is not None:
         a.grad(d.derivative)
     if d.meta is not None:
         a.meta_rule(d.meta)
-    a.samples = lambda rng: d.samples(rng)  # samples are often attached after the alias is made
+    # Samples are often attached after the alias is made; those using arguments the alias lacks are left out.
+    a.samples = lambda rng: ((args, kw) for args, kw in d.samples(rng) if set(kw) <= set(a.arg_names))
     return a
-
-
-def _int_divisor_check(name: str, other, out: np.ndarray) -> None:
-    """PyTorch raises for integer division by zero (only where there are elements to compute)."""
-    if out.size and np.any(np.asarray(other) == 0):
-        raise RuntimeError(f"{name}: ZeroDivisionError")
 
 
 # ----------------------------------------------------------------------------- pow
@@ -129,6 +126,10 @@ def _(grad, self, exponent, result, needs_input_grad):
 
 
 # ----------------------------------------------------------------------------- division and modulo
+divide = alias(div, "divide")
+true_divide = alias(div, "true_divide", "true_divide(Tensor self, Tensor other) -> Tensor")
+
+
 @op("floor_divide(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self // other", inplace=True,
     dunders=("floordiv", "rfloordiv", "ifloordiv"), differentiable=False)
 def floor_divide(self, other):
@@ -139,7 +140,7 @@ def floor_divide(self, other):
     with ignore_fp_errors():
         out = np.floor_divide(self, other)
     if dt.kind in "iu":
-        _int_divisor_check("floor_divide", other, out)
+        int_divisor_check("floor_divide", other, out)
     return out
 
 
@@ -153,7 +154,7 @@ def remainder(self, other):
     with ignore_fp_errors():
         out = np.remainder(self, other)
     if dt.kind in "iu":
-        _int_divisor_check("remainder", other, out)
+        int_divisor_check("remainder", other, out)
     return out
 
 
@@ -173,7 +174,7 @@ def fmod(self, other):
     with ignore_fp_errors():
         out = np.fmod(self, other)
     if dt.kind in "iu":
-        _int_divisor_check("fmod", other, out)
+        int_divisor_check("fmod", other, out)
     return out
 
 

@@ -77,6 +77,11 @@ class OpDef:
         composite: bool = False,
         full_reduction: str | None = None,
         flops: Callable | None = None,
+        mode_promotion: tuple | None = None,
+        check_dtypes: Callable | None = None,
+        numbers_as_tensors: bool = False,
+        overlap_ok: tuple = (),
+        no_overlap: tuple = (),
         doc: str | None = None,
     ):
         self.schema = schema
@@ -120,6 +125,31 @@ class OpDef:
         # named here; naming lets a bool ``condition`` stay out and a Scalar ``min`` take part.
         self.promote_args = self.tensor_args if promote_args is None else tuple(
             i for i, a in enumerate(schema.args) if a.name in promote_args)
+        # ``(argument, policy)``: while that argument is not None the op promotes by ``policy`` instead, as
+        # ``div`` with a ``rounding_mode`` keeps integer dtypes (PyTorch's ``div.Tensor_mode``).
+        self.mode_promotion = mode_promotion
+        self.mode_arg = None if mode_promotion is None else self.arg_names.index(mode_promotion[0])
+        # ``check_dtypes(dtypes)``: raises for a combination of input dtypes PyTorch refuses before computing
+        # (``sub`` of a bool tensor), with Python numbers as the dtype of their kind. Promotion calls it, and
+        # eager dispatch caches promotions, so each combination is checked once and the hot path pays nothing.
+        self.check_dtypes = check_dtypes
+        # What dispatch's promotion cache is keyed on besides the dtypes: the policy, and the op where it checks.
+        self.promotion_tag = promotion if check_dtypes is None else (self.name, promotion)
+        # PyTorch turns a Python number passed for one of this op's Tensor arguments into a 0-dim "wrapped
+        # number" tensor (its should_allow_numbers_as_tensors: add, sub, mul, div and their aliases). A
+        # derivative that reads one saves it as a tensor, so it is freed after backward like any saved tensor.
+        self.numbers_as_tensors = numbers_as_tensors
+        # Memory overlap of an in-place variant, as PyTorch checks it: the written tensor ``self`` may not
+        # have elements sharing memory, nor any tensor argument partially overlap it. ``overlap_ok`` names
+        # the exceptions (``self``: ops PyTorch lets write into an expanded tensor, like ``fill_``; a
+        # ``value`` read as a number first), ``no_overlap`` the arguments that may not overlap even fully
+        # (the source of ``index_put_``, ``scatter_``, ``index_add_``).
+        self.overlap_ok = tuple(overlap_ok)
+        self.no_overlap = tuple(no_overlap)
+        self.self_overlap_ok = "self" in overlap_ok
+        self.overlap_args = tuple(
+            (i, schema.args[i].name in no_overlap) for i in self.tensor_args
+            if i and schema.args[i].name not in overlap_ok and not schema.args[i].is_tensor_list)
         self.n_outputs = len(schema.returns)
         self.returns_list = bool(schema.returns) and schema.returns[0].type == "Tensor[]"
         self.returns_tensor = bool(schema.returns) and schema.returns[0].type.startswith("Tensor")
@@ -155,17 +185,23 @@ class OpDef:
         The parameter names say what must be saved for backward: an argument by
         name, ``result`` for the output, ``<arg>_shape``/``<arg>_dtype`` for just
         a tensor's metadata. So an in-place change to an input the rule does not
-        read is never an error.
+        read is never an error. A parameter with a default may name an argument
+        the op lacks (an alias with fewer arguments shares the rule).
         """
-        params = list(inspect.signature(fn).parameters)
+        signature = inspect.signature(fn).parameters
+        params = list(signature)
         if not params or params[0] != "grad":
             raise ValueError(f"{self.name}: derivative's first parameter must be 'grad'")
+        absent = set()  # parameters with a default that this op lacks (an alias with fewer arguments)
         for p in params[1:]:
             base = p.rsplit("_", 1)[0] if p.endswith(("_shape", "_dtype")) and p not in self.arg_names else p
             if base not in self.arg_names and p not in _GRAD_EXTRA_PARAMS:
+                if signature[p].default is not inspect.Parameter.empty:
+                    absent.add(p)
+                    continue
                 raise ValueError(f"{self.name}: derivative parameter {p!r} is not an argument of {self.schema}")
         self.derivative = fn
-        self.saved_names = tuple(p for p in params[1:] if p != "needs_input_grad")
+        self.saved_names = tuple(p for p in params[1:] if p != "needs_input_grad" and p not in absent)
         self.wants_needs_input_grad = "needs_input_grad" in params
         if self.inplace_variant is not None:
             self.inplace_variant._copy_autograd_from(self)
@@ -208,6 +244,18 @@ class OpDef:
         self.derivative = other.derivative
         self.saved_names = other.saved_names
         self.wants_needs_input_grad = other.wants_needs_input_grad
+
+    def promotion_of(self, bound) -> str:
+        """The promotion policy of one call: ``promotion``, or ``mode_promotion``'s while its argument is set."""
+        i = self.mode_arg
+        if i is None or i >= len(bound) or bound[i] is None:
+            return self.promotion
+        return self.mode_promotion[1]
+
+    def promotion_key(self, bound):
+        """``promotion_tag`` of one call (``mode_promotion`` may switch the policy)."""
+        p = self.promotion_of(bound)
+        return p if self.check_dtypes is None else (self.name, p)
 
     def infer(self, *bound):
         """Output metadata from input metadata: the op's meta rule, or its kind's default rule."""
@@ -273,6 +321,11 @@ def _make_inplace(d: OpDef) -> OpDef:
         function=False,
         namespace=d.namespace,
         differentiable=d.differentiable,
+        mode_promotion=d.mode_promotion,
+        check_dtypes=d.check_dtypes,
+        numbers_as_tensors=d.numbers_as_tensors,
+        overlap_ok=d.overlap_ok,
+        no_overlap=d.no_overlap,
         doc=f"In-place version of :func:`{d.name}`.",
     )
     v.scalar_tensors = d.scalar_tensors

@@ -17,8 +17,9 @@ from .._core.dtypes import title as _title
 from . import api
 from ._meta_rules import elementwise_meta
 from .elementwise import not_implemented
+from .masked import nonzero_numpy
 from .pointwise import alias, compute_dtype
-from .registry import ELEMENTWISE, op
+from .registry import ELEMENTWISE, INDEXING, op
 
 
 # ----------------------------------------------------------------------------- where
@@ -65,6 +66,17 @@ def _(grad, condition, needs_input_grad):
     g_self = api.where(condition, grad, 0.0) if needs_input_grad[0] else None
     g_other = api.where(condition, 0.0, grad) if needs_input_grad[1] else None
     return g_self, g_other
+
+
+@op("where(Tensor condition) -> Tensor[]", kind=INDEXING, method=False, composite=True, differentiable=False)
+def where_nonzero(condition):
+    """``where(condition)``: the coordinates of ``condition``'s nonzero elements, one 1-D tensor per dim
+    (``condition.nonzero(as_tuple=True)``)."""
+    return api.nonzero_numpy(condition)
+
+
+where_nonzero.meta_rule(nonzero_numpy.meta)
+where_nonzero.sample_inputs(nonzero_numpy.samples)
 
 
 # ----------------------------------------------------------------------------- clamp

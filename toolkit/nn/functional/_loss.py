@@ -162,6 +162,8 @@ def _class_weight(weight, ndim: int, class_dim: int):
 
 
 def _cross_entropy_probs(input, target, weight, reduction: int, label_smoothing: float):
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
