@@ -146,7 +146,7 @@ def compile_table() -> str:
 
 def main() -> str:
     return "\n".join([
-        "## Script mode (issue 6)", "",
+        "## Script mode", "",
         table(f"Scripted rnn_loop ({STEPS} steps, batch {BATCH}, hidden {HIDDEN})", loop_rows(),
               "toolkit's scripted loop at most torch.jit.script's time per call."),
         compile_table(),

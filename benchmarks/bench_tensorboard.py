@@ -200,7 +200,7 @@ def demo_table(rows: dict) -> str:
 
 
 def main() -> str:
-    return "\n".join(["## TensorBoard (issue 8)", "", scalar_table(scalar_rows()), demo_table(demo_rows())])
+    return "\n".join(["## TensorBoard", "", scalar_table(scalar_rows()), demo_table(demo_rows())])
 
 
 if __name__ == "__main__":
