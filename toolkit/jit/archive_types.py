@@ -31,17 +31,25 @@ def contains_module(t: T.JitType) -> bool:
     return False
 
 
-def fits(t: T.JitType, expected: T.JitType) -> bool:
+def fits(t: T.JitType, expected: T.JitType, bind=None) -> bool:
     """Whether a value of type ``t`` may stand where ``expected`` is declared (tensor details aside: what a tensor
-    holds is checked when it runs). ``Any`` fits both ways, modules never (they are tracked by value)."""
+    holds is checked when it runs). ``Any`` fits both ways, modules never (they are tracked by value).
+
+    ``bind(pattern, t)`` lets a schema's type variables take part (``builtin_schema``): it returns whether ``t``
+    binds the variable ``pattern``, or None when ``pattern`` is not a variable.
+    """
     if contains_module(t) or contains_module(expected):
         return False
+    if bind is not None:
+        bound = bind(expected, t)
+        if bound is not None:
+            return bound
     if isinstance(t, T.AnyType) or isinstance(expected, T.AnyType):
         return True
     if isinstance(expected, T.OptionalType):
         if isinstance(t, T.NoneType):
             return True
-        return fits(t.elem if isinstance(t, T.OptionalType) else t, expected.elem)
+        return fits(t.elem if isinstance(t, T.OptionalType) else t, expected.elem, bind)
     if isinstance(t, T.OptionalType):
         return False
     if isinstance(expected, T.TensorType):
@@ -51,12 +59,12 @@ def fits(t: T.JitType, expected: T.JitType) -> bool:
     if isinstance(expected, T.IntType):
         return isinstance(t, (T.IntType, T.BoolType))
     if isinstance(expected, T.ListType):
-        return isinstance(t, T.ListType) and fits(t.elem, expected.elem)
+        return isinstance(t, T.ListType) and fits(t.elem, expected.elem, bind)
     if isinstance(expected, T.TupleType):
         return isinstance(t, T.TupleType) and len(t.elems) == len(expected.elems) and all(
-            fits(a, b) for a, b in zip(t.elems, expected.elems))
+            fits(a, b, bind) for a, b in zip(t.elems, expected.elems))
     if isinstance(expected, T.DictType):
-        return isinstance(t, T.DictType) and fits(t.key, expected.key) and fits(t.value, expected.value)
+        return isinstance(t, T.DictType) and fits(t.key, expected.key, bind) and fits(t.value, expected.value, bind)
     if isinstance(expected, T.OtherType):
         return isinstance(t, T.OtherType) and t.name == expected.name
     return type(t) is type(expected)

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 
 from . import types as T
-from .archive_types import contains_module
+from .archive_types import fits
+from .script.typing_rules import unify
 
 __all__ = ["BuiltinSchema", "parse_builtin_schema"]
 
@@ -64,42 +65,21 @@ class BuiltinSchema:
 
 def _match(p, t, env: dict) -> bool:
     """Whether a value of type ``t`` fits pattern ``p``, binding the pattern's type variables in ``env``."""
-    if contains_module(t):
-        return False  # modules are only ever read and assigned attributes of, never passed to a builtin
-    if isinstance(p, _Var):
-        bound = env.get(p.name)
-        if bound is None:
-            env[p.name] = t
-            return True
-        from .script.typing_rules import unify
 
+    def bind(pattern, t) -> bool | None:
+        if not isinstance(pattern, _Var):
+            return None
+        bound = env.get(pattern.name)
+        if bound is None:
+            env[pattern.name] = t
+            return True
         merged = unify(bound, t)
         if merged is None:
             return False
-        env[p.name] = merged
+        env[pattern.name] = merged
         return True
-    if isinstance(t, T.AnyType) or isinstance(p, T.AnyType):
-        return True
-    if isinstance(p, T.OptionalType):
-        if isinstance(t, T.NoneType):
-            return True
-        return _match(p.elem, t.elem if isinstance(t, T.OptionalType) else t, env)
-    if isinstance(p, T.ListType):
-        return isinstance(t, T.ListType) and _match(p.elem, t.elem, env)
-    if isinstance(p, T.DictType):
-        return isinstance(t, T.DictType) and _match(p.key, t.key, env) and _match(p.value, t.value, env)
-    if isinstance(p, T.TupleType):
-        return isinstance(t, T.TupleType) and len(t.elems) == len(p.elems) and all(
-            _match(a, b, env) for a, b in zip(p.elems, t.elems))
-    if isinstance(p, T.TensorType):
-        return isinstance(t, T.TensorType)
-    if isinstance(p, T.FloatType):
-        return isinstance(t, (T.FloatType, T.IntType, T.BoolType))
-    if isinstance(p, T.IntType):
-        return isinstance(t, (T.IntType, T.BoolType))
-    if isinstance(p, T.OtherType):
-        return isinstance(t, T.OtherType) and t.name == p.name
-    return type(p) is type(t)
+
+    return fits(t, p, bind)
 
 
 def _substitute(p, env: dict) -> T.JitType:
