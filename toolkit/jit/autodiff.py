@@ -25,11 +25,13 @@ import warnings
 from ..autograd import grad as autograd_grad
 from ..autograd.function import Function
 from ..autograd.grad_mode import LOCAL, enable_grad, no_grad
+from ..random import get_rng_state, set_rng_state
 from ..tensor import Tensor
 from ..utils._pytree import tree_rebuild, tree_tensors
 from . import types as T
 from .interpreter import Interpreter
-from .ir import Graph, Value
+from .ir import Graph, Node, Value
+from .passes._effects import MUTATING_KINDS, has_side_effects, is_mutating, is_random
 from .trace import Tracer, TracerWarning
 
 _LEAF_PRODUCERS = frozenset({"prim::GetAttr", "prim::TupleUnpack", "prim::ListUnpack", "aten::__getitem__"})
@@ -43,6 +45,9 @@ class _BackwardTracer(Tracer):
         self._forward = forward_values  # id(array) -> (forward Value, tensor)
         self._saved_inputs: dict = {}
         self.saved: list[Value] = []
+        # a tensor the backward reads that is neither a forward value nor computed here (a dropout mask or
+        # pooling indices made inside one op): it would be frozen into the graph as a constant
+        self.froze_tensor = False
 
     def tensor_value(self, t: Tensor) -> Value:
         v = self.lookup(t)
@@ -58,7 +63,18 @@ class _BackwardTracer(Tracer):
                 self.saved.append(fv)
             self.bind_tensor(t, bv)
             return bv
+        if self.lookup_parameter(t) is None:
+            self.froze_tensor = True
         return super().tensor_value(t)
+
+    def lookup_parameter(self, t: Tensor):
+        frame = self._frame()
+        while frame is not None:
+            p = self._param_map(frame.module).get(id(t))
+            if p is not None and p[2] is t:
+                return p
+            frame = frame.parent
+        return None
 
 
 def _detached_leaf(x):
@@ -90,6 +106,8 @@ class DifferentiablePlan:
         self.n_leaves = n_leaves
         self.diff_positions = diff_positions  # which flattened outputs are differentiable
         self.fallback_graph = fallback
+        # a differentiable backward re-runs the plain graph: it must draw the forward's random numbers again
+        self.draws_random = any(is_random(n) for n in fallback.all_nodes())
         self._interpreters = None
         self._fallback = None
         self.runs = 0
@@ -121,6 +139,7 @@ class DifferentiablePlan:
 
     def run(self, inputs: list) -> list:
         self.runs += 1
+        rng = get_rng_state() if self.draws_random else None
         with no_grad():
             res = self.interpreter.run(inputs)
         k = self.n_outputs
@@ -130,19 +149,33 @@ class DifferentiablePlan:
         diff = [flat[i] for i in self.diff_positions]
         if not LOCAL.grad_enabled or not any(t.requires_grad for t in leaves):
             return outs
-        wrapped = DifferentiableGraph.apply(self, inputs, diff, saved, *leaves)
+        wrapped = DifferentiableGraph.apply(self, inputs, rng, diff, saved, *leaves)
         if not isinstance(wrapped, tuple):
             wrapped = (wrapped,)
         for i, w in zip(self.diff_positions, wrapped):
             flat[i] = w
         return tree_rebuild(outs, iter(flat))
 
-    def recompute_grads(self, inputs: list, leaves: tuple, grads: tuple) -> tuple:
-        """Gradients through the plain graph with eager autograd (differentiable, for create_graph)."""
+    def recompute_grads(self, inputs: list, leaves: tuple, grads: tuple, rng=None) -> tuple:
+        """Gradients through the plain graph with eager autograd (differentiable, for create_graph).
+
+        ``rng``: the random state the forward run started from. The recomputation draws the
+        forward's numbers again and then puts the caller's random stream back where it was,
+        so a call draws its random numbers once (plans are built only for graphs whose other
+        effects are none, see ``build``).
+        """
         if self._fallback is None:
             self._fallback = Interpreter(self.fallback_graph)
-        with enable_grad():
-            outs = self._fallback.run(inputs)
+        now = None
+        if rng is not None:
+            now = get_rng_state()
+            set_rng_state(rng)
+        try:
+            with enable_grad():
+                outs = self._fallback.run(inputs)
+        finally:
+            if now is not None:
+                set_rng_state(now)
         flat: list = []
         tree_tensors(outs, flat)
         diff = [flat[i] for i in self.diff_positions]
@@ -158,9 +191,10 @@ class DifferentiableGraph(Function):
     """The autograd node of a differentiable plan's run (``DifferentiableGraphBackward`` in ``grad_fn``)."""
 
     @staticmethod
-    def forward(ctx, plan, inputs, diff, saved, *leaves):
+    def forward(ctx, plan, inputs, rng, diff, saved, *leaves):
         ctx.plan = plan
         ctx.inputs = inputs
+        ctx.rng = rng
         ctx.leaves = leaves
         ctx.save_for_backward(*saved)
         return tuple(diff)
@@ -169,10 +203,10 @@ class DifferentiableGraph(Function):
     def backward(ctx, *grads):
         plan = ctx.plan
         if LOCAL.grad_enabled:
-            res = plan.recompute_grads(ctx.inputs, ctx.leaves, grads)
+            res = plan.recompute_grads(ctx.inputs, ctx.leaves, grads, ctx.rng)
         else:
             res = plan.backward_interpreter.run(list(grads) + list(ctx.saved_tensors))
-        return (None, None, None, None, *res)
+        return (None, None, None, None, None, *res)
 
 
 def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
@@ -181,9 +215,10 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
     ``graph`` becomes the plan's forward graph (outputs are appended to it).
     None when the graph has control flow, nothing in it needs a gradient, an
     output aliases a leaf, or the backward pass reads a tensor's value into
-    Python (it would be baked into the graph).
+    Python (it would be baked into the graph), or running the graph once more
+    would leave a trace (see ``_reruns_without_trace``).
     """
-    if any(n.blocks for n in graph.nodes()):
+    if any(n.blocks for n in graph.nodes()) or not _reruns_without_trace(graph):
         return None
     fallback = graph.copy()
     # Fresh leaves stand in for inputs that require grad: the recording must stop at this graph's
@@ -194,8 +229,6 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
     def on_node(n, values):
         for o, x in zip(n.outputs, values):
             env[o] = x
-
-    from ..random import get_rng_state, set_rng_state
 
     rng = get_rng_state()  # this run only shows the structure: the caller's random stream stays as it was
     try:
@@ -232,8 +265,8 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
             grads = autograd_grad(diff, leaves, seeds, allow_unused=True)
             out_values = [tracer.graph.insert_constant(None) if g is None else tracer.output_value(g, True)
                           for g in grads]
-    if any(issubclass(w.category, TracerWarning) for w in caught):
-        return None
+    if any(issubclass(w.category, TracerWarning) for w in caught) or tracer.froze_tensor:
+        return None  # eager autograd keeps what the forward run computed; a plan would replay stale values
     backward = tracer.graph
     for n in backward.all_nodes():
         n.source = None  # the line that first ran the plan says nothing about where a gradient comes from
@@ -244,3 +277,32 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
         graph.register_output(v)
     return DifferentiablePlan(graph, backward, n_outputs, len(tracer.saved), len(leaf_values), diff_positions,
                               fallback)
+
+
+def _reruns_without_trace(graph: Graph) -> bool:
+    """Whether running ``graph`` once more than the call asks for leaves nothing behind.
+
+    ``build`` runs the graph once to record it, and a differentiable backward runs it
+    again: both must not repeat the call's side effects. Random draws are undone
+    (the default generator's state is put back) and pure builtins do nothing else;
+    a node that writes a tensor or a list (the registry's in-place kinds and ``a!``
+    annotations), draws from a generator passed in, prints or does what this module
+    cannot see (a Python call) keeps the graph to the plain executor, where each
+    node runs once per call.
+    """
+    return all(_reruns_harmlessly(n) for n in graph.all_nodes())
+
+
+def _reruns_harmlessly(n: Node) -> bool:
+    if not has_side_effects(n):
+        return True
+    if n.op is not None:
+        if is_mutating(n) or not is_random(n):
+            return False
+        return all(v.node is not None and v.node.kind == "prim::Constant" and v.node.attributes.get("value") is None
+                   for v, a in zip(n.inputs, n.op.args) if a.type.startswith("Generator"))
+    if n.kind in MUTATING_KINDS:
+        return False
+    from .script import runtime  # scripted builtins (len, int arithmetic, ...): plain Python functions
+
+    return n.kind in runtime._FUNCTIONS

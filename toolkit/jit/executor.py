@@ -12,6 +12,15 @@ signature cannot see (a data-dependent shape) runs unfused, never wrong.
 
 ``graph_for(*inputs)`` runs the warm-up itself, so the fusion groups show on
 the first look.
+
+Each call performs the function's side effects (writes to buffers and inputs,
+random draws, ``print``) exactly once, whichever path serves it: a call either
+profiles or runs a plan; building a differentiable plan runs the graph once
+more only where that leaves nothing behind (``autodiff.build``); fused groups
+race their kernel against their ops only when the ops neither write nor draw
+(fusion never groups such ops); and a compiled plan re-runs a failing line
+for the interpreter's error only when its node neither writes nor draws. What
+writes or draws is read from the registry (``passes._effects``), never from names.
 """
 
 from __future__ import annotations

@@ -159,11 +159,19 @@ class _GroupRunner:
             if step is None:
                 from .codegen import fused_kernel
 
-                wins = self._race(args, arrays) if fused_kernel.RACE_UNFUSED and getattr(kernel, "race", True) else True
+                race = fused_kernel.RACE_UNFUSED and getattr(kernel, "race", True) and self._replayable()
+                wins = self._race(args, arrays) if race else True
                 step = self._steps[key] = self._step(wins, arrays)
             outs = step(args, arrays)
         for v, r in zip(n.outputs, outs):
             env[v] = r
+
+    def _replayable(self) -> bool:
+        """Whether the group's ops may run more than once in a call: none writes a tensor or draws random
+        numbers (the registry's facts; fusion never groups such ops, this keeps the race honest if it did)."""
+        from .passes._effects import is_mutating, is_random
+
+        return not any(is_mutating(m) or is_random(m) for m in self.node["Subgraph"].all_nodes())
 
     def _race(self, args: list, arrays: list) -> bool:
         """Time the kernel against the group's ops run one by one (best of up to three each), once per layout.
@@ -172,6 +180,8 @@ class _GroupRunner:
         functions, which lose to numpy's vectorized ones on large float32
         tensors (tanh: ~15 ns against ~0.4 ns an element). Where the ops one by
         one are faster they run instead, and the graph still shows the group.
+        Racing runs the group's ops several times, so only groups without side
+        effects race (``_replayable``).
         """
         kernel = self.kernel
         launch = kernel.launcher(arrays) if hasattr(kernel, "launcher") else kernel.run

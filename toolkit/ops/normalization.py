@@ -56,7 +56,7 @@ def _bn_check(shape, running_mean, running_var, weight, bias, training):
         _verify_batch_size(tuple(shape))
 
 
-@op("batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, "
+@op("batch_norm(Tensor input, Tensor(a!)? running_mean, Tensor(b!)? running_var, Tensor? weight=None, "
     "Tensor? bias=None, bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor", kind=NN,
     method=False, namespace="nn.functional", nondiff_args=("running_mean", "running_var"))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,

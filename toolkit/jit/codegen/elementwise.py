@@ -87,6 +87,10 @@ def fusibility(n: Node) -> str | None:
     op = n.op
     if op is None or op.kind not in FUSIBLE_KINDS or not op.formula:
         return "not an elementwise op with a scalar formula"
+    from ..passes._effects import is_mutating, is_random  # (passes import this module)
+
+    if is_mutating(n) or is_random(n):  # a group may be raced, so its ops may run more than once
+        return "writes a tensor or draws random numbers: it runs once, outside any group"
     if op.promotion == R.PROMOTE_NONE or len(n.outputs) != 1:
         return "computes its own dtypes"
     out = tensor_type(n.outputs[0])

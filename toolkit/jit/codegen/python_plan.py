@@ -9,7 +9,8 @@ conditionals become Python's own, and a Tensor is made only where a value
 leaves the plan or meets a node that needs one; such a node runs through the
 interpreter's own step for it. A failing line is run again as the interpreter
 runs it, so the error and its "while executing <node> at file:line" note are
-the interpreter's.
+the interpreter's; a line whose node writes a tensor or draws random numbers (the
+registry's facts) is never run again, so its own error gets the note.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ...tensor import _wrap
 from .. import types as T
 from ..interpreter import _EXEC, _PLANS, _annotate, _step_for, group_runner
 from ..ir import Block, Graph, Node, Value, values_defined, values_read
+from ..passes._effects import is_mutating, is_random
 from .plan_facts import certain_dtypes, constant_value, direct_call, is_none
 
 RAW, RAWLIST, OBJ = "raw", "rawlist", "obj"  # how a value is held: an array, a list of arrays, as the interpreter
@@ -263,8 +265,8 @@ class _Emitter:
     # -- emitting -----------------------------------------------------------------------------
     def _emit(self, indent: int, text: str, node: Node | None = None, rerun: bool = False) -> None:
         self.lines.append("    " * indent + text)
-        if node is not None:
-            self.line_nodes[len(self.lines)] = (node, rerun)
+        if node is not None:  # a node that writes or draws is never run twice, not even to explain its error
+            self.line_nodes[len(self.lines)] = (node, rerun and not (is_mutating(node) or is_random(node)))
 
     def build(self) -> str:
         self._assign_reps()
