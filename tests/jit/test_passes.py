@@ -20,8 +20,14 @@ def _f(x, y):
 
 
 def _traced():
+    """``_f`` traced, with its unused ``a.exp()`` put back: the tracer drops dead nodes, and ``dce`` is tested here."""
     x, y = toolkit.randn(2, 3, dtype=toolkit.float64), toolkit.randn(2, 3, dtype=toolkit.float64)
-    return toolkit.jit.trace(_f, (x, y)), [x, y]
+    t = toolkit.jit.trace(_f, (x, y))
+    g = t.graph
+    a = [n for n in g.nodes() if n.kind == "aten::t"][-1]
+    with g.inserting_before(g.block.nodes[g.block.nodes.index(a) + 1]):
+        aten(g, "exp", a.output(), typ=F)
+    return t, [x, y]
 
 
 def test_builtin_passes_are_registered():

@@ -193,6 +193,65 @@ class CallFrames:
         self.frames.pop()
 
 
+def settle_call_results(f: Frame, returned: set) -> set:
+    """Before dead code goes, as PyTorch's tracer: what each call returns is what its caller used.
+
+    A call whose results nothing outside it reads returns ``None`` (its callee's
+    graph then loses the nodes only they needed); the results of every other call
+    are returned values of its callee, kept even where the caller then drops what
+    it computed from them. Returns those values.
+    """
+    pinned: set = set()
+    for item in f.items:
+        if isinstance(item, Frame):
+            pinned |= settle_call_results(item, returned)
+    if f.parent is None or not f.ok or not f.outputs:
+        return pinned
+    members: set = set()
+    for item in _walk(f):
+        members.add(item)
+    used = any(v in returned or any(_top(u.user) not in members for u in v.uses) for v in f.outputs)
+    if used:
+        pinned.update(f.outputs)
+    else:
+        f.outputs, f.tuple_output = [], False
+    return pinned
+
+
+def _walk(f: Frame):
+    for item in f.items:
+        if isinstance(item, Node):
+            yield item
+        else:
+            yield from _walk(item)
+
+
+def _top(n: Node) -> Node:
+    while n.owning_block is not None and n.owning_block.owning_node is not None:
+        n = n.owning_block.owning_node
+    return n
+
+
+def prune_frames(f: Frame, dead: set) -> None:
+    """Forget the nodes dead code elimination removed from the flat graph.
+
+    A call whose results all went (``settle_call_results`` keeps the used ones)
+    returns ``None``; a call that lost only some results, or whose arguments
+    went, stays inlined.
+    """
+    f.items = [item for item in f.items if not (isinstance(item, Node) and item in dead)]
+    for item in f.items:
+        if isinstance(item, Frame):
+            prune_frames(item, dead)
+    if f.parent is None or not f.ok:
+        return
+    gone = [v.node in dead for v in f.outputs]
+    if f.outputs and all(gone):
+        f.outputs, f.tuple_output = [], False
+    elif any(gone) or any(v.node in dead for v in f.args):
+        f.ok = False
+
+
 def _first_node(f: Frame) -> Node | None:
     for item in f.items:
         n = item if isinstance(item, Node) else _first_node(item)

@@ -152,8 +152,10 @@ class _Builder:
             n = g.insert("prim::TupleConstruct", outs)
             n.output().type = T.TupleType([v.type for v in f.outputs])  # the types the trace saw
             g.register_output(n.output())
-        else:
+        elif f.outputs:
             g.register_output(env[f.outputs[0]])
+        else:  # nothing reads the call's results: it returns None, as PyTorch's trace does
+            g.register_output(g.insert_constant(None))
         drop_unused_module_attrs(g)
         self.graphs.append(g)
         return g
@@ -205,7 +207,9 @@ class _Builder:
             un = g.insert("prim::TupleUnpack", [n.output()], 0)
             for v in c.outputs:
                 env[v] = un.add_output(v.type)
-        else:
+        elif c.outputs:
             n.output().type = T.TENSOR
             env[c.outputs[0]] = n.output()
+        else:
+            n.output().type = T.NONE
 

@@ -20,8 +20,9 @@ from ..factories import CREATION_HOOKS
 from ..ops import registry as R
 from ..tensor import CONVERSION_HOOKS, Tensor
 from . import types as T
-from ._frames import CallFrames, Frame  # noqa: F401  (Frame: the frames' type)
+from ._frames import CallFrames, Frame, prune_frames, settle_call_results  # noqa: F401  (Frame: the frames' type)
 from .ir import Graph, Node, Value
+from .passes.dce import remove_dead_traced_nodes
 
 _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _TENSOR_FILE = os.path.join(_TOOLKIT_DIR, "tensor.py")
@@ -308,6 +309,17 @@ class Tracer(CallFrames):
             return
         _warn(_CREATION_MSG.format(name=name))
 
+    def drop_dead_nodes(self) -> None:
+        """PyTorch's end of tracing: nodes nothing needs go (``passes.dce.remove_dead_traced_nodes``), and
+        the frames and ``check_trace`` records forget them."""
+        keep = settle_call_results(self.root_frame, set(self.graph.outputs)) if self.root_frame else set()
+        dead = remove_dead_traced_nodes(self.graph, keep)
+        if not dead:
+            return
+        self.records = [(n, r) for n, r in self.records if n not in dead]
+        if self.root_frame is not None:
+            prune_frames(self.root_frame, dead)
+
     # -- activation ------------------------------------------------------------------------
     def __enter__(self) -> Tracer:
         dispatch.STATE.observers.append(self)
@@ -403,4 +415,5 @@ def record(fn, args: tuple, module=None, method=None, strict: bool = True, names
     finally:
         for h in handles:
             h.remove()
+    tracer.drop_dead_nodes()
     return g, tracer, out

@@ -1,6 +1,6 @@
 """Graph passes: plain Python functions over the IR, run in order by a ``PassManager``.
 
-Built in: ``dce``, ``cse``, ``constant_propagation``, ``peephole``, ``unroll_loops``,
+Built in: ``dce``, ``trace_dce``, ``cse``, ``constant_propagation``, ``peephole``, ``unroll_loops``,
 ``canonicalize``, ``inline_subgraphs``, ``inline_calls``, ``fuse``. Register
 your own with ``register_pass`` and run it by name with the others::
 
@@ -19,7 +19,7 @@ from ._effects import AliasSets, has_side_effects, is_pure
 from .canonicalize import canonicalize as canonicalize_graph
 from .constant_propagation import propagate_constants
 from .cse import eliminate_common_subexpressions
-from .dce import eliminate_dead_code
+from .dce import eliminate_dead_code, eliminate_dead_trace_code
 from .fuse import fuse as fuse_elementwise
 from .fuse import fusion_groups
 from .inline import inline_subgraph, inline_subgraphs
@@ -39,7 +39,7 @@ from .unroll import unroll_loop, unroll_loops
 
 __all__ = [
     "AliasSets", "DEFAULT_PIPELINE", "Pass", "PassManager", "PassRecord", "eliminate_common_subexpressions",
-    "eliminate_dead_code", "fuse_elementwise", "fusion_groups", "get_pass", "has_side_effects", "is_pure", "peephole_pass", "propagate_constants",
+    "eliminate_dead_code", "eliminate_dead_trace_code", "fuse_elementwise", "fusion_groups", "get_pass", "has_side_effects", "is_pure", "peephole_pass", "propagate_constants",
     "register_pass", "registered_passes", "run_passes", "canonicalize_graph", "inline_call", "inline_calls", "inline_subgraph",
     "inline_subgraphs",
     "unroll_loop", "unroll_loops",

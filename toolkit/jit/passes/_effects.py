@@ -17,7 +17,7 @@ PURE_PRIMS = frozenset({
 })
 # Kinds whose outputs share memory with their inputs (so a write to one is a write to the others).
 _ALIASING_PRIMS = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
-                             "prim::ListUnpack", "prim::TupleUnpack"})
+                             "prim::ListUnpack", "prim::TupleUnpack", "aten::__getitem__"})
 
 
 # Kinds without a registry op that write their first input (scripted code's ``aten::append`` on lists).
@@ -78,13 +78,7 @@ class AliasSets:
                     for v, p in zip(n.inputs[2:], n.blocks[0].inputs[1:]):
                         self._union(v, p)
         for n in nodes:
-            if is_mutating(n):
-                if n.op is None:
-                    self._mutated_roots.add(self._find(n.inputs[0]))
-                    continue
-                for v, a in zip(n.inputs, n.op.args):
-                    if a.alias.endswith("!") or (n.op.kind == R.INPLACE and v is n.inputs[0]):
-                        self._mutated_roots.add(self._find(v))
+            self._mutated_roots.update(self.written_roots(n))
         for v in graph.outputs:
             self._output_roots.add(self._find(v))
 
@@ -100,6 +94,19 @@ class AliasSets:
         ra, rb = self._find(a), self._find(b)
         if ra is not rb:
             self._parent[rb] = ra
+
+    def root(self, v: Value) -> Value:
+        """The representative of ``v``'s set: two values share memory (may) exactly when their roots are one."""
+        return self._find(v)
+
+    def written_roots(self, n: Node) -> list:
+        """The sets ``n`` writes: its ``Tensor(a!)`` arguments (and an in-place op's ``self``)."""
+        if not is_mutating(n):
+            return []
+        if n.op is None:
+            return [self._find(n.inputs[0])]
+        return [self._find(v) for v, a in zip(n.inputs, n.op.args)
+                if a.alias.endswith("!") or (n.op.kind == R.INPLACE and v is n.inputs[0])]
 
     def is_mutated(self, v: Value) -> bool:
         """Whether some node writes ``v`` or a value sharing its memory."""
