@@ -77,6 +77,8 @@ def _fits(v_type: T.JitType, arg_type: str, op) -> bool:
         if isinstance(v_type, T.NoneType):
             return True
         t = t[:-1]
+        if isinstance(v_type, T.OptionalType):  # an Optional value fits where the schema accepts None
+            v_type = v_type.elem
     if t == "Tensor":
         if isinstance(v_type, T.TensorType):
             return True

@@ -187,7 +187,9 @@ def _(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False
 def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
     args = _as2d(kernel_size, stride, padding, dilation) + (ceil_mode,)
     x = self.unsqueeze(-2)
-    idx = api.max_pool2d_with_indices(x.detach(), *args)[1]
+    # detach the input itself (not the unsqueezed view): the JIT's symbolic autodiff follows a detached
+    # graph input, while a detached intermediate would be frozen into the backward graph as a constant
+    idx = api.max_pool2d_with_indices(self.detach().unsqueeze(-2), *args)[1]
     return api.max_pool2d_with_indices_backward(grad.unsqueeze(-2), x, *args, idx).squeeze(-2)
 
 

@@ -3,7 +3,9 @@ methods, traced graphs (inlined), and what ``for`` loops iterate over."""
 
 from __future__ import annotations
 
+import builtins
 import inspect
+import warnings
 
 from ...nn.modules.module import Module
 from ...tensor import Tensor as _Tensor
@@ -59,6 +61,11 @@ class PyCallable:
         return self.label
 
 
+def _self_value(self_mv) -> Value | None:
+    """The module value a library method falling back to Python is called on (None for plain functions)."""
+    return None if self_mv is None else self_mv.value
+
+
 def _library(fn) -> bool:
     mod = getattr(fn, "__module__", "") or ""
     return mod == "toolkit" or mod.startswith("toolkit.")
@@ -79,6 +86,8 @@ class Calls:
             if kwargs:
                 raise self.error("keyword arguments to a traced function are not supported", node)
             return self.inline_graph(obj.graph, vals, node)[0]
+        if obj is warnings.warn:
+            return self.emit_warn(args, kwargs, node)
         if getattr(obj, UNUSED_ATTR, False):
             return self.unused_call(obj, node)
         if getattr(obj, IGNORE_ATTR, False):
@@ -117,6 +126,26 @@ class Calls:
             return self.python_call(obj, args, kwargs, node)
         raise self.error(f"Python object '{getattr(obj, '__qualname__', obj)}' cannot be called in script code "
                          "(decorate it with @toolkit.jit.ignore to call it in Python)", node)
+
+    def emit_warn(self, args, kwargs, node):
+        """``warnings.warn(message, category=UserWarning, stacklevel=1)``: an ``aten::warn`` node (a side effect)."""
+        names = ["message", "category", "stacklevel"]
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        if "message" not in bound or set(bound) - set(names):
+            raise self.error("warnings.warn(message, category, stacklevel) takes these arguments only", node)
+        category = UserWarning
+        if "category" in bound:
+            c = bound["category"]
+            if not (isinstance(c, S.PythonValue) and isinstance(c.obj, type) and issubclass(c.obj, Warning)
+                    and getattr(builtins, c.obj.__name__, None) is c.obj):
+                raise self.error("the category of warnings.warn in script code must be a built-in Warning class",
+                                 node)
+            category = c.obj
+        stacklevel = self.as_value(bound["stacklevel"], node) if "stacklevel" in bound else self.const(2, node)
+        inputs = [self.as_value(bound["message"], node), stacklevel, self.const(category.__name__, node)]
+        self.insert("aten::warn", inputs, 0, node=node)
+        return self.const(None, node, T.NONE)
 
     def python_call(self, fn, args, kwargs, node, self_value: Value | None = None):
         """A ``prim::PythonOp`` calling ``fn`` with the values at run time; its result type from the annotation."""
@@ -164,7 +193,7 @@ class Calls:
             fdef, info = parse_function(fn)
         except FrontendError:
             if _library(fn):
-                return self.python_call(fn, args, kwargs, node)
+                return self.python_call(fn, args, kwargs, node, self_value=_self_value(self_mv))
             raise
         sub = FunctionCompiler(self.ctx, fn, fdef, info, fn.__globals__, closure_vars(fn), self_mv, owner)
         block, _ = self.graph._insert
@@ -178,7 +207,7 @@ class Calls:
                 from .control import destroy_block_nodes
 
                 destroy_block_nodes(block, start)
-                return self.python_call(fn, args, kwargs, node)
+                return self.python_call(fn, args, kwargs, node, self_value=_self_value(self_mv))
             if getattr(e, "_called_from", None) is None:
                 e._called_from = True
                 e.args = (e.args[0] + f"\n'{fn.__qualname__}' is being compiled since it was called from "
@@ -234,10 +263,19 @@ class Calls:
 
     def _check_param(self, fn, name, v, node):
         ann = getattr(fn, "__annotations__", {}).get(name)
-        if ann is None or not isinstance(v, Value):
+        if ann is None:
             return v
         t = from_annotation(ann, fn.__globals__)
         if t is None:
+            return v
+        if isinstance(t, T.ListType):  # a tuple passed for a List parameter becomes a list, as in TorchScript
+            tv = v if isinstance(v, Value) else None
+            if tv is None and isinstance(v, S.PythonValue) and isinstance(v.obj, tuple):
+                tv = self.as_value(v, node)
+            if tv is not None and isinstance(tv.type, T.TupleType) \
+                    and all(e.is_subtype_of(t.elem) for e in tv.type.elems):
+                return self.list_of(self.tuple_elements(tv, node), t.elem, node)
+        if not isinstance(v, Value):
             return v
         if isinstance(t, T.OptionalType) and not isinstance(v.type, T.OptionalType) \
                 and not isinstance(v.type, T.NoneType):

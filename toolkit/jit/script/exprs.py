@@ -240,7 +240,16 @@ class Expressions:
                 return self._boolop(is_and, values[1:], node)
             return self.const(c, node)
         out = []
-        rest = lambda: out.append(self._boolop(is_and, values[1:], node))  # noqa: E731
+        t_names, f_names = self.refined_names(values[0])
+        narrow = self.refinement(t_names if is_and else f_names, node)
+
+        def rest():
+            saved = dict(self.env)
+            if narrow is not None:
+                narrow()
+            out.append(self._boolop(is_and, values[1:], node))
+            self.env = saved
+
         short = lambda: out.append(self.const(not is_and, node))  # noqa: E731
         n = self.insert("prim::If", [c], 0, node=node)
         for fn in ((rest, short) if is_and else (short, rest)):
@@ -302,27 +311,56 @@ class Expressions:
         return self.scalar_op("aten::Bool", [v], T.BOOL, node)
 
     def condition(self, test):
-        """(condition: a bool Value or a Python bool when known now, (then-refinement, else-refinement))."""
-        v = self.expr(test)
-        refine = (None, None)
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
-                and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) \
-                and test.comparators[0].value is None:
-            name = test.left.id
-            cur = self.env.get(name)
-            if isinstance(cur, Value) and isinstance(cur.type, T.OptionalType):
-                def cast(name=name, cur=cur):
-                    n = self.insert("prim::unchecked_cast", [cur], 1, node=test)
-                    n.output().type = cur.type.elem
-                    n.output().set_debug_name(name)
-                    self.env[name] = n.output()
+        """(condition: a bool Value or a Python bool when known now, (then-refinement, else-refinement)).
 
-                refine = (None, cast) if isinstance(test.ops[0], ast.Is) else (cast, None)
-        v = self.as_bool(v, test)
+        A refinement narrows ``Optional[T]`` names to ``T`` where the test proves them not None, as
+        TorchScript does: ``x is not None``, ``x is None`` (its else side), ``not``, ``and``/``or`` chains.
+        """
+        then_names, else_names = self.refined_names(test)
+        refine = (self.refinement(then_names, test), self.refinement(else_names, test))
+        v = self.as_bool(self.expr(test), test)
         try:
             return bool(O.constant_of(v)), refine
         except LookupError:
             return v, refine
+
+    def refined_names(self, test) -> tuple:
+        """(names not None when ``test`` holds, names not None when it fails)."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            a, b = test.left, test.comparators[0]
+            if isinstance(a, ast.Constant) and a.value is None:
+                a, b = b, a
+            if isinstance(a, ast.Name) and isinstance(b, ast.Constant) and b.value is None:
+                cur = self.env.get(a.id)
+                if isinstance(cur, Value) and isinstance(cur.type, T.OptionalType):
+                    return ({a.id}, set()) if isinstance(test.ops[0], ast.IsNot) else (set(), {a.id})
+            return set(), set()
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            t, f = self.refined_names(test.operand)
+            return f, t
+        if isinstance(test, ast.BoolOp):
+            parts = [self.refined_names(v) for v in test.values]
+            thens, elses = [p[0] for p in parts], [p[1] for p in parts]
+            if isinstance(test.op, ast.And):
+                return set().union(*thens), set.intersection(*elses)
+            return set.intersection(*thens), set().union(*elses)
+        return set(), set()
+
+    def refinement(self, names: set, node):
+        """A function rebinding each ``Optional`` name in ``names`` to its unwrapped value, or None."""
+        if not names:
+            return None
+
+        def cast():
+            for name in sorted(names):
+                cur = self.env.get(name)
+                if isinstance(cur, Value) and isinstance(cur.type, T.OptionalType):
+                    n = self.insert("prim::unchecked_cast", [cur], 1, node=node)
+                    n.output().type = cur.type.elem
+                    n.output().set_debug_name(name)
+                    self.env[name] = n.output()
+
+        return cast
 
     def expr_IfExp(self, e):
         c, refine = self.condition(e.test)

@@ -15,6 +15,7 @@ from ...tensor import _REFLECTED_TENSOR_FIRST
 from ...tensor import Tensor as _Tensor
 from .. import types as T
 from ..ir import Value
+from ..passes import _effects
 from ..propagate import infer_node
 
 _METHODS: dict | None = None
@@ -62,6 +63,8 @@ def constant_of(v: Value):
     if n.kind == "prim::Constant":
         return n.attributes.get("value")
     if n.kind in ("prim::ListConstruct", "prim::TupleConstruct"):
+        if n.kind == "prim::ListConstruct" and any(_effects.is_mutating(u.user) for u in v.uses):
+            raise LookupError  # a list that is appended to (or otherwise written) later is no constant
         vals = [constant_of(e) for e in n.inputs]
         return vals if n.kind == "prim::ListConstruct" else tuple(vals)
     raise LookupError

@@ -10,8 +10,10 @@ a kind without one never loads.
 
 from __future__ import annotations
 
+import builtins
 import operator
 import string
+import warnings
 
 from ..interpreter import _EXEC
 from ..ir import Node
@@ -179,6 +181,7 @@ SCHEMAS: dict = {
     "aten::dim": ("(Tensor self) -> int",), "aten::numel": ("(Tensor self) -> int",),
     "aten::item": ("(Tensor self) -> Any",), "aten::contiguous": ("(Tensor self) -> Tensor",),
     "prim::Uninitialized": ("() -> Any",), "prim::Print": ("(*Any args) -> ()",),
+    "aten::warn": ("(str message, int stacklevel, str category) -> ()",),
 }
 
 
@@ -206,6 +209,16 @@ def _raise(n: Node, env: dict) -> None:
     err = exc(msg) if msg is not None else exc()
     err._jit_annotated = False
     raise err
+
+
+def _warn(n: Node, env: dict) -> None:
+    """``warnings.warn(message, category, stacklevel)`` in scripted code (TorchScript's ``aten::warn``); the
+    category travels as the name of a built-in Warning class so that printed code and archives keep it."""
+    message, stacklevel, category = (env[v] for v in n.inputs)
+    cls = getattr(builtins, category, None)
+    if not (isinstance(cls, type) and issubclass(cls, Warning)):
+        cls = UserWarning
+    warnings.warn(message, cls, stacklevel=stacklevel)
 
 
 def _tensor_method(n: Node, env: dict) -> None:
@@ -259,7 +272,7 @@ _HANDLERS = {
     "prim::Uninitialized": _uninitialized, "prim::Print": _print, "prim::RaiseException": _raise,
     "prim::TensorMethod": _tensor_method, "prim::PythonOp": _python_op, "prim::NamedTupleConstruct": _named_tuple,
     "prim::TupleIndex": _tuple_index, "prim::CallModule": _module_call,
-    "prim::ModuleConstant": _module_constant, "prim::SetAttr": _setattr,
+    "prim::ModuleConstant": _module_constant, "prim::SetAttr": _setattr, "aten::warn": _warn,
 }
 
 
@@ -314,6 +327,8 @@ def register() -> None:
         BUILTIN_KINDS.add(kind)
     for kind, h in _HANDLERS.items():
         _EXEC.setdefault(kind, h)
+        if kind.startswith("aten::"):
+            BUILTIN_KINDS.add(kind)
     from ..passes import _effects
 
     _effects.MUTATING_KINDS.update(MUTATING_KINDS)

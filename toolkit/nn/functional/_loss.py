@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..._core import dtypes as _dt
 from ..._core.shape import broadcast_shapes
 from ...ops import api
+from ...tensor import Tensor
 
 __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
@@ -69,9 +71,28 @@ def _warn_size(input, target) -> None:
         )
 
 
-def _expanded(input, target):
-    shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
+def _expanded(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """Both broadcast to their common shape (written to script: lists, no tuple() of a shape)."""
+    a, b = input.size(), target.size()
+    n = max(len(a), len(b))
+    shape: list[int] = []
+    for i in range(n):
+        x = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        y = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if x == y or y == 1:
+            shape.append(x)
+        elif x == 1:
+            shape.append(y)
+        else:
+            raise RuntimeError(f"broadcast_shapes: shapes {_fmt(a)} and {_fmt(b)} cannot be broadcast")
     return input.expand(shape), target.expand(shape)
+
+
+def _fmt(shape: list[int]) -> str:
+    out = "("
+    for i in range(len(shape)):
+        out = out + ("" if i == 0 else ", ") + str(shape[i])
+    return out + ("," if len(shape) == 1 else "") + ")"
 
 
 def _reduce(loss, reduction: str):
@@ -216,10 +237,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
                   reduction: str = "mean", label_smoothing: float = 0.0):
     """Cross entropy of logits against class indices, or against class probabilities of input's shape."""
     red = get_enum(_reduction(size_average, reduce, reduction))
-    if tuple(input.shape) == tuple(target.shape):
-        if not target.dtype.is_floating_point:
+    if input.size() == target.size():
+        if not target.is_floating_point():
             raise RuntimeError(
-                f"Expected floating point type for target with class probabilities, got {_title(target.dtype)}")
+                f"Expected floating point type for target with class probabilities, got {_int_title(target)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(input, target, weight, red, label_smoothing)
@@ -231,10 +252,21 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     return api.nll_loss_nd(api.log_softmax(input, class_dim), target, weight, red, ignore_index)
 
 
-def _title(dtype) -> str:
-    from ..._core import dtypes
-
-    return dtypes.title(dtype)
+def _int_title(t: Tensor) -> str:
+    """PyTorch's scalar-type name of a tensor that is not floating point (written to script: dtype tests)."""
+    if t.dtype == _dt.int64:
+        return "Long"
+    if t.dtype == _dt.int32:
+        return "Int"
+    if t.dtype == _dt.int16:
+        return "Short"
+    if t.dtype == _dt.int8:
+        return "Char"
+    if t.dtype == _dt.uint8:
+        return "Byte"
+    if t.dtype == _dt.bool:
+        return "Bool"
+    return "Complex"
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):

@@ -55,9 +55,8 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average pooling to ``output_size``; a ``None`` entry keeps that input dimension."""
     if isinstance(output_size, int):
-        size = (output_size, output_size)
-    else:
-        size = tuple(output_size)
-        if len(size) == 2:
-            size = tuple(input.shape[-2 + i] if s is None else s for i, s in enumerate(size))
+        return _api.adaptive_avg_pool2d(input, [output_size, output_size])
+    size: list[int] = []
+    for i, s in enumerate(output_size):
+        size.append(input.size(i - len(output_size)) if s is None else s)
     return _api.adaptive_avg_pool2d(input, size)

@@ -161,29 +161,36 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
         super().__init__(*args, **kwargs)
 
-    def _output_padding(self, input: Tensor, output_size, nd: int) -> tuple:
-        """The output_padding that makes the result ``output_size`` (PyTorch's rule and error)."""
+    def _output_padding(self, input: Tensor, output_size: list[int] | None, nd: int, stride: list[int],
+                        padding: list[int], kernel_size: list[int], dilation: list[int]) -> list[int]:
+        """The output_padding that makes the result ``output_size`` (PyTorch's rule and error); the module's
+        tuples come in as lists (as in PyTorch) so that a loop can index them in script code."""
+        ret: list[int] = []
         if output_size is None:
-            return self.output_padding
+            for p in self.output_padding:
+                ret.append(p)
+            return ret
         has_batch = input.dim() == nd + 2
         non_spatial = 2 if has_batch else 1
-        output_size = list(output_size)
         if len(output_size) == non_spatial + nd:
             output_size = output_size[non_spatial:]
         if len(output_size) != nd:
             raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
                              f"{non_spatial + nd} elements (got {len(output_size)})")
-        mins, maxs = [], []
+        mins: list[int] = []
+        maxs: list[int] = []
         for d in range(nd):
-            size = ((input.size(d + non_spatial) - 1) * self.stride[d] - 2 * self.padding[d]
-                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            size = ((input.size(d + non_spatial) - 1) * stride[d] - 2 * padding[d]
+                    + dilation[d] * (kernel_size[d] - 1) + 1)
             mins.append(size)
-            maxs.append(size + self.stride[d] - 1)
-        for i, size in enumerate(output_size):
-            if size < mins[i] or size > maxs[i]:
+            maxs.append(size + stride[d] - 1)
+        for i in range(nd):
+            if output_size[i] < mins[i] or output_size[i] > maxs[i]:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} "
                                  f"to {maxs} (for an input of {input.size()[non_spatial:]})")
-        return tuple(output_size[d] - mins[d] for d in range(nd))
+        for d in range(nd):
+            ret.append(output_size[d] - mins[d])
+        return ret
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -196,8 +203,9 @@ class ConvTranspose1d(_ConvTransposeNd):
                          _ntuple(padding, 1), _ntuple(dilation, 1), True, _ntuple(output_padding, 1), groups,
                          bias, padding_mode, device, dtype)
 
-    def forward(self, input: Tensor, output_size=None) -> Tensor:
-        op = self._output_padding(input, output_size, 1)
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        op = self._output_padding(input, output_size, 1, self.stride, self.padding, self.kernel_size,
+                                  self.dilation)
         return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
                                   self.dilation)
 
@@ -212,7 +220,8 @@ class ConvTranspose2d(_ConvTransposeNd):
                          _ntuple(padding, 2), _ntuple(dilation, 2), True, _ntuple(output_padding, 2), groups,
                          bias, padding_mode, device, dtype)
 
-    def forward(self, input: Tensor, output_size=None) -> Tensor:
-        op = self._output_padding(input, output_size, 2)
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        op = self._output_padding(input, output_size, 2, self.stride, self.padding, self.kernel_size,
+                                  self.dilation)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
                                   self.dilation)

@@ -402,27 +402,29 @@ class RNNCellBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
-    def _prepare(self, name: str, input: Tensor, states):
+    def _hidden(self, input: Tensor, hx: Tensor | None, is_batched: bool) -> Tensor:
+        """The (batched) state to start from: zeros when not given, checked against the batched input."""
+        if hx is None:
+            return api.zeros((input.size(0), self.hidden_size), dtype=input.dtype, device=input.device)
+        h = hx if is_batched else hx.unsqueeze(0)
+        if h.size(0) != input.size(0) or h.size(1) != self.hidden_size:
+            raise RuntimeError(f"hidden has inconsistent hidden_size or batch: got {list(h.shape)} "
+                               f"expected {[input.size(0), self.hidden_size]}")
+        return h
+
+    def _check_input(self, name: str, input: Tensor) -> None:
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         if input.size(-1) != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.size(-1)} expected {self.input_size}")
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        out = []
-        for s in states:
-            if s is None:
-                s = api.zeros((input.size(0), self.hidden_size), dtype=input.dtype, device=input.device)
-            elif not is_batched:
-                s = s.unsqueeze(0)
-            if tuple(s.shape) != (input.size(0), self.hidden_size):
-                raise RuntimeError(
-                    f"hidden has inconsistent hidden_size or batch: got {list(s.shape)} "
-                    f"expected {[input.size(0), self.hidden_size]}"
-                )
-            out.append(s)
-        return input, out, is_batched
+
+
+def _cell_input_gates(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
+    """``x @ W_ih.T + b_ih`` for a batched (2-D) step input."""
+    w_t = w_ih.t()
+    if b_ih is None:
+        return api.mm(x, w_t)
+    return api.addmm(b_ih, x, w_t)
 
 
 class RNNCell(RNNCellBase):
@@ -434,12 +436,16 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        self._check_input("RNNCell", input)
         if hx is not None and hx.dim() not in (1, 2):
             raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        input, (h,), is_batched = self._prepare("RNNCell", input, [hx])
-        if self.nonlinearity not in ("tanh", "relu"):
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        h = self._hidden(input, hx, is_batched)
+        if self.nonlinearity != "tanh" and self.nonlinearity != "relu":
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        gi = _input_gates(input, self.weight_ih, self.bias_ih)
+        gi = _cell_input_gates(input, self.weight_ih, self.bias_ih)
         out = _rnn_step(gi, h, self.weight_hh.t(), self.bias_hh, self.nonlinearity == "relu")
         return out if is_batched else out.squeeze(0)
 
@@ -451,14 +457,21 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
-        if input.dim() not in (1, 2):
-            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D instead")
-        if hx is not None:
-            for idx, value in enumerate(hx):
-                if value.dim() not in (1, 2):
-                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got {value.dim()}D instead")
-        input, (h, c), is_batched = self._prepare("LSTMCell", input, [None, None] if hx is None else list(hx))
-        gi = _input_gates(input, self.weight_ih, self.bias_ih)
+        self._check_input("LSTMCell", input)
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            h = self._hidden(input, None, is_batched)
+            c = self._hidden(input, None, is_batched)
+        else:
+            if hx[0].dim() not in (1, 2):
+                raise ValueError(f"LSTMCell: Expected hx[0] to be 1D or 2D, got {hx[0].dim()}D instead")
+            if hx[1].dim() not in (1, 2):
+                raise ValueError(f"LSTMCell: Expected hx[1] to be 1D or 2D, got {hx[1].dim()}D instead")
+            h = self._hidden(input, hx[0], is_batched)
+            c = self._hidden(input, hx[1], is_batched)
+        gi = _cell_input_gates(input, self.weight_ih, self.bias_ih)
         h2, c2 = _lstm_step(gi, h, c, self.weight_hh.t(), self.bias_hh)
         return (h2, c2) if is_batched else (h2.squeeze(0), c2.squeeze(0))
 
@@ -470,10 +483,14 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        self._check_input("GRUCell", input)
         if hx is not None and hx.dim() not in (1, 2):
             raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
-        input, (h,), is_batched = self._prepare("GRUCell", input, [hx])
-        gi = _input_gates(input, self.weight_ih, self.bias_ih)
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        h = self._hidden(input, hx, is_batched)
+        gi = _cell_input_gates(input, self.weight_ih, self.bias_ih)
         out = _gru_step(gi, h, self.weight_hh.t(), self.bias_hh)
         return out if is_batched else out.squeeze(0)
 
