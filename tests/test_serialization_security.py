@@ -1,4 +1,4 @@
-"""toolkit.load against hostile and broken files, and toolkit.save against being killed (issue 17).
+"""toolkit.load against hostile and broken files, and toolkit.save against being killed.
 
 The hostile files are zip archives written byte by byte here (``_zip``), so a header can claim what it likes:
 decompression bombs, sizes that lie, manifests that lie about shapes, nest deeply or hold huge numbers. Each must
