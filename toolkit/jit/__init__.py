@@ -16,6 +16,7 @@ from ._tracing import trace, trace_module
 from .executor import GraphFor, ProfilingExecutor, fusion_enabled, set_fusion_enabled
 from .interpreter import Interpreter
 from .ir import Block, Graph, Node, Use, Value
+from .modes import is_scripting, is_tracing
 from .passes import Pass, PassManager, register_pass, run_passes
 from .script_module import ScriptFunction
 from .trace import TracerWarning, TracingCheckError
@@ -24,7 +25,7 @@ from .verify import VerificationError, verify
 __all__ = [
     "Block", "Graph", "GraphFor", "Interpreter", "Node", "ProfilingExecutor", "ScriptFunction", "ScriptModule",
     "TracerWarning", "TracingCheckError", "Use", "Value", "VerificationError", "export", "fusion_enabled", "ignore",
-    "load", "save", "script", "script_method", "set_fusion_enabled", "trace", "trace_module", "types", "unused",
+    "is_scripting", "is_tracing", "load", "save", "script", "script_method", "set_fusion_enabled", "trace", "trace_module", "types", "unused",
     "verify",
 ]
 # Script mode's ScriptModule (a subclass of the traced one) is the public name; archives load with save/load.

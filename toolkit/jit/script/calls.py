@@ -11,6 +11,7 @@ from ...nn.modules.module import Module
 from ...tensor import Tensor as _Tensor
 from .. import types as T
 from ..ir import Value, _copy_block_into
+from ..modes import is_scripting, is_tracing
 from . import ops as O
 from . import sugar as S
 from .attributes import module_attribute_type, written_attributes
@@ -88,6 +89,10 @@ class Calls:
             return self.inline_graph(obj.graph, vals, node)[0]
         if obj is warnings.warn:
             return self.emit_warn(args, kwargs, node)
+        if obj is is_scripting or obj is is_tracing:
+            if args or kwargs:
+                raise self.error(f"{obj.__name__}() takes no arguments", node)
+            return self.const(obj is is_scripting, node, T.BOOL)
         if getattr(obj, UNUSED_ATTR, False):
             return self.unused_call(obj, node)
         if getattr(obj, IGNORE_ATTR, False):
