@@ -31,7 +31,7 @@ from ..utils._pytree import tree_rebuild, tree_tensors
 from . import types as T
 from .interpreter import Interpreter
 from .ir import Graph, Node, Value
-from .passes._effects import MUTATING_KINDS, has_side_effects, is_mutating, is_random
+from .passes._effects import has_side_effects, is_mutating, is_random
 from .trace import Tracer, TracerWarning
 
 _LEAF_PRODUCERS = frozenset({"prim::GetAttr", "prim::TupleUnpack", "prim::ListUnpack", "aten::__getitem__"})
@@ -296,13 +296,12 @@ def _reruns_without_trace(graph: Graph) -> bool:
 def _reruns_harmlessly(n: Node) -> bool:
     if not has_side_effects(n):
         return True
-    if n.op is not None:
-        if is_mutating(n) or not is_random(n):
-            return False
-        return all(v.node is not None and v.node.kind == "prim::Constant" and v.node.attributes.get("value") is None
-                   for v, a in zip(n.inputs, n.op.args) if a.type.startswith("Generator"))
-    if n.kind in MUTATING_KINDS:
+    if is_mutating(n):
         return False
+    if n.op is not None:  # a random op: harmless when it draws from the default generator, whose state is put back
+        return is_random(n) and all(
+            v.node is not None and v.node.kind == "prim::Constant" and v.node.attributes.get("value") is None
+            for v, a in zip(n.inputs, n.op.args) if a.type.startswith("Generator"))
     from .script import runtime  # scripted builtins (len, int arithmetic, ...): plain Python functions
 
     return n.kind in runtime._FUNCTIONS

@@ -176,24 +176,44 @@ def div(self, other, rounding_mode=None, out=None):
     if rounding_mode is None:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.true_divide(self, other, out=out)
-    if rounding_mode not in ("trunc", "floor"):
+    if rounding_mode == "floor":
+        return floor_quotient("div", self, other, out)
+    if rounding_mode != "trunc":
         raise RuntimeError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     dt = compute_dtype(self, other)
     if dt == np.bool_:
-        raise not_implemented("div", f"div_{rounding_mode}_cpu", dt)
+        raise not_implemented("div", "div_trunc_cpu", dt)
     with ignore_fp_errors():
         if dt.kind == "f":
-            if rounding_mode == "floor":
-                return np.floor_divide(self, other, out=out)  # PyTorch's div_floor: fmod-based, as numpy's
             return np.trunc(np.true_divide(self, other), out=out)
         q, r = np.divmod(self, other)
-        int_divisor_check("div", other, q)
-        if rounding_mode == "trunc" and dt.kind == "i":
-            q += (r != 0) & (q < 0)  # a floored negative quotient with a remainder is one below the truncated
+    int_divisor_check("div", other, q)
+    if dt.kind == "i":
+        q += (r != 0) & (q < 0)  # a floored negative quotient with a remainder is one below the truncated
+    return _into(q, out)
+
+
+def floor_quotient(name: str, self, other, out=None):
+    """The quotient rounded toward minus infinity (``div(..., rounding_mode='floor')``, ``floor_divide``, ``//``):
+    fmod-based for floats, as PyTorch's div_floor and numpy's; exact for integers, which refuse a zero divisor."""
+    dt = compute_dtype(self, other)
+    if dt == np.bool_:
+        raise not_implemented(name, "div_floor_cpu", dt)
+    if dt.kind == "f":
+        with ignore_fp_errors():
+            return np.floor_divide(self, other, out=out)
+    with ignore_fp_errors():
+        q = np.floor_divide(self, other)  # into a temporary: nothing is written before the divisor check
+    int_divisor_check(name, other, q)
+    return _into(q, out)
+
+
+def _into(result: np.ndarray, out):
+    """``result``, or ``out`` holding it (an in-place kernel's destination)."""
     if out is None:
-        return q
-    np.copyto(out, q, casting="unsafe")
+        return result
+    np.copyto(out, result, casting="unsafe")
     return out
 
 

@@ -19,7 +19,7 @@ from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
-from .elementwise import compute_dtype, div, int_divisor_check, not_implemented
+from .elementwise import compute_dtype, div, floor_quotient, int_divisor_check, not_implemented
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, OpDef, op
 
 
@@ -134,14 +134,7 @@ true_divide = alias(div, "true_divide", "true_divide(Tensor self, Tensor other) 
     dunders=("floordiv", "rfloordiv", "ifloordiv"), differentiable=False)
 def floor_divide(self, other):
     """``self // other``: the quotient rounded toward minus infinity (Python's ``//``)."""
-    dt = compute_dtype(self, other)
-    if dt == np.bool_:
-        raise not_implemented("floor_divide", "div_floor_cpu", dt)
-    with ignore_fp_errors():
-        out = np.floor_divide(self, other)
-    if dt.kind in "iu":
-        int_divisor_check("floor_divide", other, out)
-    return out
+    return floor_quotient("floor_divide", self, other)
 
 
 @op("remainder(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self % other", inplace=True,

@@ -19,7 +19,7 @@ parameter or buffer, a returned value, or a value a kept node reads afterwards):
 from __future__ import annotations
 
 from ..ir import Block, Graph, Node
-from ._effects import MUTATING_KINDS, AliasSets, has_side_effects
+from ._effects import AliasSets, has_side_effects, is_mutating
 from .manager import register_pass
 
 
@@ -35,14 +35,6 @@ def _block(b: Block) -> bool:
         n.destroy()
         changed = True
     return changed
-
-
-def _returning_blocks(n):
-    """Blocks around and including ``n``'s block: a value returned by any of them counts as used."""
-    b = n.owning_block
-    while b is not None:
-        yield b
-        b = b.owning_node.owning_block if b.owning_node is not None else None
 
 
 @register_pass("dce")
@@ -85,7 +77,7 @@ def _is_live(n: Node, aliases: AliasSets, live_roots: set, live: set, returned: 
         return True
     if n.blocks:
         return has_side_effects(n)
-    if n.op is not None or n.kind in MUTATING_KINDS:  # a registry op: only its writes can matter
+    if n.op is not None or is_mutating(n):  # a registry op or a list write: only its writes can matter
         return any(r in live_roots for r in aliases.written_roots(n))
     return has_side_effects(n)  # prim::Print, prim::CallMethod and other kinds with effects of their own
 
