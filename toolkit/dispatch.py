@@ -471,6 +471,10 @@ def _needs_grad(op: OpDef, bound: list) -> bool:
 
 def _refuse_grad(op: OpDef, bound: list) -> None:
     """PyTorch's check_no_requires_grad: some tensor args (loss weights) may not require grad."""
+    from .autograd.grad_mode import LOCAL  # autograd sits above dispatch
+
+    if not LOCAL.grad_enabled:  # STATE's flag summarizes all threads; this thread's mode decides
+        return
     for name in op.refuse_grad_args:
         v = bound[op.arg_names.index(name)]
         if isinstance(v, Tensor) and v._requires_grad:

@@ -136,6 +136,24 @@ def test_grad_mode_is_thread_local(lib):
         t.join()
 
 
+@pytest.mark.parametrize("lib", [toolkit, torch])
+def test_no_grad_skips_the_requires_grad_refusal_while_another_thread_lives(lib):
+    """Loss weights requiring grad are refused in grad mode only: this thread's mode decides, not other threads'."""
+    x, t, w = lib.randn(3, 4), lib.tensor([0, 1, 2]), lib.ones(4, requires_grad=True)
+    started, release = threading.Event(), threading.Event()
+    other = threading.Thread(target=lambda: (started.set(), release.wait(5)))
+    other.start()
+    started.wait(5)
+    try:
+        with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+            lib.nn.functional.cross_entropy(x, t, weight=w)
+        with lib.no_grad():
+            lib.nn.functional.cross_entropy(x, t, weight=w)
+    finally:
+        release.set()
+        other.join()
+
+
 def test_no_grad_in_single_thread_clears_the_dispatch_flag():
     with toolkit.no_grad():
         if threading.active_count() == 1:
