@@ -264,7 +264,7 @@ def _foreign(kind):
     ("pop_of_self", "cannot be passed to aten::pop"),
     ("len_of_self", "cannot be passed to aten::len"),
     ("self_in_a_list", "cannot be passed to prim::ListConstruct"),
-    ("attribute_of_a_tensor", "which is not a module"),
+    ("attribute_of_a_tensor", "an archive reads only the tensor properties"),
     ("attribute_of_a_constant", "which is not a module"),
     ("format_fields", "only '{}' fields are supported"),
     ("cast_to_module", "only self and its submodules read by prim::GetAttr are modules"),
@@ -349,7 +349,7 @@ def test_member_names_that_would_shadow_module_internals_are_refused(table, name
 # -- unknown kinds and ops ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind,op", [
     ("prim::PythonOp", None), ("prim::CallMethod", None), ("prim::FusionGroup", None), ("prim::TensorMethod", None),
-    ("prim::ModuleConstant", None), ("prim::RaiseException", None), ("aten::isinstance", None),
+    ("prim::ModuleConstant", None), ("aten::isinstance", None),
     ("prim::TupleIndex", None), ("aten::system", None), ("aten::system", "system"), ("aten::tanh", "mul"),
     ("__builtins__", None),
 ])
@@ -777,3 +777,164 @@ def test_fuzzed_archives_load_and_run_safely_or_are_refused(base, tmp_path, caps
         assert not marker.exists()
     capsys.readouterr()
     assert refused >= 20 and loaded >= 10, (loaded, refused)
+
+
+# -- raise: only Python's builtin errors, with a message that is data ---------------------------------------
+class Checked(nn.Module):
+    def forward(self, x):
+        if x.dim() != 2:
+            raise ValueError(f"expected 2D input, got {x.dim()}D")
+        return x * 2
+
+
+def _checked() -> bytes:
+    return _archive(toolkit.jit.script(Checked()))
+
+
+def _raise_node(manifest: dict) -> dict:
+    stack = list(manifest["model"]["graph"]["nodes"])
+    while stack:
+        n = stack.pop()
+        if n["kind"] == "prim::RaiseException":
+            return n
+        stack.extend(m for b in n["blocks"] for m in b["nodes"])
+    raise AssertionError("no prim::RaiseException in the archive")
+
+
+def test_a_loaded_raise_raises_the_saved_builtin_error():
+    m = _load(_checked())
+    assert same_values(m(toolkit.ones(2, 2)), toolkit.ones(2, 2) * 2)
+    with pytest.raises(ValueError, match="expected 2D input, got 3D"):
+        m(toolkit.ones(1, 1, 1))
+
+
+def same_values(a, b) -> bool:
+    return bool((a == b).all())
+
+
+@pytest.mark.parametrize("name", ["os.system", "builtins.SystemExit", "builtins.KeyboardInterrupt",
+                                  "builtins.eval", "__main__.MyError", "subprocess.Popen", "ValueError", ""])
+def test_a_raise_naming_a_class_outside_the_builtin_errors_is_refused_in_the_manifest(name):
+    def edit(manifest):
+        _raise_node(manifest)["attrs"] = [["exception", {"exception": name}]]
+
+    _refused(_edited(_archive(toolkit.jit.script(Checked())), edit, reprint=False),
+             f"prim::RaiseException names the exception class {name!r}, which an archive may not raise",
+             "allowed: builtins.ArithmeticError")
+
+
+@pytest.mark.parametrize("name", ["os.system", "builtins.SystemExit", "builtins.GeneratorExit",
+                                  "toolkit.jit.serialization.RuntimeError"])
+def test_a_raise_naming_a_class_outside_the_builtin_errors_is_refused_in_the_code(name):
+    data = _with_code(_checked(), lambda code: code.replace('"builtins.ValueError"', repr(name)))
+    _refused(data, "archive/code/forward.py: ", f"names the exception class {name!r}", "at line ")
+
+
+@pytest.mark.parametrize("code", [
+    'ops.prim.RaiseException(_0, os.system)', 'ops.prim.RaiseException(_0, "builtins.ValueError", 1)',
+    'ops.prim.RaiseException(_0, cls="builtins.ValueError")', 'raise ValueError(_0)',
+    'ops.prim.RaiseException(__import__("os").system("true"), "builtins.ValueError")',
+])
+def test_a_raise_written_any_other_way_is_refused(code):
+    def edit(text):
+        line = next(ln for ln in text.splitlines() if "ops.prim.RaiseException(" in ln)
+        msg = line.strip()[len("ops.prim.RaiseException("):].split(",")[0]
+        return text.replace(line, line[:len(line) - len(line.lstrip())] + code.replace("_0", msg))
+
+    _refused(_with_code(_checked(), edit), "archive/code/forward.py: ")
+
+
+def test_editing_the_code_changes_which_allowed_error_is_raised():
+    data = _with_code(_checked(), lambda code: code.replace('"builtins.ValueError"', '"builtins.IndexError"'))
+    with pytest.raises(IndexError, match="expected 2D input"):
+        _load(data)(toolkit.ones(3))
+
+
+def test_a_raise_whose_message_is_a_module_is_refused():
+    def edit(manifest):
+        n = _raise_node(manifest)
+        n["inputs"] = [0]  # self
+
+    _refused(_edited(_checked(), edit), "a module (%self, Checked) cannot be passed to prim::RaiseException")
+
+
+def test_a_raise_whose_message_is_other_data_loads_and_raises_it():
+    def edit(manifest):
+        n = _raise_node(manifest)
+        n["inputs"] = [1]  # the input tensor
+
+    m = _load(_edited(_checked(), edit))
+    with pytest.raises(ValueError, match=r"^tensor\(\[1\., 1\., 1\.\]\)\nwhile executing"):
+        m(toolkit.ones(3))
+
+
+@pytest.mark.parametrize("n_inputs,n_outputs", [(1, 1), (2, 0)])
+def test_a_raise_with_outputs_or_more_inputs_is_refused(n_inputs, n_outputs):
+    def edit(manifest):
+        g = Nodes(manifest)
+        msg = g.const("boom", "str")
+        out = g.add("prim::RaiseException", [msg] * n_inputs, ("str",) * n_outputs)
+        g.g["nodes"][-1]["attrs"] = [["exception", {"exception": "builtins.ValueError"}]]
+        if out:
+            g.use(out[0])
+
+    _refused(_edited(_checked(), edit), "prim::RaiseException")
+
+
+def test_the_graph_check_refuses_a_raise_of_a_class_outside_the_builtin_errors():
+    """Behind the decoder and the code parser, the graph check holds the same line (a graph built in memory)."""
+    from toolkit.jit.archive_check import GraphRefused, check_graph
+    from toolkit.jit.ir import Graph
+    from toolkit.jit.script.compiler import ExceptionRef
+
+    def graph(cls, n_inputs=1, n_outputs=0):
+        g = Graph()
+        g.add_input("x")
+        n = g.insert("prim::RaiseException", [g.insert_constant("boom")] * n_inputs, n_outputs)
+        n["exception"] = ExceptionRef(cls)
+        g.register_output(g.inputs[0])
+        return g
+
+    check_graph(graph(ValueError), None)
+    check_graph(graph(ValueError, 0), None)
+    for cls in (SystemExit, type("Evil", (Exception,), {})):
+        with pytest.raises(GraphRefused, match="which an archive may not raise: only Python's builtin errors"):
+            check_graph(graph(cls), None)
+    for n_inputs, n_outputs in [(2, 0), (1, 1)]:
+        with pytest.raises(GraphRefused, match=r"takes at most 1 input \(the message\) and has no outputs"):
+            check_graph(graph(ValueError, n_inputs, n_outputs), None)
+
+
+def test_reading_tensor_properties_other_than_the_scripted_ones_is_refused():
+    def f(x):
+        return toolkit.zeros(2, dtype=x.dtype, device=x.device) + x.ndim
+
+    data = _archive(toolkit.jit.script(f))
+    assert same_values(_load(data)(toolkit.ones(2)), toolkit.ones(2))  # dtype, device and ndim load
+
+    def edit(manifest):
+        g = Nodes(manifest)
+        g.use(g.getattr(0, "__class__"))  # the input tensor
+
+    _refused(_edited(data, edit), "prim::GetAttr of '__class__' on the tensor %x: an archive reads only the tensor "
+                                  "properties T, data, device, dtype")
+
+
+# -- parameter defaults: literals of the parameter's type --------------------------------------------------
+@pytest.mark.parametrize("default,fragment", [
+    ("__import__('os')", "unsupported expression"), ("x", "unsupported expression"),
+    ("'text'", "the default value 'text' of forward() argument 'hx' is not Optional[Tuple[Tensor, Tensor]]"),
+])
+def test_parameter_defaults_other_than_literals_of_their_type_are_refused(default, fragment):
+    data = _archive(toolkit.jit.script(nn.GRUCell(2, 3)))
+    assert "hx: Optional[Tensor]=None)" in _read(data)[1]["archive/code/forward.py"].decode()
+    edited = _with_code(data, lambda code: code.replace("hx: Optional[Tensor]=None)", f"hx: Optional[Tensor]={default})"))
+    _refused(edited, fragment.replace("Tuple[Tensor, Tensor]", "Tensor"))
+
+
+def test_a_default_for_self_is_refused():
+    data = _archive(toolkit.jit.script(nn.GRUCell(2, 3)))
+    def edit(code):
+        return code.replace("def forward(self,", "def forward(self=None,").replace("input: Tensor,", "input: Tensor=1,")
+
+    _refused(_with_code(data, edit), "forward() has 3 default values for 2 parameters")

@@ -90,3 +90,41 @@ def test_traced_function_same_values_and_grads():
     g = run_passes(t.graph.copy(), ["constant_propagation", "dce"])
     assert [n.kind for n in g.nodes()] == ["prim::Constant", "aten::mul", "aten::sin"]
     check_same_values_and_grads(f, g, [x])
+
+
+def _branch_on(g: Graph, cond, x):
+    """``x * 2 if cond else x`` as a prim::If."""
+    n = g.insert("prim::If", [cond])
+    n.output().type = F
+    taken = n.add_block()
+    with g.inserting_at_end(taken):
+        taken.register_output(aten(g, "mul", x, g.insert_constant(2), typ=F, name_as="doubled"))
+    n.add_block().register_output(x)
+    return n.output()
+
+
+def test_builtin_on_constants_folds_and_if_on_a_constant_becomes_its_branch():
+    import toolkit.jit.script  # noqa: F401  (registers scripted code's builtins such as aten::__not__)
+
+    g = Graph()
+    x = g.add_input("x", F)
+    negated = g.insert("aten::__not__", [g.insert_constant(False)]).output()
+    negated.type = T.BOOL
+    g.register_output(_branch_on(g, negated, x))
+    xs = toolkit.arange(6.0).reshape(2, 3)
+    expected = toolkit.jit.Interpreter(g).run([xs])[0]
+    run_passes(g, ["constant_propagation", "dce"])
+    g.verify()
+    assert [n.kind for n in g.nodes() if n.kind != "prim::Constant"] == ["aten::mul"]
+    assert len(x.uses) == 1  # the dropped branch's use of x is gone too
+    assert toolkit.equal(toolkit.jit.Interpreter(g).run([xs])[0], expected)
+
+
+def test_if_on_a_run_time_condition_stays():
+    g = Graph()
+    x = g.add_input("x", F)
+    cond = g.add_input("cond", T.BOOL)
+    g.register_output(_branch_on(g, cond, x))
+    before = text(g)
+    propagate_constants(g)
+    assert text(g) == before

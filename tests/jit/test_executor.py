@@ -357,3 +357,17 @@ def test_control_flow_with_gradients_runs_matrix_products_through_autograd():
     (g,) = toolkit.autograd.grad(out.sum(), a)
     (e,) = toolkit.autograd.grad(_mm_branch(a, b).sum(), a)
     assert_close_chain(g, e)
+
+
+@toolkit.jit.script
+def _raises_when_large(x):
+    if bool(x.sum() > 100):
+        raise ValueError("too large")
+    return x * 2
+
+
+def test_a_profiling_run_that_raised_does_not_break_later_calls():
+    with pytest.raises(ValueError, match="too large"):
+        _raises_when_large(toolkit.full((2,), 200.0))
+    for _ in range(executor.PROFILING_RUNS + 2):
+        assert _raises_when_large(toolkit.ones(2)).tolist() == [2.0, 2.0]

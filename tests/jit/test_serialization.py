@@ -454,3 +454,111 @@ def test_every_one_line_edit_loads_or_names_a_line(make):
             else:
                 lf.graph.verify()
     assert refused > 3 * (len(lines) - start)
+
+
+# -- modules held in globals ------------------------------------------------------------------------------
+class _Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def forward(self, x):
+        self.count += 1
+        return x * self.count
+
+
+_GLOBAL_BN = nn.BatchNorm1d(3)
+_GLOBAL_COUNTER = _Counter()
+
+
+def _uses_global_bn(x):
+    return _GLOBAL_BN(x) * 2
+
+
+def _uses_global_counter(x):
+    return _GLOBAL_COUNTER(x)
+
+
+def test_a_module_held_in_a_global_is_saved_as_constants_of_its_state_now():
+    toolkit.manual_seed(0)
+    _GLOBAL_BN.eval()
+    _GLOBAL_BN.running_mean.copy_(toolkit.randn(3))
+    s = toolkit.jit.script(_uses_global_bn)
+    x = toolkit.randn(4, 3)
+    loaded = _roundtrip(s)
+    assert not any(n.kind == "prim::ModuleConstant" for n in loaded.graph.all_nodes())
+    assert "CONSTANTS.c0" in loaded.code and "self" not in loaded.code
+    assert_close(loaded(x), s(x))
+    assert_close(loaded(x), torch.nn.functional.batch_norm(
+        torch.tensor(x.numpy()), torch.tensor(_GLOBAL_BN.running_mean.numpy()),
+        torch.tensor(_GLOBAL_BN.running_var.numpy()), torch.tensor(_GLOBAL_BN.weight.detach().numpy()),
+        torch.tensor(_GLOBAL_BN.bias.detach().numpy())) * 2)
+    _GLOBAL_BN.running_mean.add_(1)  # a snapshot: later changes to the module do not reach the archive
+    assert not bool((loaded(x) == s(x)).all())
+    assert "prim::ModuleConstant" in str(s.graph)  # the scripted function itself still reads the live module
+
+
+def test_a_module_held_in_a_global_that_the_code_assigns_is_refused_at_save():
+    s = toolkit.jit.script(_uses_global_counter)
+    with pytest.raises(TypeError, match=r"cannot save the assignment of 'count' of the module _Counter held in a "
+                                        r"global at .*test_serialization\.py:\d+: an archive saves such a module's "
+                                        "state as constants"):
+        toolkit.jit.save(s, io.BytesIO())
+
+
+class _Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.l(x) + 1
+
+    def encode(self, x, y):
+        return self.l(x) * 2 + y
+
+    @toolkit.jit.export
+    def scale(self, x, k: int = 3):
+        return self.l(x) * k
+
+
+def test_every_traced_method_is_saved_and_loaded():
+    m = _Encoder()
+    x, y = toolkit.randn(2, 3), toolkit.randn(2, 3)
+    traced = toolkit.jit.trace_module(m, {"forward": x, "encode": (x, y)})
+    loaded = _roundtrip(traced)
+    x2, y2 = toolkit.randn(2, 3), toolkit.randn(2, 3)
+    assert_close(loaded(x2), m(x2).detach())
+    assert_close(loaded.encode(x2, y2), m.encode(x2, y2).detach())
+    assert "def encode(self," in loaded.encode.code and "aten::mul" in str(loaded.encode.graph)
+    with pytest.raises(RuntimeError, match="encode\\(\\) is missing value for argument 'y'"):
+        loaded.encode(x2)
+    # a module traced without forward keeps only what was traced, as PyTorch's
+    only = _roundtrip(toolkit.jit.trace_module(m, {"encode": (x, y)}))
+    assert_close(only.encode(x2, y2), m.encode(x2, y2).detach())
+    with pytest.raises(AttributeError, match="no attribute 'forward'"):
+        only(x2)
+    # and a loaded module saves again with all of its methods
+    again = _roundtrip(loaded)
+    assert_close(again.encode(x2, y2), m.encode(x2, y2).detach())
+
+
+def test_exported_scripted_methods_are_saved_with_their_defaults():
+    m = _Encoder()
+    loaded = _roundtrip(toolkit.jit.script(m))
+    x = toolkit.randn(2, 3)
+    assert_close(loaded.scale(x), m.scale(x).detach())
+    assert_close(loaded.scale(x, 2), m.scale(x, 2).detach())
+    assert "k: int=3" in loaded.scale.code
+
+
+@pytest.mark.parametrize("name", ["__class__", "_parameters", "state_dict", "forward", "not an identifier"])
+def test_a_saved_method_named_like_a_module_member_is_refused(name):
+    data = _bytes(toolkit.jit.trace_module(_Encoder(), {"forward": toolkit.randn(2, 3),
+                                                        "encode": (toolkit.randn(2, 3), toolkit.randn(2, 3))}))
+
+    def rename(man):
+        man["model"]["methods"][0]["name"] = name
+
+    with pytest.raises(RuntimeError, match="not a valid archive.*bad method name"):
+        load(io.BytesIO(_with_manifest(data, rename)))

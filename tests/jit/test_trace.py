@@ -5,11 +5,14 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import toolkit
 from toolkit import nn
 from toolkit.jit import TracerWarning, TracingCheckError
 from toolkit.jit.code import graph_to_code
+
+from ..conftest import assert_close
 
 
 def _kinds(g):
@@ -289,8 +292,71 @@ def test_trace_module_api_and_bound_forward():
     assert isinstance(toolkit.jit.trace(m.forward, x), toolkit.jit.ScriptModule)
     with pytest.raises(AttributeError, match="expected a dictionary"):
         toolkit.jit.trace_module(m, (x,))
-    with pytest.raises(NotImplementedError, match="only 'forward'"):
+    with pytest.raises(AttributeError, match="'MLP' object has no attribute 'other'"):
         toolkit.jit.trace_module(m, {"other": (x,)})
+
+
+def _two_methods(lib):
+    class TwoMethods(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = lib.nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.l(x) + 1
+
+        def other(self, x, y):
+            return self.l(x) * 2 + y
+
+    return TwoMethods()
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning")
+def test_trace_module_traces_every_named_method_like_torch():
+    tm = _two_methods(torch)
+    km = _two_methods(toolkit)
+    km.load_state_dict({k: toolkit.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    x, y = np.random.default_rng(0).standard_normal((2, 2, 3)).astype(np.float32)
+    kx, ky = toolkit.tensor(x), toolkit.tensor(y)
+    traced = toolkit.jit.trace_module(km, {"forward": kx, "other": (kx, ky)})
+    twin = torch.jit.trace_module(tm, {"forward": torch.tensor(x), "other": (torch.tensor(x), torch.tensor(y))})
+    x2, y2 = x + 1, y * 3  # other inputs than the examples: the graphs run, not the recorded values
+    assert_close(traced(toolkit.tensor(x2)), twin(torch.tensor(x2)).detach())
+    got = traced.other(toolkit.tensor(x2), toolkit.tensor(y2))
+    assert_close(got, twin.other(torch.tensor(x2), torch.tensor(y2)).detach())
+    got.sum().backward()  # the traced method trains the original's parameters
+    assert km.l.weight.grad is not None and km.l.weight.grad.shape == (3, 3)
+    assert "aten::mul" in str(traced.other.graph) and "aten::mul" not in str(traced.graph)
+    assert traced.other.code.startswith("def other(self,")
+    assert [v.debug_name for v in traced.other.graph.inputs] == ["self", "x", "y"]
+
+
+def test_trace_module_without_forward_and_with_bad_entries():
+    km = _two_methods(toolkit)
+    x = toolkit.randn(2, 3)
+    only = toolkit.jit.trace_module(km, {"other": (x, x)})
+    assert_close(only.other(x, x), km.other(x, x).detach())
+    with pytest.raises(AttributeError, match="no attribute 'forward'"):
+        only(x)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'y'"):
+        toolkit.jit.trace_module(km, {"other": (x,)})
+
+
+class Branchy(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+    def other(self, x):
+        return x * 2 if bool(x.sum() > 0) else x - 2
+
+
+def test_trace_module_checks_each_method_on_its_check_inputs():
+    m, pos, neg = Branchy(), toolkit.ones(3), -toolkit.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TracerWarning)  # the bool() of a tensor, on purpose
+        toolkit.jit.trace_module(m, {"forward": pos, "other": pos}, check_inputs=[{"forward": neg, "other": pos}])
+        with pytest.raises(TracingCheckError, match="Graphs differed"):
+            toolkit.jit.trace_module(m, {"forward": pos, "other": pos}, check_inputs=[{"forward": pos, "other": neg}])
 
 
 def test_bad_example_inputs():

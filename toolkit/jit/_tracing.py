@@ -52,30 +52,50 @@ def trace(func, example_inputs=None, optimize=None, check_trace: bool = True, ch
 
 def trace_module(mod: Module, inputs: dict, optimize=None, check_trace: bool = True, check_inputs=None,
                  check_tolerance: float = 1e-5, strict: bool = True, **_ignored) -> ScriptModule:
-    """Trace ``mod.forward`` (the only method traced for now) into a ``ScriptModule`` sharing ``mod``'s parameters.
+    """Trace each method named in ``inputs`` into one ``ScriptModule`` sharing ``mod``'s parameters.
 
-    Its ``.graph`` calls the submodules (``prim::CallMethod``); ``.inlined_graph`` is the flat graph that runs.
+    ``inputs`` maps a method name to its example inputs (``{"forward": x, "encode": (x, y)}``); every
+    method but ``forward`` becomes a callable attribute of the result with its own ``.graph`` and ``.code``.
+    A ``.graph`` calls the submodules (``prim::CallMethod``); ``.inlined_graph`` is the flat graph that runs.
     """
     if not isinstance(mod, Module):
         raise AttributeError("expected torch.nn.Module as the first argument")
     if not isinstance(inputs, dict):
         raise AttributeError("expected a dictionary of (method_name, input) pairs")
-    unknown = [k for k in inputs if k != "forward"]
-    if unknown:
-        raise NotImplementedError(f"trace_module: only 'forward' can be traced for now, not {unknown}")
-    args = _as_args(inputs["forward"])
+    for name in inputs:
+        if not isinstance(name, str) or not callable(getattr(mod, name)):  # getattr raises PyTorch's AttributeError
+            raise AttributeError(f"trace_module: {name!r} is not a method of {type(mod).__name__}")
+    traced = {}
+    for name, example in inputs.items():
+        run = _method_tracer(mod, name, strict)
+        args = _as_args(example)
+        graph, tracer, _ = run(*args, snapshot=False)
+        verify(graph)
+        traced[name] = (run, args, graph, LazyCallGraphs(tracer, graph))
+    forward = traced.get("forward")
+    sm = ScriptModule(mod, None if forward is None else forward[2], None if forward is None else forward[3])
+    for name, (_, _, graph, calls) in traced.items():
+        if name != "forward":
+            sm._add_method(name, graph, calls)
+    if check_trace:
+        for c in check_inputs or [{k: v[1] for k, v in traced.items()}]:
+            for name, example in c.items():
+                run, _, graph, _ = traced[name]
+                interpreter = sm._interpreter if name == "forward" else getattr(sm, name)._interpreter
+                _check(run, interpreter, graph, _as_args(example), [mod], check_tolerance)
+    return sm
+
+
+def _method_tracer(mod: Module, name: str, strict: bool):
+    """``run(*args, snapshot=...)``: trace ``mod.<name>`` (``forward`` through the module call, with its hooks)."""
+    method = getattr(mod, name)
+    target = mod if name == "forward" else method
 
     def run(*a, snapshot=True):
-        return record(mod, a, module=mod, method=mod, strict=strict, names=_param_names(mod.forward, len(a)),
+        return record(mod, a, module=mod, method=target, strict=strict, names=_param_names(method, len(a)),
                       snapshot=snapshot)
 
-    graph, tracer, _ = run(*args, snapshot=False)
-    verify(graph)
-    sm = ScriptModule(mod, graph, LazyCallGraphs(tracer, graph))
-    if check_trace:
-        for c in check_inputs or [{"forward": args}]:
-            _check(run, sm._interpreter, graph, _as_args(c["forward"]), [mod], check_tolerance)
-    return sm
+    return run
 
 
 def _same_node(a: Node, b: Node) -> bool:

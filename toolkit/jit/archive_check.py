@@ -7,9 +7,11 @@ value; a graph read from a file has to earn it here, from the same rules, before
 
 - every node is a registry op used as its schema says, a builtin used as one of its schemas says
   (``toolkit.jit.builtin_schema``; a builtin without a schema never loads), or one of the structural kinds of
-  ``_RULES``, with the inputs, outputs, attributes and blocks its kind takes;
+  ``_RULES``, with the inputs, outputs, attributes and blocks its kind takes; ``prim::RaiseException`` raises
+  only one of Python's builtin errors (``archive_types.ARCHIVE_EXCEPTIONS``), its message a value (never a module);
 - every value's type follows from its definition (a node's rule, a constant's value, a declared member of a
   module, a checked call argument) and the archive's declared type must agree with it;
+- tensors are read only through the properties scripted code reads (``x.dtype``, ``x.device``, ``x.ndim``...);
 - modules are confined: the only module values are ``self`` and the submodules ``prim::GetAttr`` reads from it
   by a child's name; a module is used only as the object of ``prim::GetAttr`` and ``prim::SetAttr``, whose
   names must be members the archive declares for that very module (its parameters, buffers, submodules and
@@ -26,16 +28,30 @@ from __future__ import annotations
 
 from ..nn.modules.module import Module
 from . import types as T
-from .archive_types import check_value, checkable, contains_module, fits, fits_arg, return_type
+from .archive_types import (
+    ARCHIVE_EXCEPTIONS,
+    check_value,
+    checkable,
+    contains_module,
+    fits,
+    fits_arg,
+    return_type,
+)
 from .builtin_schema import parse_builtin_schema
 from .ir import Block, Graph, Node, Value
+from .script.compiler import ExceptionRef
+from .script.exprs import TENSOR_ATTR_TYPES
 
 __all__ = ["GraphRefused", "MAX_NODES", "check_graph", "loadable_kinds"]
 
 MAX_NODES = 1_000_000
 """The most nodes a loaded graph may have (nested blocks included)."""
 
-_ATTRIBUTES = {"prim::Constant": {"value"}, "prim::GetAttr": {"name"}, "prim::SetAttr": {"name"}}
+_TENSOR_PROPERTIES = {**TENSOR_ATTR_TYPES, "T": T.TENSOR, "mT": T.TENSOR, "data": T.TENSOR}
+"""The properties a loaded graph may read off a tensor (``prim::GetAttr`` on a tensor), with their types."""
+
+_ATTRIBUTES = {"prim::Constant": {"value"}, "prim::GetAttr": {"name"}, "prim::SetAttr": {"name"},
+               "prim::RaiseException": {"exception"}}
 
 
 class GraphRefused(Exception):
@@ -304,6 +320,10 @@ class _Checker:
 
     def get_attr(self, n: Node) -> None:
         self.arity(n, 1, 1)
+        obj = n.inputs[0]
+        if obj not in self.modules and isinstance(obj.type, T.TensorType):
+            self.tensor_property(n)
+            return
         _, _, what, info = self.member(n, write=False)
         o = n.outputs[0]
         if what == "module":
@@ -318,6 +338,16 @@ class _Checker:
             computed = T.BOOL if what == "training" else info
         self.define(n, o, computed)
 
+    def tensor_property(self, n: Node) -> None:
+        """``x.dtype``, ``x.device``, ``x.T``...: one of the Tensor properties scripted code reads, typed as the
+        compiler types it."""
+        name = n.attributes.get("name")
+        t = _TENSOR_PROPERTIES.get(name) if isinstance(name, str) else None
+        if t is None:
+            raise GraphRefused(n, f"prim::GetAttr of {name!r:.60} on the tensor %{n.inputs[0].debug_name}: an archive "
+                                  f"reads only the tensor properties {', '.join(sorted(_TENSOR_PROPERTIES))}")
+        self.define(n, n.outputs[0], t)
+
     def set_attr(self, n: Node) -> None:
         from .script.attributes import accepts
 
@@ -329,6 +359,22 @@ class _Checker:
         if not ok:
             want = "a tensor" if what == "tensor" else str(info)
             raise GraphRefused(n, f"{_module_name(m)}.{name} is {want}; %{n.inputs[1].debug_name} is {t}")
+
+    def raise_exception(self, n: Node) -> None:
+        """Raises one of ``ARCHIVE_EXCEPTIONS`` with a message that is data (a string, usually; None for no message),
+        never a module."""
+        if len(n.inputs) > 1 or n.outputs:
+            raise GraphRefused(n, f"prim::RaiseException takes at most 1 input (the message) and has no outputs, got "
+                                  f"{len(n.inputs)} input(s) and {len(n.outputs)} output(s)")
+        ref = n.attributes.get("exception")
+        if not isinstance(ref, ExceptionRef) or ref.cls not in ARCHIVE_EXCEPTIONS:
+            raise GraphRefused(n, f"prim::RaiseException raises {ref!s:.80}, which an archive may not raise: only "
+                                  "Python's builtin errors (" + ", ".join(sorted(c.__name__ for c in ARCHIVE_EXCEPTIONS))
+                                  + ")")
+        t = n.inputs[0].type if n.inputs else T.NONE
+        if not (checkable(t) or isinstance(t, T.AnyType)):
+            raise GraphRefused(n, f"the message of prim::RaiseException must be a str or other data, but "
+                                  f"%{n.inputs[0].debug_name} is {t}")
 
     def if_(self, n: Node) -> None:
         self.arity(n, 1, None)
@@ -391,6 +437,7 @@ _RULES = {
     "prim::SetAttr": _Checker.set_attr,
     "prim::If": _Checker.if_,
     "prim::Loop": _Checker.loop,
+    "prim::RaiseException": _Checker.raise_exception,
 }
 
 

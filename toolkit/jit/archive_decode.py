@@ -15,9 +15,10 @@ from .._core import dtypes as _dt
 from .._core.device import as_device
 from ..ops import registry as R
 from . import types as T
-from .archive_types import OTHER_TYPES
+from .archive_types import OTHER_TYPES, archive_exception
 from .ir import Block, Graph, Node, Value
 from .loaded_modules import LoadedModule, check_member_name, restore_attribute
+from .script.compiler import ExceptionRef
 
 __all__ = ["MAX_JSON_DEPTH", "SIMPLE_TYPES", "GraphDecoder", "decode_module", "decode_type", "json_depth", "loadable_kinds"]
 
@@ -151,10 +152,10 @@ class GraphDecoder:
             for vd in nd["outputs"]:
                 self.define(n.add_output(), vd)
             for k, a in nd["attrs"]:
-                _check(isinstance(k, str) and isinstance(a, dict) and "value" in a,
+                _check(isinstance(k, str) and isinstance(a, dict) and ("value" in a or "exception" in a),
                        f"bad attribute {k!r:.40} of a {kind} node: a node loaded from an archive holds values, "
                        "not graphs")
-                n[k] = self.reader.decode(a["value"])
+                n[k] = self.reader.decode(a["value"]) if "value" in a else _exception(a["exception"])
             src = nd["source"]
             _check(src is None or (isinstance(src, list) and len(src) == 2 and isinstance(src[0], str)
                                    and S._is_int(src[1])), "bad source location")
@@ -187,6 +188,15 @@ class GraphDecoder:
                            "can be loaded")
         _check(op_name is None, f"node {kind} cannot name an op")
         return None
+
+
+def _exception(name) -> ExceptionRef:
+    """The class a ``prim::RaiseException`` raises, named as ``"builtins.ValueError"``: one of
+    ``ARCHIVE_EXCEPTIONS``, never a name looked up anywhere."""
+    try:
+        return ExceptionRef(archive_exception(name))
+    except ValueError as e:
+        raise _Corrupt(str(e)) from None
 
 
 def decode_module(d: dict, reader: S._Reader) -> LoadedModule:

@@ -13,10 +13,34 @@ from .._core.device import device as _device
 from ..tensor import Tensor
 from . import types as T
 
-__all__ = ["OTHER_TYPES", "checkable", "check_value", "contains_module", "fits", "fits_arg", "is_data", "return_type"]
+__all__ = ["ARCHIVE_EXCEPTIONS", "OTHER_TYPES", "archive_exception", "checkable", "check_value", "contains_module",
+           "fits", "fits_arg", "is_data", "return_type"]
 
 OTHER_TYPES = frozenset({"ScalarType", "Device", "Layout", "MemoryFormat", "Generator", "slice", "ellipsis"})
 """The ``OtherType`` names an archive may declare."""
+
+ARCHIVE_EXCEPTIONS = frozenset({
+    Exception, ArithmeticError, AssertionError, AttributeError, FloatingPointError, IndexError, KeyError,
+    LookupError, NotImplementedError, OverflowError, RecursionError, RuntimeError, StopIteration, TypeError,
+    ValueError, ZeroDivisionError,
+})
+"""The exception classes a graph loaded from an archive may raise (``prim::RaiseException``): Python's builtin
+errors, which hold their message and do nothing else. The archive names one as ``"builtins.ValueError"``; a name
+outside this fixed set (another module's class, ``os.system``) is refused, so loading never imports or looks up
+anything the file names."""
+
+_EXCEPTIONS_BY_NAME = {f"builtins.{c.__name__}": c for c in ARCHIVE_EXCEPTIONS}
+
+
+def archive_exception(name) -> type:
+    """The class of ``ARCHIVE_EXCEPTIONS`` that ``name`` (``"builtins.ValueError"``) names; ``ValueError``
+    naming the allowed classes for anything else."""
+    cls = _EXCEPTIONS_BY_NAME.get(name) if isinstance(name, str) else None
+    if cls is None:
+        allowed = ", ".join(sorted(_EXCEPTIONS_BY_NAME))
+        raise ValueError(f"prim::RaiseException names the exception class {name!r:.80}, which an archive may not "
+                         f"raise (allowed: {allowed})")
+    return cls
 
 
 def contains_module(t: T.JitType) -> bool:

@@ -15,12 +15,14 @@ condition turns false; its body ends by assigning the next values. A ``prim::Set
 prints as an assignment, ``self.count = torch.add(count, 1)``, its value's call written in
 place when that call comes right before it and has no other use; reads of an attribute some
 ``prim::SetAttr`` assigns print as statements (``count = self.count``), so each reads where the
-graph does. Archives store this text and ``code_parser`` parses it back.
+graph does. A ``prim::RaiseException`` prints as TorchScript prints it, its message and then its class by name:
+``ops.prim.RaiseException(_0, "builtins.ValueError")``. Archives store this text and ``code_parser`` parses it back.
 """
 
 from __future__ import annotations
 
 import keyword
+import math
 
 from . import types as T
 from .ir import Block, Graph, Node, Value
@@ -50,6 +52,18 @@ def annotation(t: T.JitType) -> str:
     if isinstance(t, T.OptionalType):
         return f"Optional[{annotation(t.elem)}]"
     return str(t)
+
+
+def exception_name(cls: type) -> str:
+    """How ``.code`` names the class a ``prim::RaiseException`` raises, as TorchScript does: ``builtins.ValueError``,
+    ``__main__.MyError``."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def raised_class(n: Node) -> type:
+    """The exception class a ``prim::RaiseException`` raises (``RuntimeError`` when the node names none)."""
+    ref = n.attributes.get("exception")
+    return ref.cls if ref is not None else RuntimeError
 
 
 def _literal(v) -> str:
@@ -227,6 +241,9 @@ class _CodeWriter:
             rhs = "{" + ", ".join(f"{a}: {b}" for a, b in zip(ins[0::2], ins[1::2])) + "}"
         elif k in ("prim::ListUnpack", "prim::TupleUnpack"):
             rhs = self.name(n.inputs[0])
+        elif k == "prim::RaiseException":  # as TorchScript: ops.prim.RaiseException(msg, "builtins.ValueError")
+            msg = self.name(n.inputs[0]) if n.inputs else "None"
+            rhs = f'ops.prim.RaiseException({msg}, "{exception_name(raised_class(n))}")'
         elif k == "prim::CallMethod":  # as TorchScript prints a submodule call: (self.conv1).forward(x, )
             args = "".join(f"{self.name(v)}, " for v in n.inputs[1:])
             rhs = f"({self.name(n.inputs[0])}).{n['name']}({args})"
@@ -294,13 +311,32 @@ def parameter_names(graph: Graph) -> list[str]:
     return [w.name(v) for v in graph.inputs]
 
 
-def graph_to_code(graph: Graph, name: str = "forward") -> str:
-    """The graph as a ``def``; the first input is ``self`` when it is a module."""
+def default_literal(value) -> str:
+    """A parameter's default as the ``def`` prints it (``=None``, ``=1``, ``=[1, 2]``); ValueError for a value that
+    has no literal (a tensor)."""
+    from ..tensor import Tensor
+
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, Tensor) or not (v is None or isinstance(v, (bool, int, float, str))) or \
+                (isinstance(v, float) and not math.isfinite(v)):
+            raise ValueError(f"the default value {v!r:.60} ({type(v).__name__}) has no literal in code")
+    return _literal(value)
+
+
+def graph_to_code(graph: Graph, name: str = "forward", defaults: tuple = ()) -> str:
+    """The graph as a ``def``; the first input is ``self`` when it is a module. ``defaults`` are the default values
+    of the last parameters, printed as TorchScript prints them: ``hx: Optional[Tensor]=None``."""
     w = _CodeWriter(graph)
     params = []
-    for v in graph.inputs:
+    first_default = len(graph.inputs) - len(defaults)
+    for i, v in enumerate(graph.inputs):
         n = w.name(v)
-        params.append(n if isinstance(v.type, T.ModuleType) else f"{n}: {annotation(v.type)}")
+        default = f"={default_literal(defaults[i - first_default])}" if i >= first_default else ""
+        params.append(n if isinstance(v.type, T.ModuleType) else f"{n}: {annotation(v.type)}{default}")
     lines: list[str] = []
     for node in graph.block.nodes:
         w.node(node, lines, "  ")

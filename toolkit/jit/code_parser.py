@@ -9,7 +9,8 @@ loop's initial-value assignments and ``for``/``while`` statement with a ``prim::
 So editing the code text (``torch.mul`` -> ``torch.add``, a different argument, ``range(3)`` ->
 ``range(5)``) changes the loaded graph, while names and constructs outside the allow-list (registry
 ops as ``torch.<op>``, literals, lists, tuples, attribute reads of ``self``, ``CONSTANTS``, the
-``if``/``for``/``while`` shapes the printer writes) are refused with ``CodeError`` naming the line.
+``if``/``for``/``while`` shapes the printer writes, ``ops.prim.RaiseException(msg, "builtins.ValueError")``
+naming one of Python's builtin errors, literal parameter defaults) are refused with ``CodeError`` naming the line.
 Attribute assignments (``self.count = ...``, ``prim::SetAttr``) and the statements reading assigned
 attributes (``count = self.count``) may name another attribute only when the module has it with a type
 the value fits (``attributes`` tells, the way script mode checks the same assignment at compile time).
@@ -24,6 +25,7 @@ from __future__ import annotations
 import ast
 
 from ..ops import registry as R
+from .archive_types import archive_exception
 from .code import _CodeWriter, assigned_attributes, loop_form, setattr_of
 from .code_attributes import AttributeStatements, AttributeTypes
 from .code_statements import CodeError
@@ -31,6 +33,7 @@ from .code_statements import head as _head
 from .code_statements import pop as _pop
 from .code_statements import where as _where
 from .ir import Block, Graph, Node, Value
+from .script.compiler import ExceptionRef
 
 __all__ = ["MAX_DEPTH", "CodeError", "rebuild_from_code"]
 
@@ -82,6 +85,7 @@ class _Rebuilder(AttributeStatements):
         self.pending: tuple | None = None  # (statement, value) of a call printed as the next SetAttr's value
         self.lines: dict[Node, int] = {}  # the code line each node came from (for the loaded graph's check)
         self.line = self.end_line = 1
+        self.defaults: list = []  # the default values of the function's last parameters
 
     # -- expressions ------------------------------------------------------------------------------
     def value(self, e: ast.expr, old: Value | None, before: Node | Block) -> Value:
@@ -193,8 +197,30 @@ class _Rebuilder(AttributeStatements):
             raise CodeError(f"{node.kind} at {_where(stmt)} returns nothing to assign")
         return True
 
+    def raise_exception(self, node: Node, stmt: ast.stmt) -> None:
+        """``ops.prim.RaiseException(msg, "builtins.ValueError")``: the message is a value (None: the exception
+        gets no arguments), the class one of ``ARCHIVE_EXCEPTIONS``, named by a string literal."""
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and _dotted(call.func) == "ops.prim.RaiseException"
+                and len(call.args) == 2 and not call.keywords):
+            raise CodeError(f"expected 'ops.prim.RaiseException(message, \"builtins.<Error>\")' for "
+                            f"prim::RaiseException at {_where(stmt)}, got {_head(stmt)!r}")
+        msg, cls = call.args
+        name = cls.value if isinstance(cls, ast.Constant) and isinstance(cls.value, str) else ast.unparse(cls)
+        try:
+            node["exception"] = ExceptionRef(archive_exception(name))
+        except ValueError as e:
+            raise CodeError(f"{e}, at {_where(cls)}") from None
+        if node.inputs:
+            self.rewire(node, [msg])
+        elif not (isinstance(msg, ast.Constant) and msg.value is None):
+            node.add_input(self.value(msg, None, node))
+
     def statement(self, node: Node, stmt: ast.stmt) -> None:
         k = node.kind
+        if k == "prim::RaiseException":
+            self.raise_exception(node, stmt)
+            return
         if self.builtin(node, stmt):
             return
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
@@ -389,11 +415,12 @@ class _Rebuilder(AttributeStatements):
             raise CodeError("the code must be exactly one function definition"
                             + (f" (got {_head(extra[0])!r} at {_where(extra[0])})" if extra else ""))
         fn = fns[0]
-        if fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.defaults:
+        if fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
             raise CodeError(f"unsupported function signature at {_where(fn)}")
         params = fn.args.args
         if len(params) != len(self.graph.inputs):
             raise CodeError(f"the code takes {len(params)} inputs, the graph {len(self.graph.inputs)}")
+        self.defaults = [_default(e) for e in fn.args.defaults]
         for p, v in zip(params, self.graph.inputs):
             self.env[p.arg] = v
         body = list(fn.body)
@@ -418,6 +445,13 @@ def _is_break_unless(s: ast.stmt, cond: str) -> bool:
     return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Break) \
         and isinstance(s.test, ast.UnaryOp) and isinstance(s.test.op, ast.Not) \
         and isinstance(s.test.operand, ast.Name) and s.test.operand.id == cond
+
+
+def _default(e: ast.expr):
+    """A parameter's default value: a literal, or a tuple of literals."""
+    if isinstance(e, ast.Tuple):
+        return tuple(_literal(x) for x in e.elts)
+    return _literal(e)
 
 
 def _is_literal(e: ast.expr) -> bool:
@@ -465,7 +499,7 @@ def _parse(code: str) -> ast.Module:
 
 
 def rebuild_from_code(graph: Graph, code: str, attributes: AttributeTypes | None = None,
-                      lines: dict | None = None) -> Graph:
+                      lines: dict | None = None, defaults: list | None = None) -> Graph:
     """Rewire ``graph`` (decoded from the archive's JSON) so it computes what ``code`` says; returns it.
 
     ``graph`` must verify (``toolkit.jit.verify``) before. Raises ``CodeError`` naming the line for
@@ -474,10 +508,13 @@ def rebuild_from_code(graph: Graph, code: str, attributes: AttributeTypes | None
     for code Python's parser fails on or that nests deeper than ``MAX_DEPTH`` levels.
     ``attributes`` gives the loaded module's attribute types, against which attribute assignments and
     reads are checked; without it they must name the graph's attributes. ``lines``, when given, is filled
-    with the code line each node of the rebuilt graph comes from.
+    with the code line each node of the rebuilt graph comes from; ``defaults``, when given, with the default
+    values of the function's last parameters (literals, as ``hx: Optional[Tensor]=None`` writes them).
     """
     rebuilder = _Rebuilder(graph, _parse(code), attributes)
     rebuilder.run()
     if lines is not None:
         lines.update(rebuilder.lines)
+    if defaults is not None:
+        defaults.extend(rebuilder.defaults)
     return graph

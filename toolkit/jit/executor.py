@@ -213,8 +213,9 @@ class ProfilingExecutor:
                 return self.fallback.run(inputs)
             entry = self._entries.setdefault(key, _Entry())
         if entry.profiles < PROFILING_RUNS:
-            entry.profiles += 1
-            return self._profile(key, inputs)
+            outputs = self._profile(key, inputs)
+            entry.profiles += 1  # counted once it ran: a run that raised observed nothing to specialize on
+            return outputs
         entry.plan = self._specialize(key, inputs)
         return entry.plan.run(inputs)
 

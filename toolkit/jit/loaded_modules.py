@@ -26,7 +26,7 @@ from .archive_types import check_value
 from .code import annotation, parameter_names
 from .ir import Graph
 from .script.attributes import accepts, attribute_type, module_attribute_type
-from .script_module import ScriptFunction, ScriptModule
+from .script_module import ScriptFunction, ScriptModule, TracedModuleMethod
 
 MAX_NAME_LENGTH = 256
 
@@ -50,15 +50,22 @@ class LoadedScriptModule(ScriptModule):
     """A loaded module: its saved attributes (``count``) are read and assigned on the module its graph runs with,
     and calls are checked against the types ``forward`` declares."""
 
-    def __init__(self, original: Module, graph: Graph):
+    def __init__(self, original: Module, graph: Graph | None, defaults: tuple = ()):
         super().__init__(original, graph)
-        self.__dict__["_signature"] = Signature("forward", graph, module_input=True)
+        self.__dict__["_signature"] = (None if graph is None else
+                                       Signature("forward", graph, module_input=True, defaults=defaults))
+
+    def _add_loaded_method(self, name: str, graph: Graph, defaults: tuple = ()) -> None:
+        """A saved method beside ``forward``, callable as ``self.<name>(...)`` with its declared types checked."""
+        method = LoadedMethod(self._original, name, graph, defaults)
+        self.__dict__["_traced_methods"][name] = method
+        self.__dict__[name] = method
 
     def forward(self, *args, **kwargs):
-        return self._executor.run([self._original, *self._signature.bind(args, kwargs)])[0]
+        return self._forward_executor().run([self._original, *self._signature.bind(args, kwargs)])[0]
 
     def graph_for(self, *args, **kwargs):
-        return self._executor.graph_for([self._original, *self._signature.bind(args, kwargs)])
+        return self._forward_executor().graph_for([self._original, *self._signature.bind(args, kwargs)])
 
     def _attribute(self, name: str):
         root = self.__dict__.get("_original")
@@ -83,12 +90,26 @@ class LoadedScriptModule(ScriptModule):
         setattr(root, name, value)
 
 
+class LoadedMethod(TracedModuleMethod):
+    """A loaded method other than ``forward``: runs its graph with the loaded module as ``self``."""
+
+    def __init__(self, original: Module, name: str, graph: Graph, defaults: tuple = ()):
+        super().__init__(original, name, graph)
+        self._signature = Signature(name, graph, module_input=True, defaults=defaults)
+
+    def __call__(self, *args, **kwargs):
+        return self._executor.run([self._original, *self._signature.bind(args, kwargs)])[0]
+
+    def graph_for(self, *args, **kwargs):
+        return self._executor.graph_for([self._original, *self._signature.bind(args, kwargs)])
+
+
 class LoadedScriptFunction(ScriptFunction):
     """A loaded function: calls are checked against the types its graph declares."""
 
-    def __init__(self, graph: Graph, name: str):
+    def __init__(self, graph: Graph, name: str, defaults: tuple = ()):
         super().__init__(graph, name)
-        self._signature = Signature(name, graph, module_input=False)
+        self._signature = Signature(name, graph, module_input=False, defaults=defaults)
 
     def __call__(self, *args, **kwargs):
         return self._executor.run(self._signature.bind(args, kwargs))[0]
@@ -116,14 +137,22 @@ class Signature:
     """The parameters of a loaded graph (names as its code prints them, declared types) and the check of a call's
     arguments against them, as TorchScript checks a call of a loaded module."""
 
-    def __init__(self, name: str, graph: Graph, module_input: bool):
+    def __init__(self, name: str, graph: Graph, module_input: bool, defaults: tuple = ()):
         self.name = name
         self.skip = 1 if module_input else 0
         self.params = list(zip(parameter_names(graph), (v.type for v in graph.inputs)))
         self.py_types = [annotation(t) for _, t in self.params]
+        S._check(len(defaults) <= len(self.params) - self.skip,
+                 f"{name}() has {len(defaults)} default values for {len(self.params) - self.skip} parameters")
+        self.defaults = tuple(defaults)
+        self.default_of = dict(zip([p for p, _ in self.params[len(self.params) - len(defaults):]], defaults))
+        for (pname, t), v in zip(self.params[len(self.params) - len(defaults):], defaults):
+            S._check(check_value(v, t), f"the default value {_short(v)} of {name}() argument '{pname}' is not "
+                                        f"{annotation(t)}")
         outs = [_declared_type(v.type) for v in graph.outputs]
         ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
-        params = ", ".join(f"{_declared_type(t)} {n}" for n, t in self.params)
+        params = ", ".join(f"{_declared_type(t)} {n}" + (f"={_short(self.default_of[n])}" if n in self.default_of
+                                                          else "") for n, t in self.params)
         self.declaration = f"{name}({params}) -> {ret}"
 
     def bind(self, args: tuple, kwargs: dict) -> list:
@@ -134,6 +163,9 @@ class Signature:
                                f"{len(args) + self.skip} argument(s). Declaration: {self.declaration}")
         values = list(args)
         for pname, _ in params[len(args):]:
+            if pname not in kwargs and pname in self.default_of:
+                values.append(self.default_of[pname])
+                continue
             if pname not in kwargs:
                 raise RuntimeError(f"{self.name}() is missing value for argument '{pname}'. "
                                    f"Declaration: {self.declaration}")

@@ -8,8 +8,8 @@ An archive is a zip (entries stored uncompressed) in the layout of ``toolkit.sav
   JSON: every node with its kind, exact op overload, inputs, typed and named outputs, attributes, nested
   blocks, source location and scope, so the loaded graph prints exactly as the saved one;
 - ``archive/data/<key>``: raw little-endian tensor data (parameters, buffers, tensor constants);
-- ``archive/code/<name>.py``: the graph's ``.code``; loading parses it with ``ast`` (``code_parser``) and it
-  decides what runs, the JSON graph supplying types, names, source locations and scopes, and the control-flow
+- ``archive/code/<name>.py``: the graph's ``.code`` (with the defaults of the last parameters, as
+  ``hx: Optional[Tensor]=None``); loading parses it with ``ast`` (``code_parser``) and it decides what runs, the JSON graph supplying types, names, source locations and scopes, and the control-flow
   blocks (``prim::If``, ``prim::Loop``) its ``if``/``for``/``while`` statements must match;
 - ``archive/extra/<name>``: the caller's ``_extra_files``.
 
@@ -43,10 +43,20 @@ from .archive_decode import (
     json_depth,
     loadable_kinds,
 )
-from .code import graph_to_code
+from .archive_globals import global_modules_as_constants
+from .archive_types import ARCHIVE_EXCEPTIONS
+from .code import default_literal, exception_name, graph_to_code
 from .ir import Graph, Node, Value
 from .loaded_modules import LoadedScriptFunction, LoadedScriptModule, attribute_lookup, attribute_types_of
-from .script_module import ScriptFunction, ScriptModule
+from .script.compiler import ExceptionRef
+from .script_module import (
+    ScriptFunction,
+    ScriptModule,
+    argument_defaults,
+    extra_methods,
+    method_defaults,
+    method_graph,
+)
 
 __all__ = ["load", "save"]
 
@@ -98,10 +108,17 @@ class _GraphEncoder:
                 "nodes": [self.node(n) for n in g.block.nodes], "outputs": [self.ref(v) for v in g.outputs]}
 
     def node(self, n: Node) -> dict:
+        if n.kind == "prim::PythonOp":
+            where = "" if n.source is None else f" at {n.source[0]}:{n.source[1]}"
+            raise TypeError(f"toolkit.jit.save: the graph runs Python code (prim::PythonOp {n.attributes.get('name')!r}"
+                            f"{where}: a Python fallback statement or an @ignore'd call), which an archive cannot "
+                            "hold; compile it without fallback=True or leave the Python part out of the graph")
         attrs = []
         for k, v in n.attributes.items():
             if isinstance(v, Graph):
                 attrs.append([k, {"graph": _GraphEncoder(self.writer).graph(v)}])
+            elif isinstance(v, ExceptionRef):
+                attrs.append([k, {"exception": _raised_name(n, v)}])
             else:
                 attrs.append([k, {"value": self.writer.encode(v, f"{n.kind}[{k}]")}])
         blocks = []
@@ -113,6 +130,17 @@ class _GraphEncoder:
             blocks.append({"inputs": [self.define(v) for v in b.inputs],
                            "nodes": [self.node(m) for m in b.nodes], "outputs": [self.ref(v) for v in b.outputs]})
         return out
+
+
+def _raised_name(n: Node, ref: ExceptionRef) -> str:
+    """The class a ``prim::RaiseException`` raises, as the archive names it; only the builtin errors an archive may
+    raise (``ARCHIVE_EXCEPTIONS``) can be saved, since loading never looks a class up by name."""
+    if ref.cls not in ARCHIVE_EXCEPTIONS:
+        where = f" at {n.source_location}" if n.source is not None else ""
+        allowed = ", ".join(sorted(c.__name__ for c in ARCHIVE_EXCEPTIONS))
+        raise TypeError(f"toolkit.jit.save: cannot save 'raise {exception_name(ref.cls)}'{where}: archives raise "
+                        f"only Python's builtin errors ({allowed}); raise one of those instead")
+    return exception_name(ref.cls)
 
 
 def _enc_module(m: Module, writer: S._Writer, path: str) -> dict:
@@ -129,10 +157,27 @@ def _enc_module(m: Module, writer: S._Writer, path: str) -> dict:
     }
 
 
+def _defaults(m) -> tuple:
+    """The default values of the saved ``forward``'s (or function's) last parameters, which the archive's code
+    writes in its ``def`` (``hx: Optional[Tensor]=None``) so that loaded calls may leave them out."""
+    return _checked_defaults(argument_defaults(m))
+
+
+def _checked_defaults(defaults: tuple) -> tuple:
+    for d in defaults:
+        try:
+            default_literal(d)
+        except ValueError as e:
+            raise TypeError(f"toolkit.jit.save: cannot save a default argument value: {e}") from None
+    return defaults
+
+
 def save(m, f, _extra_files: dict | None = None) -> None:
-    """Save a traced ``ScriptModule`` or ``ScriptFunction`` to a path or a binary file object.
+    """Save a traced or scripted ``ScriptModule`` or ``ScriptFunction`` to a path or a binary file object.
 
     Saving to a path is atomic: a temporary file next to the target is written, fsynced and renamed over it.
+    Modules that scripted code reads from globals are saved as constants of their state now
+    (``archive_globals``); a ``raise`` saves only Python's builtin errors (``archive_types.ARCHIVE_EXCEPTIONS``).
     """
     writer = S._Writer()
     if isinstance(m, ScriptModule):
@@ -143,15 +188,25 @@ def save(m, f, _extra_files: dict | None = None) -> None:
         kind, name = "function", m.name
         model = {"kind": kind, "name": name}
     else:
-        raise TypeError("toolkit.jit.save: expected a ScriptModule or ScriptFunction (what toolkit.jit.trace "
-                        f"returns), got {type(m).__name__}")
-    model["graph"] = _GraphEncoder(writer).graph(m.inlined_graph)  # the flat graph: calls inlined
+        raise TypeError("toolkit.jit.save: expected a ScriptModule or ScriptFunction (what toolkit.jit.trace and "
+                        f"toolkit.jit.script return), got {type(m).__name__}")
+    texts = {}
+    graph = m.inlined_graph  # the flat graph: calls inlined; None for a module traced without forward
+    if graph is not None:
+        graph = global_modules_as_constants(graph)
+        texts[f"{_PREFIX}code/{name}.py"] = graph_to_code(graph, name, _defaults(m))
+    model["graph"] = None if graph is None else _GraphEncoder(writer).graph(graph)
+    if kind == "module":
+        model["methods"] = []
+        for mname, method in extra_methods(m).items():
+            mgraph = global_modules_as_constants(method_graph(method))
+            model["methods"].append({"name": mname, "graph": _GraphEncoder(writer).graph(mgraph)})
+            texts[f"{_PREFIX}code/{mname}.py"] = graph_to_code(mgraph, mname, _checked_defaults(method_defaults(method)))
     blobs = [(k, S._little_endian(flat, {_dt._NAMES[r["dtype"]] for r in writer.tensors if r["storage"] == k}))
              for k, flat in writer.blobs]
     manifest = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "byteorder": "little",
                 "storages": {k: {"nbytes": int(flat.nbytes)} for k, flat in blobs},
                 "tensors": writer.tensors, "root": None, "model": model}
-    texts = {f"{_PREFIX}code/{name}.py": graph_to_code(m.inlined_graph, name)}
     for k, v in (_extra_files or {}).items():
         texts[_EXTRA + k] = v
     if isinstance(f, (str, os.PathLike)):
@@ -209,21 +264,23 @@ def _code_entry(name) -> str:
     return f"{_PREFIX}code/{name}.py"
 
 
-def _rebuild_from_code(archive, graph: Graph, name, attributes=None) -> dict:
+def _rebuild_from_code(archive, graph: Graph, name, attributes=None) -> tuple[dict, tuple]:
     """What runs comes from the archive's readable code, parsed (never executed) against the decoded graph.
 
-    Returns the code line each node came from, for the messages of the graph's check.
+    Returns the code line each node came from, for the messages of the graph's check, and the default values of
+    the function's last parameters.
     """
     from .code_parser import CodeError, rebuild_from_code
 
     entry = _code_entry(name)
     text = _read_text(archive, entry)
     lines: dict = {}
+    defaults: list = []
     try:
-        rebuild_from_code(graph, text, attributes, lines)
+        rebuild_from_code(graph, text, attributes, lines, defaults)
     except CodeError as e:
         raise _Corrupt(f"{entry}: {e}") from e.__cause__
-    return lines
+    return lines, tuple(defaults)
 
 
 def _check_graph(graph: Graph, root, entry: str, lines: dict) -> None:
@@ -247,22 +304,43 @@ def _build(zf: zipfile.ZipFile, archive, manifest: dict, map_location):
     reader = S._Reader(zf, manifest, map_location, archive)
     model = manifest.get("model")
     _check(isinstance(model, dict), "the manifest has no model")
-    graph = GraphDecoder(reader, loadable_kinds()).decode(model["graph"])
-    _verify(graph, "the saved graph")  # so the code is matched against well-formed blocks
     if model["kind"] == "module":
         root = decode_module(model["module"], reader)
-        lines = _rebuild_from_code(archive, graph, "forward", attribute_lookup(root))
-        _check_graph(graph, root, _code_entry("forward"), lines)
-        _verify(graph, "the graph")
-        sm = LoadedScriptModule(root, graph)
+        lookup = attribute_lookup(root)
+        graph, defaults = None, ()
+        if model["graph"] is not None:  # None: a module traced without forward
+            graph, defaults = _load_method(archive, reader, model["graph"], "forward", root, lookup)
+        sm = LoadedScriptModule(root, graph, defaults)
         sm.__dict__["original_name"] = root.original_name
+        methods = model.get("methods", [])
+        _check(isinstance(methods, list), "the model's methods are not a list")
+        for entry in methods:
+            _check(isinstance(entry, dict), "a saved method is not a JSON object")
+            name = entry["name"]
+            _check(isinstance(name, str) and name.isidentifier() and not name.startswith("_")
+                   and not hasattr(LoadedScriptModule, name) and name not in sm.__dict__,
+                   f"bad method name {name!r:.80}: it must be a public identifier that no module member has")
+            mgraph, mdefaults = _load_method(archive, reader, entry["graph"], name, root, lookup)
+            sm._add_loaded_method(name, mgraph, mdefaults)
         return sm
+    graph = GraphDecoder(reader, loadable_kinds()).decode(model["graph"])
+    _verify(graph, "the saved graph")  # so the code is matched against well-formed blocks
     if model["kind"] == "function":
-        lines = _rebuild_from_code(archive, graph, model["name"], lambda path, name: None)  # no attributes
+        lines, defaults = _rebuild_from_code(archive, graph, model["name"], lambda path, name: None)  # no attributes
         _check_graph(graph, None, _code_entry(model["name"]), lines)
         _verify(graph, "the graph")
-        return LoadedScriptFunction(graph, model["name"])
+        return LoadedScriptFunction(graph, model["name"], defaults)
     raise _Corrupt(f"unknown model kind {model['kind']!r:.80}")
+
+
+def _load_method(archive, reader, saved: dict, name: str, root, lookup) -> tuple[Graph, tuple]:
+    """One method of a saved module: its graph decoded, rebuilt from its code, checked; and its defaults."""
+    graph = GraphDecoder(reader, loadable_kinds()).decode(saved)
+    _verify(graph, f"the saved graph of {name}")  # so the code is matched against well-formed blocks
+    lines, defaults = _rebuild_from_code(archive, graph, name, lookup)
+    _check_graph(graph, root, _code_entry(name), lines)
+    _verify(graph, f"the graph of {name}")
+    return graph, defaults
 
 
 def _verify(graph: Graph, what: str) -> None:

@@ -72,6 +72,19 @@ class AnyType(_Simple):
     name = "Any"
 
 
+class PyObjectType(_Simple):
+    """An opaque Python object: what a Python fallback statement (``script(fn, fallback=True)``) binds.
+
+    Like TorchScript's ``PyObject``: compiled code passes it on, and the builtins that act on any Python
+    object (``len``, indexing, calls, attribute reads, iteration, ``int()``/``float()``/``bool()``,
+    truthiness, operators on non-tensors) run Python's own operation on it at run time. Operations that
+    need a concrete type (a tensor op's argument) do not accept it, so the statement runs as Python too.
+    """
+
+    __slots__ = ()
+    name = "PyObject"
+
+
 class OtherType(JitType):
     """A type the IR carries but does not reason about: ``Device``, ``ScalarType``, ``Generator``."""
 
@@ -145,6 +158,23 @@ class OptionalType(JitType):
 
     def __str__(self) -> str:
         return f"{self.elem}?"
+
+
+class FutureType(JitType):
+    """The result of ``toolkit.jit.fork``: a task whose value, of type ``elem``, ``wait`` returns."""
+
+    __slots__ = ("elem",)
+
+    def __init__(self, elem: JitType):
+        self.elem = elem
+
+    def __str__(self) -> str:
+        return f"Future[{self.elem}]"
+
+    def is_subtype_of(self, other: JitType) -> bool:
+        if isinstance(other, FutureType):
+            return self.elem.is_subtype_of(other.elem)
+        return super().is_subtype_of(other)
 
 
 class TensorType(JitType):
@@ -253,6 +283,7 @@ BOOL = BoolType()
 STR = StrType()
 NONE = NoneType()
 ANY = AnyType()
+PYOBJECT = PyObjectType()
 TENSOR = TensorType()
 
 
@@ -307,7 +338,7 @@ def schema_type(t: str) -> JitType:
 
 
 __all__ = [
-    "JitType", "TensorType", "IntType", "FloatType", "BoolType", "StrType", "NoneType", "AnyType", "OtherType",
-    "ModuleType", "ListType", "TupleType", "DictType", "OptionalType", "INT", "FLOAT", "BOOL", "STR", "NONE",
-    "ANY", "TENSOR", "type_of_constant", "schema_type",
+    "JitType", "TensorType", "IntType", "FloatType", "BoolType", "StrType", "NoneType", "AnyType", "PyObjectType",
+    "OtherType", "ModuleType", "ListType", "TupleType", "DictType", "OptionalType", "INT", "FLOAT", "BOOL", "STR",
+    "NONE", "ANY", "PYOBJECT", "TENSOR", "type_of_constant", "schema_type",
 ]

@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     pooling,
     random,
     reduction,
+    rrelu,
     selection,
     shape,
     shape_order,

@@ -173,3 +173,155 @@ def test_argument_types_are_checked():
 
 def uses_x_plus_one_s(x):
     return x + 1
+
+
+# -- errors the argument types already show: located compile errors, as torch.jit.script gives them --------------
+def sorted_of_a_dict(d: dict[str, int]) -> int:
+    n = 0
+    for k in sorted(d):
+        n += d[k]
+    return n
+
+
+def indexes_an_int(n: int) -> int:
+    return n[0]
+
+
+def unknown_tensor_attribute(x):
+    return x.no_such_attr
+
+
+def _two(a, b):
+    return a + b
+
+
+def too_few_arguments(x):
+    return _two(x)
+
+
+def too_many_arguments(x):
+    return _two(x, x, x)
+
+
+def sorted_with_reverse(values: list[int]) -> list[int]:
+    return sorted(values, reverse=True)
+
+
+def print_with_keywords(x):
+    print(x, end="")
+    return x
+
+
+def calls_an_int(n: int) -> int:
+    return n(1)
+
+
+def iterates_an_int(n: int) -> int:
+    t = 0
+    for i in n:
+        t += i
+    return t
+
+
+def unknown_int_attribute(n: int):
+    return n.real
+
+
+def min_of_str_and_int(s: str, n: int):
+    return min(s, n)
+
+
+def range_of_a_float(f: float) -> int:
+    t = 0
+    for i in range(f):
+        t += i
+    return t
+
+
+def unknown_list_method(values: list[int]) -> list[int]:
+    values.no_such()
+    return values
+
+
+def int_of_a_list(values: list[int]) -> int:
+    return int(values)
+
+
+def abs_of_a_str(s: str):
+    return abs(s)
+
+
+def tuple_index_out_of_range(t: tuple[int, int]) -> int:
+    return t[5]
+
+
+def dict_indexed_by_a_wrong_key(d: dict[str, int]) -> int:
+    return d[1]
+
+
+def list_indexed_by_a_str(values: list[int]) -> int:
+    return values["a"]
+
+
+# (function, start of our message, text on the line the error points at)
+TYPE_ERRORS = [
+    (sorted_of_a_dict, "Arguments for call are not valid: sorted() expected a value of type 'List[t]'", "sorted(d)"),
+    (indexes_an_int, "'int' object is not subscriptable", "n[0]"),
+    (unknown_tensor_attribute, "Tensor has no attribute 'no_such_attr'", "x.no_such_attr"),
+    (too_few_arguments, "_two() missing required argument 'b'", "_two(x)"),
+    (too_many_arguments, "_two() takes 2 positional arguments but 3 were given", "_two(x, x, x)"),
+    (sorted_with_reverse, "Arguments for call are not valid: sorted() does not take the keyword argument 'reverse'",
+     "reverse=True"),
+    (print_with_keywords, "print doesn't accept any keyword arguments", 'print(x, end="")'),
+    (calls_an_int, "'int' object is not callable", "n(1)"),
+    (iterates_an_int, "'int' object is not iterable", "for i in n"),
+    (unknown_int_attribute, "'int' object has no attribute or method 'real'", "n.real"),
+    (min_of_str_and_int, "Arguments for call are not valid: min() cannot compare values of types str, int",
+     "min(s, n)"),
+    (range_of_a_float, "all inputs of range must be ints, found float in argument 0", "range(f)"),
+    (unknown_list_method, "'int[]' object has no attribute or method 'no_such'", "values.no_such()"),
+    (int_of_a_list, "Arguments for call are not valid: int() expected a value of type 'Tensor', 'number' or 'str'",
+     "int(values)"),
+    (abs_of_a_str, "bad operand type for abs(): 'str'", "abs(s)"),
+    (tuple_index_out_of_range, "Tuple index out of range. Tuple is length 2 and index is 5", "t[5]"),
+    (dict_indexed_by_a_wrong_key, "a Dict(str, int) is indexed by a int, but its keys are str", "d[1]"),
+    (list_indexed_by_a_str, "list indices must be integers, not str", 'values["a"]'),
+]
+
+
+@pytest.mark.parametrize(("fn", "message", "marker"), TYPE_ERRORS, ids=[t[0].__name__ for t in TYPE_ERRORS])
+def test_type_errors_are_located_compile_errors_as_in_torch(fn, message, marker):
+    import torch
+
+    with pytest.raises(FrontendError) as e:
+        toolkit.jit.script(fn)
+    msg = str(e.value)
+    assert msg.startswith(message), msg
+    where, source, caret = msg.split(":\n", 1)[1].splitlines()[-3:]
+    assert where == f'  File "{HERE}", line {_line(fn, marker)}, in {fn.__name__}'
+    assert marker in source and caret.strip().startswith("^")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(RuntimeError):  # PyTorch rejects the same function when it compiles it
+            torch.jit.script(fn)
+
+
+def len_of_an_int(n: int) -> int:
+    return len(n)
+
+
+def test_len_of_an_int_is_a_compile_error():
+    """Python raises TypeError for ``len(3)`` whatever the value; the types show it before any call."""
+    with pytest.raises(TypeError):
+        len_of_an_int(3)
+    with pytest.raises(FrontendError, match=r"object of type 'int' has no len\(\)"):
+        toolkit.jit.script(len_of_an_int)
+
+
+def test_with_fallback_the_statement_runs_as_python():
+    """``sorted(d)`` of a dict is no script code, but Python: with ``fallback=True`` the loop runs as Python."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScriptFallbackWarning)
+        s = toolkit.jit.script(sorted_of_a_dict, fallback=True)
+    d = {"b": 2, "a": 1}
+    assert s(d) == sorted_of_a_dict(d) == 3

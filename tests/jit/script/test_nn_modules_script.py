@@ -57,8 +57,15 @@ def _transformer_encoder(L):
     return L.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
 
 
-_MHA_FALLBACK = ("F.multi_head_attention_forward and F._canonical_mask do not compile yet (tuples and dtype "
-                 "checks): they run as Python fallback calls inside the graph")
+def _mask(*shape):
+    """A bool mask that never masks the first key (a row with every key masked gives NaN, as in PyTorch)."""
+    return ("mask", shape)
+
+
+def _py(value):
+    """A plain Python argument (``need_weights=False``), passed as is."""
+    return ("py", value)
+
 
 ROWS = [
     # linear and shape
@@ -130,8 +137,7 @@ ROWS = [
         ("RReLU-eval", lambda L: L.nn.RReLU()),
     ]],
     Row("Softmax2d", lambda L: L.nn.Softmax2d(), [_f(2, 3, 4, 4)]),
-    Row("RReLU-train", lambda L: L.nn.RReLU(), [_f(3, 4)], train=True, random=True,
-        xfail="eager toolkit rrelu has no training mode (random slopes) yet"),
+    Row("RReLU-train", lambda L: L.nn.RReLU(), [_f(3, 4)], train=True, random=True),
     # losses
     Row("MSELoss", lambda L: L.nn.MSELoss(), [_f(3, 4), _f(3, 4)], accum=12, grad_inputs=1),
     Row("L1Loss", lambda L: L.nn.L1Loss(), [_f(3, 4), _f(3, 4)], accum=12, grad_inputs=1),
@@ -159,10 +165,44 @@ ROWS = [
     Row("GRU", lambda L: L.nn.GRU(4, 5), [_f(2, 3, 4)], accum=9),
     # attention
     Row("MultiheadAttention", lambda L: L.nn.MultiheadAttention(8, 2), [_f(3, 2, 8), _f(3, 2, 8), _f(3, 2, 8)],
-        accum=24, xfail=_MHA_FALLBACK),
+        accum=24),
     Row("TransformerEncoderLayer", lambda L: L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), [_f(3, 2, 8)],
-        accum=64, xfail=_MHA_FALLBACK),
-    Row("TransformerEncoder", _transformer_encoder, [_f(3, 2, 8)], accum=128, xfail=_MHA_FALLBACK),
+        accum=64),
+    Row("TransformerEncoder", _transformer_encoder, [_f(3, 2, 8)], accum=128),
+    Row("TransformerEncoderLayer-masks", lambda L: L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0),
+        [_f(3, 2, 8), _mask(3, 3), _mask(2, 3)], accum=64),
+    Row("TransformerEncoder-norm-first-gelu-masks", lambda L: L.nn.TransformerEncoder(
+        L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation="gelu", norm_first=True, batch_first=True),
+        2, norm=L.nn.LayerNorm(8), enable_nested_tensor=False), [_f(2, 3, 8), _mask(3, 3), _mask(2, 3)], accum=128),
+    Row("TransformerDecoderLayer", lambda L: L.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0),
+        [_f(4, 2, 8), _f(5, 2, 8)], accum=64),
+    Row("TransformerDecoderLayer-norm-first-masks", lambda L: L.nn.TransformerDecoderLayer(
+        8, 2, 16, dropout=0.0, norm_first=True, batch_first=True),
+        [_f(2, 4, 8), _f(2, 5, 8), _mask(4, 4), _mask(4, 5), _mask(2, 4), _mask(2, 5)], accum=64),
+    Row("TransformerDecoder", lambda L: L.nn.TransformerDecoder(L.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0),
+                                                                 2, norm=L.nn.LayerNorm(8)),
+        [_f(4, 2, 8), _f(5, 2, 8), _mask(4, 4)], accum=128),
+    Row("Transformer", lambda L: L.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0),
+        [_f(5, 2, 8), _f(4, 2, 8), _py(None), _mask(4, 4)], accum=128),
+    Row("MultiheadAttention-key_padding_mask", lambda L: L.nn.MultiheadAttention(8, 2),
+        [_f(3, 2, 8), _f(4, 2, 8), _f(4, 2, 8), _mask(2, 4)], accum=24),
+    Row("MultiheadAttention-masks-no-weights", lambda L: L.nn.MultiheadAttention(8, 2),
+        [_f(3, 2, 8), _f(4, 2, 8), _f(4, 2, 8), _mask(2, 4), _py(False), _mask(3, 4)], accum=24),
+    Row("MultiheadAttention-float-attn_mask", lambda L: L.nn.MultiheadAttention(8, 2),
+        [_f(3, 2, 8), _f(3, 2, 8), _f(3, 2, 8), _py(None), _py(True), _f(4, 3, 3)], accum=24, grad_inputs=3),
+    Row("MultiheadAttention-batch_first", lambda L: L.nn.MultiheadAttention(8, 2, batch_first=True),
+        [_f(2, 3, 8), _f(2, 4, 8), _f(2, 4, 8)], accum=24),
+    Row("MultiheadAttention-kdim-vdim", lambda L: L.nn.MultiheadAttention(8, 2, kdim=6, vdim=5),
+        [_f(3, 2, 8), _f(4, 2, 6), _f(4, 2, 5)], accum=24),
+    Row("MultiheadAttention-bias_kv-zero_attn", lambda L: L.nn.MultiheadAttention(8, 2, add_bias_kv=True,
+                                                                                  add_zero_attn=True),
+        [_f(3, 2, 8), _f(3, 2, 8), _f(3, 2, 8), _mask(2, 3)], accum=24),
+    Row("MultiheadAttention-dropout-train", lambda L: L.nn.MultiheadAttention(8, 2, dropout=0.3),
+        [_f(3, 2, 8), _f(3, 2, 8), _f(3, 2, 8)], train=True, random=True, accum=24),
+    Row("TransformerEncoderLayer-dropout-train", lambda L: L.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.2),
+        [_f(3, 2, 8)], train=True, random=True, accum=64),
+    Row("MultiheadAttention-unbatched", lambda L: L.nn.MultiheadAttention(8, 2), [_f(3, 8), _f(4, 8), _f(4, 8)],
+        accum=24),
     # the seed's Net
     Row("seed-Net-eval", seed_net, [_f(2, 1, 28, 28)], accum=500),
     Row("seed-Net-train", seed_net, [_f(2, 1, 28, 28)], train=True, random=True, accum=500),
@@ -181,6 +221,12 @@ def _make(spec, rng):
     kind = spec[0]
     if kind == "tuple":
         return tuple(_make(s, rng) for s in spec[1])
+    if kind == "py":
+        return spec[1]
+    if kind == "mask":
+        m = rng.uniform(size=spec[1]) < 0.4
+        m[..., 0] = False
+        return m
     if kind == "long":
         return rng.integers(0, spec[2], size=spec[1]).astype(np.int64)
     if kind == "unit":
@@ -191,6 +237,8 @@ def _make(spec, rng):
 def _to(lib, a, grad: bool):
     if isinstance(a, tuple):
         return tuple(_to(lib, x, grad) for x in a)
+    if not isinstance(a, np.ndarray):
+        return a
     t = lib.tensor(a.copy()) if lib is toolkit else torch.from_numpy(a.copy())
     if grad and a.dtype == np.float32:
         t.requires_grad_(True)
@@ -220,7 +268,7 @@ def _run(lib, fn, arrays, cotangents, seed=0, grad_inputs=None):
             loss = term if loss is None else loss + term
     if loss is not None:
         loss.backward()
-    grads = [x.grad for x in _leaves(inputs) if x.requires_grad]
+    grads = [x.grad for x in _leaves(inputs) if isinstance(x, lib.Tensor) and x.requires_grad]
     return [o.detach() for o in outs], grads, cotangents
 
 
@@ -291,15 +339,8 @@ np.savez(sys.argv[2], *[o.detach().numpy() for o in out])
 """
 
 
-_RAISE_NOT_SAVED = ("forward raises on bad input ranks: .code prints prim::RaiseException(...), which does not parse "
-                    "back, and archives refuse that kind (tests/jit/test_archive_security.py)")
-
-
 @pytest.mark.parametrize("name", [
-    "seed-Net-eval", "Conv2d-nobias", "Sequential", "MaxPool2d",
-    pytest.param("BatchNorm2d-eval", marks=pytest.mark.xfail(strict=True, reason=_RAISE_NOT_SAVED)),
-    pytest.param("GRUCell", marks=pytest.mark.xfail(strict=True, reason=_RAISE_NOT_SAVED)),
-    pytest.param("LSTMCell-nohx", marks=pytest.mark.xfail(strict=True, reason=_RAISE_NOT_SAVED)),
+    "seed-Net-eval", "Conv2d-nobias", "Sequential", "MaxPool2d", "BatchNorm2d-eval", "GRUCell", "LSTMCell-nohx",
 ])
 def test_scripted_module_saves_and_runs_in_a_fresh_process(name, tmp_path):
     """The seeds' workflow: script, save, load elsewhere (a new interpreter), same numbers."""

@@ -22,6 +22,9 @@ _ALIASING_PRIMS = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "pri
 
 # Kinds without a registry op that write their first input (scripted code's ``aten::append`` on lists).
 MUTATING_KINDS: set = set()
+# Kinds without a registry op that the interpreter runs as a plain function of their inputs' values (scripted code's
+# ``aten::__not__``, ``aten::ne.int``, ``aten::len``...); those not in MUTATING_KINDS may be folded on constants.
+FUNCTION_KINDS: set = set()
 
 
 def is_mutating(n: Node) -> bool:

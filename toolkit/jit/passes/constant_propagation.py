@@ -1,5 +1,8 @@
 """Constant propagation and folding: a pure, deterministic node whose inputs are all constants is run once,
-through the registry's kernels, and replaced by ``prim::Constant`` nodes holding its results.
+through the registry's kernels, and replaced by ``prim::Constant`` nodes holding its results. A builtin that the
+interpreter runs as a plain function (``aten::__not__``, ``aten::eq.int``) folds when its result is a scalar, and
+a ``prim::If`` on a constant condition becomes the branch it takes (so a frozen module's ``self.training``
+branches disappear).
 
 Lists of constants (``prim::ListConstruct``) fold into list constants first, so
 ``aten::view(%x, [2, 3])`` sees a constant shape. A tensor result is not folded
@@ -11,8 +14,8 @@ from __future__ import annotations
 
 from ... import dispatch
 from .. import types as T
-from ..ir import Block, Graph, Node
-from ._effects import AliasSets, is_pure
+from ..ir import Block, Graph, Node, Value
+from ._effects import FUNCTION_KINDS, MUTATING_KINDS, AliasSets, is_pure
 from .manager import register_pass
 
 MAX_ELEMENTS = 1 << 16
@@ -67,6 +70,56 @@ def _foldable(n: Node, aliases: AliasSets, max_elements: int) -> bool:
     return True
 
 
+def _is_constant(v: Value) -> bool:
+    return v.node is not None and v.node.kind == "prim::Constant"
+
+
+def _inline_taken_branch(n: Node) -> None:
+    """Replace a ``prim::If`` on a constant condition by the nodes of the branch it takes."""
+    taken, dropped = (n.blocks[0], n.blocks[1]) if _const(n.inputs[0]) else (n.blocks[1], n.blocks[0])
+    for m in list(taken.nodes):
+        taken.nodes.remove(m)
+        m.insert_before(n)
+    for o, r in zip(n.outputs, taken.outputs):
+        o.replace_all_uses_with(r)
+    taken.outputs = []
+    _destroy_nested(dropped)
+    n.blocks = []
+    n.destroy()
+
+
+def _destroy_nested(b: Block) -> None:
+    b.outputs = []
+    for m in reversed(list(b.nodes)):
+        for inner in m.blocks:
+            _destroy_nested(inner)
+        m.blocks = []
+        m.destroy()
+
+
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _foldable_function(n: Node) -> bool:
+    """A builtin run as a plain function (``aten::__not__``, ``aten::ne.int``) that writes nothing, on constants."""
+    return (n.op is None and n.kind in FUNCTION_KINDS and n.kind not in MUTATING_KINDS and len(n.outputs) == 1
+            and bool(n.inputs) and all(_is_constant(v) for v in n.inputs))
+
+
+def _evaluate_function(n: Node) -> list:
+    """The node's result, when a plain scalar (a list or tensor result could be shared between runs); else raise
+    LookupError."""
+    from ..interpreter import _EXEC
+
+    env = {v: _const(v) for v in n.inputs}
+    _EXEC[n.kind](n, env)
+    out = env[n.outputs[0]]
+    if not isinstance(out, _SCALARS) or not isinstance(n.output().type, (T.IntType, T.FloatType, T.BoolType,
+                                                                         T.StrType, T.NoneType)):
+        raise LookupError
+    return [out]
+
+
 def _block(graph: Graph, b: Block, aliases: AliasSets, max_elements: int) -> bool:
     from ...tensor import Tensor
 
@@ -74,10 +127,18 @@ def _block(graph: Graph, b: Block, aliases: AliasSets, max_elements: int) -> boo
     for n in list(b.nodes):
         for inner in n.blocks:
             changed |= _block(graph, inner, aliases, max_elements)
-        if not _foldable(n, aliases, max_elements):
+        if n.kind == "prim::If" and _is_constant(n.inputs[0]):
+            _inline_taken_branch(n)
+            changed = True
+            continue
+        if _foldable_function(n):
+            evaluate = _evaluate_function
+        elif _foldable(n, aliases, max_elements):
+            evaluate = _evaluate
+        else:
             continue
         try:
-            results = _evaluate(n)
+            results = evaluate(n)
         except LookupError:
             continue
         except Exception:

@@ -23,14 +23,15 @@ from ._effects import AliasSets, has_side_effects, is_mutating
 from .manager import register_pass
 
 
-def _block(b: Block) -> bool:
+def _block(b: Block, returned: set) -> bool:
+    """``returned``: every value some block returns (a block's outputs are not uses), gathered once per sweep."""
     changed = False
     for n in reversed(list(b.nodes)):
         for inner in n.blocks:
-            changed |= _block(inner)
+            changed |= _block(inner, returned)
         if any(o.uses for o in n.outputs) or has_side_effects(n):
             continue
-        if any(o is v for o in n.outputs for blk in n.graph.all_blocks() for v in blk.outputs):
+        if any(o in returned for o in n.outputs):
             continue
         n.destroy()
         changed = True
@@ -40,9 +41,13 @@ def _block(b: Block) -> bool:
 @register_pass("dce")
 def eliminate_dead_code(graph: Graph) -> Graph:
     """Remove unused side-effect-free nodes, innermost blocks first, until nothing more goes."""
-    while _block(graph.block):
+    while _block(graph.block, _returned(graph)):
         pass
     return graph
+
+
+def _returned(graph: Graph) -> set:
+    return {v for blk in graph.all_blocks() for v in blk.outputs}
 
 
 def remove_dead_traced_nodes(graph: Graph, keep=()) -> set:
@@ -67,7 +72,7 @@ def remove_dead_traced_nodes(graph: Graph, keep=()) -> set:
         n.destroy()
     for n in graph.block.nodes:
         for b in n.blocks:
-            while _block(b):
+            while _block(b, _returned(graph)):
                 pass
     return set(dead)
 

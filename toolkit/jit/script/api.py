@@ -26,9 +26,12 @@ from ..script_module import ScriptFunction
 from ..script_module import ScriptModule as _TracedModule
 from ..verify import verify
 from . import sugar as S
+from .annotations import Attribute
+from .attributes import module_attribute_type, unwrap_attribute, unwrap_attributes
 from .calls import IGNORE_ATTR, UNUSED_ATTR
 from .cleanup import pool_constants
 from .compiler import Context, FunctionCompiler
+from .constants import check_constants, constant_value, is_constant
 from .errors import FrontendError
 from .source import closure_vars, parse_function
 from .typing_rules import check_argument, from_annotation
@@ -304,6 +307,11 @@ class ScriptModule(_TracedModule, metaclass=_ScriptModuleMeta):
     def _traced(self) -> bool:
         return "_original" in self.__dict__
 
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, Attribute):  # ``self.x = toolkit.jit.Attribute(value, type)`` in ``__init__``
+            value = unwrap_attribute(self, name, value)
+        super().__setattr__(name, value)
+
     def forward(self, *args, **kwargs):
         if self._traced():
             return super().forward(*args, **kwargs)
@@ -383,6 +391,8 @@ class RecursiveScriptModule(ScriptModule):
     def __setattr__(self, name: str, value) -> None:
         """Plain attributes (``count``, ``scale``) live on the original module, where compiled code reads them."""
         orig = self.__dict__.get("_original")
+        if orig is not None and is_constant(orig, name):
+            raise RuntimeError(f"Can't set constant '{name}' which has value:{constant_value(orig, name)}")
         if name != "training" and _plain_attribute(orig, name) is not _MISSING:
             setattr(orig, name, value)
             return
@@ -393,13 +403,13 @@ _MISSING = object()
 
 
 def _plain_attribute(orig, name: str):
-    """An int, float, bool or Tensor attribute set on ``orig`` itself (not a parameter, buffer or submodule)."""
-    from .attributes import attribute_type
-
+    """A constant of ``orig``, or an attribute compiled code can read set on ``orig`` itself (an int, float, bool or
+    Tensor, or a list or dict of a declared type; not a parameter, buffer or submodule)."""
+    if orig is not None and is_constant(orig, name):
+        return constant_value(orig, name)
     if orig is None or name not in orig.__dict__:
         return _MISSING
-    value = orig.__dict__[name]
-    return value if attribute_type(value) is not None else _MISSING
+    return orig.__dict__[name] if module_attribute_type(orig, name) is not None else _MISSING
 
 
 def _method_fn(cls, name: str):
@@ -417,6 +427,8 @@ def script_module(m: Module, fallback: bool = False) -> RecursiveScriptModule:
         for name, v in k.__dict__.items():
             if getattr(v, EXPORT_ATTR, False) and name not in names:
                 names.append(name)
+    unwrap_attributes(m)
+    check_constants(m)
     methods = {}
     for name in names:
         fn = _method_fn(type(m), name)

@@ -1,8 +1,9 @@
 """Module attributes that scripted methods assign (``self.count = self.count + 1``).
 
 As in TorchScript, only attributes that exist (set in ``__init__``) with a known
-type (int, float, bool, Tensor, None, or an ``Optional`` declared in the class body as
-``o: Optional[Tensor]``) can be assigned; reads of such an attribute are
+type (int, float, bool, Tensor, None, an ``Optional`` declared in the class body as
+``o: Optional[Tensor]``, or a list or dict declared there or with
+``toolkit.jit.Attribute([], List[str])``) can be assigned; reads of such an attribute are
 ``prim::GetAttr`` nodes (not constants) so each run sees the current value, and a
 write is a ``prim::SetAttr`` node. Archives check their code's assignments with the
 same ``accepts`` rule.
@@ -19,7 +20,11 @@ import textwrap
 from ...tensor import Tensor as _Tensor
 from .. import types as T
 from . import sugar as S
-from .typing_rules import from_annotation
+from .annotations import Attribute
+from .constants import is_constant
+from .typing_rules import _fits, from_annotation
+
+DECLARED_TYPES = "_jit_attribute_types"  # instance dict entry: attribute name -> type declared by Attribute
 
 
 def attribute_type(value) -> T.JitType | None:
@@ -61,14 +66,60 @@ def written_attributes(cls: type) -> frozenset:
 
 def declared_type(module, name: str) -> T.JitType | None:
     """The type a class body declares for an attribute (``o: Optional[Tensor]``), when it is one code can assign."""
+    t = declared_attribute_type(module, name)
+    inner = t.elem if isinstance(t, T.OptionalType) else t
+    return t if inner is not None and _assignable(inner) else None
+
+
+def declared_attribute_type(module, name: str) -> T.JitType | None:
+    """The type declared for an attribute: by ``toolkit.jit.Attribute(value, type)``, else by the class body."""
+    ann = module.__dict__.get(DECLARED_TYPES, {}).get(name)
+    if ann is not None:
+        return from_annotation(ann)
     for klass in type(module).__mro__:
-        ann = klass.__dict__.get("__annotations__", {})
-        if name in ann:
+        anns = klass.__dict__.get("__annotations__", {})
+        if name in anns:
             mod = sys.modules.get(klass.__module__)
-            t = from_annotation(ann[name], vars(mod) if mod is not None else None)
-            inner = t.elem if isinstance(t, T.OptionalType) else t
-            return t if inner is not None and _assignable(inner) else None
+            return from_annotation(anns[name], vars(mod) if mod is not None else None)
     return None
+
+
+def container_attribute_type(module, name: str) -> T.JitType | None:
+    """The declared type of a list or dict attribute (``Attribute([], List[str])``, ``d: Dict[str, int]``), or None.
+
+    Such an attribute is read with ``prim::GetAttr`` each run, so what compiled code appends or stores in it stays
+    on the module, as in TorchScript.
+    """
+    value = module.__dict__.get(name)
+    if not isinstance(value, (list, dict)):
+        return None
+    t = declared_attribute_type(module, name)
+    return t if isinstance(t, (T.ListType, T.DictType)) and _fits(t, value) else None
+
+
+def unwrap_attribute(module, name: str, value: Attribute):
+    """Record the type of an ``Attribute(value, type)`` assigned to ``module.<name>``; returns its value."""
+    t = from_annotation(value.type)
+    if t is None:
+        raise TypeError(f"toolkit.jit.Attribute: unsupported type {value.type!r} for attribute "
+                        f"'{type(module).__name__}.{name}'")
+    v = value.value
+    if isinstance(t, T.FloatType) and isinstance(v, int) and not isinstance(v, bool):
+        v = float(v)  # the attribute holds a float, as the declared type says
+    if not _fits(t, v):
+        raise RuntimeError(f"Could not cast attribute '{name}' to type {t}: the value {v!r} of "
+                           f"'{type(module).__name__}.{name}' is a {type(v).__name__}")
+    module.__dict__.setdefault(DECLARED_TYPES, {})[name] = value.type
+    return v
+
+
+def unwrap_attributes(root) -> None:
+    """Replace each ``Attribute(value, type)`` held by ``root`` or its submodules with its value, keeping its type
+    (scripting a module whose ``__init__`` assigned them; compiled code reads the values at run time)."""
+    for m in root.modules():
+        for name, value in list(m.__dict__.items()):
+            if isinstance(value, Attribute):
+                m.__dict__[name] = unwrap_attribute(m, name, value)
 
 
 def _assignable(t: T.JitType) -> bool:
@@ -81,7 +132,7 @@ def module_attribute_type(module, name: str) -> T.JitType | None:
         return None
     typ = attribute_type(module.__dict__[name])
     if typ is None:
-        return None
+        return container_attribute_type(module, name)
     declared = declared_type(module, name)
     return declared if declared is not None and accepts(declared, typ) else typ
 
@@ -94,6 +145,8 @@ def accepts(attr_type: T.JitType, value_type: T.JitType) -> bool:
         return isinstance(value_type, T.NoneType) or accepts(attr_type.elem, value_type)
     if isinstance(attr_type, T.TensorType):
         return isinstance(value_type, T.TensorType)
+    if isinstance(attr_type, (T.ListType, T.DictType)):
+        return value_type.is_subtype_of(attr_type)
     return type(attr_type) is type(value_type)
 
 
@@ -107,6 +160,10 @@ class Attributes:
             raise self.error(f"assigning to an attribute of {what} is not supported in script code", target)
         m, name = obj.module, target.attr
         d = m.__dict__
+        if is_constant(m, name):
+            raise self.error(f"Tried to set nonexistent attribute: {name}. Did you forget to initialize it in "
+                             f"__init__()? ('{name}' is a constant of '{type(m).__name__}' (__constants__ or Final) "
+                             "and cannot be assigned in script code)", target)
         if name in d.get("_modules", {}):
             raise self.error(f"cannot assign to submodule '{name}' of '{type(m).__name__}' in script code", target)
         if name in d.get("_parameters", {}) or name in d.get("_buffers", {}):
@@ -119,7 +176,8 @@ class Attributes:
         typ = attribute_type(current) if name not in d else module_attribute_type(m, name)
         if typ is None:
             raise self.error(f"cannot assign to attribute '{name}' of type {type(current).__name__} in script code "
-                             f"(int, float, bool, Tensor and Optional attributes can be assigned)", target)
+                             f"(int, float, bool, Tensor and Optional attributes, and lists and dicts of a declared "
+                             f"type, can be assigned)", target)
         if name not in written_attributes(type(m)):
             raise self.error(f"attribute '{name}' of '{type(m).__name__}' can be assigned only as 'self.{name} = ...' "
                              f"in a method of its own class", target)

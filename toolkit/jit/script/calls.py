@@ -7,18 +7,35 @@ import builtins
 import inspect
 import warnings
 
+from ...autograd.grad_mode import is_grad_enabled
 from ...nn.modules.module import Module
 from ...tensor import Tensor as _Tensor
 from .. import types as T
+from ..fork import fork, wait
 from ..ir import Value, _copy_block_into
 from ..modes import is_scripting, is_tracing
 from . import ops as O
 from . import sugar as S
 from .attributes import module_attribute_type, written_attributes
+from .constants import constant_value, is_constant
 from .errors import FrontendError
 from .exprs import _KwargsValue
+from .forks import emit_fork, emit_wait
+from .math_builtins import emit_math, is_math_function
+from .runtime import add_function
 from .source import closure_vars, parse_function
-from .typing_rules import UNINITIALIZED, NamedTupleType, from_annotation, is_named_tuple, unify
+from .typing_rules import (
+    UNINITIALIZED,
+    NamedTupleType,
+    builtin_call_error,
+    from_annotation,
+    is_named_tuple,
+    unify,
+)
+
+# grad mode is read when the graph runs (TorchScript's aten::is_grad_enabled); without inputs, constant propagation
+# never folds it to the value it had at compile time
+add_function("aten::is_grad_enabled", is_grad_enabled, ("() -> bool",))
 
 IGNORE_ATTR = "_toolkit_jit_ignore"
 UNUSED_ATTR = "_toolkit_jit_unused"
@@ -39,24 +56,14 @@ class _ModuleRef:
 class PyCallable:
     """What a ``prim::PythonOp`` calls; prints as the function's name and line."""
 
-    __slots__ = ("fn", "label", "kwnames", "out_types", "unpacked")
+    __slots__ = ("fn", "label", "kwnames")
 
-    def __init__(self, fn, label: str, kwnames=(), out_types=None, unpacked: bool = False):
-        self.fn, self.label, self.kwnames, self.out_types = fn, label, tuple(kwnames), out_types
-        self.unpacked = unpacked
+    def __init__(self, fn, label: str, kwnames=()):
+        self.fn, self.label, self.kwnames = fn, label, tuple(kwnames)
 
     def __call__(self, *args):
         k = len(args) - len(self.kwnames)
-        out = self.fn(*args[:k], **dict(zip(self.kwnames, args[k:])))
-        if self.out_types:
-            from .typing_rules import _fits
-
-            vals = out if self.unpacked else (out,)
-            for t, v in zip(self.out_types, vals):
-                if not _fits(t, v):
-                    raise TypeError(f"{self.label}: the Python code produced a {type(v).__name__} where the script "
-                                    f"graph expects {t}")
-        return out
+        return self.fn(*args[:k], **dict(zip(self.kwnames, args[k:])))
 
     def __str__(self) -> str:
         return self.label
@@ -65,6 +72,22 @@ class PyCallable:
 def _self_value(self_mv) -> Value | None:
     """The module value a library method falling back to Python is called on (None for plain functions)."""
     return None if self_mv is None else self_mv.value
+
+
+def _element_type(t: T.JitType) -> T.JitType:
+    """What iterating a value of type ``t`` gives (``sorted`` and ``sum`` of lists, tuples, strs and tensors)."""
+    if isinstance(t, T.ListType):
+        return t.elem
+    if isinstance(t, T.TupleType):
+        out = t.elems[0] if t.elems else T.ANY
+        for e in t.elems[1:]:
+            out = unify(out, e) or T.ANY
+        return out
+    if isinstance(t, T.StrType):
+        return T.STR
+    if isinstance(t, T.TensorType):
+        return T.TENSOR
+    return t if isinstance(t, T.PyObjectType) else T.ANY
 
 
 def _library(fn) -> bool:
@@ -89,6 +112,16 @@ class Calls:
             return self.inline_graph(obj.graph, vals, node)[0]
         if obj is warnings.warn:
             return self.emit_warn(args, kwargs, node)
+        if obj is fork:
+            return emit_fork(self, args, kwargs, node)
+        if obj is wait:
+            return emit_wait(self, args, kwargs, node)
+        if is_math_function(obj):
+            return emit_math(self, obj, args, kwargs, node)
+        if obj is is_grad_enabled:
+            if args or kwargs:
+                raise self.error("is_grad_enabled() takes no arguments", node)
+            return self.scalar_op("aten::is_grad_enabled", [], T.BOOL, node)
         if obj is is_scripting or obj is is_tracing:
             if args or kwargs:
                 raise self.error(f"{obj.__name__}() takes no arguments", node)
@@ -160,6 +193,9 @@ class Calls:
         ann = getattr(fn, "__annotations__", {}).get("return", inspect.Signature.empty)
         typ = T.TENSOR if ann is inspect.Signature.empty else (from_annotation(ann, getattr(fn, "__globals__", {}))
                                                                 or T.ANY)
+        if ann is inspect.Signature.empty and self.ctx.fallback and not _library(fn) \
+                and not getattr(fn, IGNORE_ATTR, False):
+            typ = T.PYOBJECT  # any Python callable under fallback=True: its result is an opaque Python object
         n = self.insert("prim::PythonOp", inputs, 1, node=node)
         name = getattr(fn, "__qualname__", type(fn).__name__)
         n["name"] = name
@@ -294,6 +330,9 @@ class Calls:
 
     # -- builtins ------------------------------------------------------------------------------------
     def call_builtin(self, name: str, args, kwargs, node):
+        why = builtin_call_error(name, [a.type if isinstance(a, Value) else None for a in args], kwargs)
+        if why is not None:
+            raise self.error(why, node)
         if name == "print":
             vals = [self.as_value(a, node) for a in args]
             self.insert("prim::Print", vals, 0, node=node)
@@ -308,6 +347,8 @@ class Calls:
         if name == "zip":
             return S.ZipValue(list(args))
         if name == "enumerate":
+            if "start" in kwargs:
+                args = [args[0], kwargs["start"]]
             start = O.constant_of(self.as_value(args[1], node)) if len(args) > 1 else 0
             return S.EnumerateValue(args[0], start)
         if name == "super":
@@ -393,7 +434,8 @@ class Calls:
         if name in ("sorted", "sum"):
             v = self.as_value(args[0], node)
             kind = "aten::sorted" if name == "sorted" else "aten::sum.int"
-            return self.scalar_op(kind, [v], v.type if name == "sorted" else v.type.elem, node)
+            elem = _element_type(v.type)
+            return self.scalar_op(kind, [v], T.ListType(elem) if name == "sorted" else elem, node)
         raise self.error(f"builtin '{name}' is not supported in script code", node)
 
     def _isinstance(self, x, cls, node) -> bool:
@@ -459,6 +501,8 @@ class Calls:
             return S.ModuleValue(sub, self._getattr(mv.value, name, T.ModuleType(type(sub)), node))
         if name == "training":
             return self._getattr(mv.value, "training", T.BOOL, node)
+        if is_constant(m, name):  # __constants__ or Final: folded into the graph
+            return self.sugar(constant_value(m, name), node)
         for cls in type(m).__mro__:
             if name in cls.__dict__:
                 attr = cls.__dict__[name]
@@ -475,7 +519,8 @@ class Calls:
             if isinstance(val, _Tensor):
                 return self._getattr(mv.value, name, T.TENSOR, node)
             typ = module_attribute_type(m, name)
-            if typ is not None and name in written_attributes(type(m)):  # assigned by scripted code: read at run time
+            if typ is not None and (name in written_attributes(type(m))  # assigned by scripted code: read at run time
+                                    or isinstance(typ, (T.ListType, T.DictType))):  # or mutable (Attribute, List[T])
                 return self._getattr(mv.value, name, typ, node)
             return self.sugar(val, node)
         try:
@@ -545,6 +590,8 @@ class Calls:
             return ("loop", spec[1], element)
         v = self.as_value(it, node)
         t = v.type
+        if isinstance(t, T.PyObjectType):  # a fallback's value: Python iterates it once, into a list
+            return self.iteration(self.scalar_op("aten::list", [v], T.ListType(T.PYOBJECT), node), node)
         if isinstance(t, T.TupleType):
             return ("unrolled", self.tuple_elements(v, node))
         if isinstance(t, (T.ListType, T.StrType)):
@@ -566,7 +613,7 @@ class Calls:
             trip = O.emit_tensor_method(self, v, "size", [self.const(0, node)], {}, node)
             return ("loop", trip, lambda i: O.emit_ops(self, R.overloads("select"), [v, self.const(0, node), i], {},
                                                        node, "select"))
-        raise self.error(f"cannot iterate over a value of type {t} in script code", node)
+        raise self.error(f"'{t}' object is not iterable", node)
 
     def _range_iter(self, r, node):
         try:

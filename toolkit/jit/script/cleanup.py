@@ -18,6 +18,7 @@ def pool_constants(graph: Graph) -> None:
     seen: dict = {}
     top = graph.block
     hoisted = []
+    replaced: dict = {}  # duplicate's output -> the pooled one (block outputs are redirected in one walk at the end)
     for n in list(graph.all_nodes()):
         if n.kind != "prim::Constant":
             continue
@@ -31,8 +32,14 @@ def pool_constants(graph: Graph) -> None:
             n.owning_block = top
             hoisted.append(n)
             continue
-        n.output().replace_all_uses_with(first.output())
+        for u in list(n.output().uses):
+            u.user.replace_input(u.offset, first.output())
+        replaced[n.output()] = first.output()
         n.owning_block.nodes.remove(n)
         n.owning_block = None
         n.output().set_debug_name(None)
     top.nodes[:0] = hoisted
+    if replaced:
+        for b in graph.all_blocks():
+            if any(v in replaced for v in b.outputs):
+                b.outputs = [replaced.get(v, v) for v in b.outputs]

@@ -176,12 +176,16 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
         try:
             self.stmt(s)
         except FrontendError as e:
-            if getattr(e, "_no_fallback", False) or exits_in([s], loops=False):
+            from .fallback import emit_fallback, fallback_return
+
+            value_return = isinstance(s, ast.Return) and s.value is not None
+            if getattr(e, "_no_fallback", False) or (exits_in([s], loops=False) and not value_return):
                 raise
             destroy_block_nodes(block, start)
             self.env = saved
-            from .fallback import emit_fallback
-
+            if value_return:  # the value runs as Python; the return itself stays compiled
+                fallback_return(self, s, e.reason)
+                return
             emit_fallback(self, s, e.reason)
 
     def stmt(self, s: ast.stmt) -> None:
@@ -416,6 +420,9 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
         if isinstance(obj.type, T.TensorType):
             idx = self.index_value(target.slice)
             self.scalar_op("aten::setitem_.Tensor", [obj, idx, value], obj.type, node)
+            return
+        if isinstance(obj.type, T.PyObjectType):  # a fallback's value: Python sets the item at run time
+            self.scalar_op("aten::_set_item", [obj, self.index_value(target.slice), value], None, node)
             return
         if isinstance(obj.type, (T.ListType, T.DictType)):
             idx = self.as_value(self.expr(target.slice), node)

@@ -10,7 +10,7 @@ from ..ir import Value
 from . import ops as O
 from . import sugar as S
 from .runtime import SCALAR_OPERATORS
-from .typing_rules import NamedTupleType, unify
+from .typing_rules import NamedTupleType, index_error, unify
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
           ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
@@ -19,9 +19,12 @@ _CMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt"
 _SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
 _PY = {name: fn for name, (_, fn) in SCALAR_OPERATORS.items()}
 _SCALAR_KIND = {name: kind for name, (kind, _) in SCALAR_OPERATORS.items()}
-_TENSOR_ATTR_TYPES = {"dtype": T.OtherType("ScalarType"), "device": T.OtherType("Device"), "requires_grad": T.BOOL,
-                      "is_leaf": T.BOOL, "is_cuda": T.BOOL, "ndim": T.INT, "shape": T.ListType(T.INT)}
+TENSOR_ATTR_TYPES = {"dtype": T.OtherType("ScalarType"), "device": T.OtherType("Device"), "requires_grad": T.BOOL,
+                     "is_leaf": T.BOOL, "is_cuda": T.BOOL, "ndim": T.INT, "shape": T.ListType(T.INT)}
+"""The types of the Tensor properties scripted code reads (``x.dtype``, a ``prim::GetAttr`` on a tensor); the
+others are tensors."""
 _NUMBER = (T.IntType, T.FloatType, T.BoolType)
+_NOT_SUBSCRIPTABLE = (T.IntType, T.FloatType, T.BoolType, T.NoneType)
 
 
 def _suffix(*types) -> str:
@@ -139,15 +142,21 @@ class Expressions:
                 return O.emit_tensor_method(self, v, "size", [], {}, node)
             n = self.insert("prim::GetAttr", [v], 1, node=node)
             n["name"] = name
-            n.output().type = _TENSOR_ATTR_TYPES.get(name, T.TENSOR)
+            n.output().type = TENSOR_ATTR_TYPES.get(name, T.TENSOR)
             return n.output()
+        if isinstance(t, T.PyObjectType):  # a Python fallback's value: Python reads the attribute at run time
+            from .fallback import get_attribute
+
+            return get_attribute(self, v, name, node)
         if isinstance(t, NamedTupleType) and name in t.names:
             return self.tuple_elements(v, node)[t.names.index(name)]
         if isinstance(t, T.DictType) and name in ("keys", "values", "items", "get"):
             return _DictMethod(v, name)
         if isinstance(t, T.ListType) and name in ("append", "insert", "pop", "clear", "extend"):
             return _ListMethod(v, name)
-        raise self.error(f"'{t}' has no attribute '{name}' in script code", node)
+        if isinstance(t, T.StrType) and name == "format":
+            return _StrFormat(v)
+        raise self.error(f"'{t}' object has no attribute or method '{name}'", node)
 
     # -- operators -----------------------------------------------------------------------------------
     def expr_BinOp(self, e):
@@ -161,6 +170,8 @@ class Expressions:
 
     def binary(self, name: str, a: Value, b: Value, node, inplace: bool = False) -> Value:
         ta, tb = a.type, b.type
+        if isinstance(ta, T.PyObjectType) or isinstance(tb, T.PyObjectType):
+            return self.python_object_binary(name, a, b, node)
         if isinstance(ta, T.TensorType):
             ops = O.dunder_ops("i" + name) if inplace else []
             return O.emit_ops(self, ops or O.dunder_ops(name), [a, b], {}, node, name)
@@ -194,6 +205,10 @@ class Expressions:
             out = T.STR
         elif isinstance(ta, T.ListType) and isinstance(tb, T.ListType):
             out = T.ListType(unify(ta.elem, tb.elem) or T.ANY)
+        elif name == "mul" and isinstance(ta, T.ListType) and isinstance(tb, T.IntType):
+            out = ta  # [x] * n repeats the list
+        elif name == "mul" and isinstance(ta, T.IntType) and isinstance(tb, T.ListType):
+            out = tb
         elif isinstance(ta, _NUMBER) and isinstance(tb, _NUMBER):
             ints = isinstance(ta, (T.IntType, T.BoolType)) and isinstance(tb, (T.IntType, T.BoolType))
             if name in ("and", "or", "xor") and isinstance(ta, T.BoolType) and isinstance(tb, T.BoolType):
@@ -205,6 +220,16 @@ class Expressions:
         else:
             raise self.error(f"operator '{name}' is not supported between {ta} and {tb}", node)
         return self.scalar_op(f"aten::{_SCALAR_KIND[name]}.{_suffix(ta, tb)}", [a, b], out, node)
+
+    def python_object_binary(self, name: str, a: Value, b: Value, node) -> Value:
+        """An operator with a Python fallback's value: Python's operator at run time (a ``PyObject``); with a
+        tensor it needs the object's type to pick the op, so it is not compiled (with ``fallback=True`` the
+        statement runs as Python)."""
+        other = b.type if isinstance(a.type, T.PyObjectType) else a.type
+        if isinstance(other, T.TensorType):
+            raise self.error(f"operator '{name}' between a Tensor and a Python object (PyObject, bound by a "
+                             "Python fallback statement) needs the object's type", node)
+        return self.scalar_op(f"aten::{_SCALAR_KIND[name]}.Scalar", [a, b], T.PYOBJECT, node)
 
     def expr_UnaryOp(self, e):
         if isinstance(e.op, ast.Not):
@@ -295,7 +320,7 @@ class Expressions:
             return self.scalar_op("aten::__isnot__" if negate else "aten::__is__", [a, b], T.BOOL, node)
         if isinstance(x.type, T.NoneType):
             return self.const(not negate, node)
-        if not isinstance(x.type, (T.OptionalType, T.AnyType)):
+        if not isinstance(x.type, (T.OptionalType, T.AnyType, T.PyObjectType)):
             return self.const(negate, node)
         none = self.const(None, node, T.NONE)
         return self.scalar_op("aten::__isnot__" if negate else "aten::__is__", [x, none], T.BOOL, node)
@@ -416,15 +441,26 @@ class Expressions:
             return self.tensor_index(obj, e.slice, e)
         if isinstance(t, T.TupleType):
             k = self._const_index(e.slice, e)
+            if isinstance(k, int) and not -len(t.elems) <= k < len(t.elems):
+                raise self.error(f"Tuple index out of range. Tuple is length {len(t.elems)} and index is {k}", e)
             elems = self.tuple_elements(obj, e)
             if isinstance(k, slice):
                 return self.tuple_of(elems[k], e)
             return elems[k]
+        if isinstance(t, T.PyObjectType):  # Python indexes a fallback's value at run time
+            n = self.insert("aten::__getitem__", [obj, self.index_value(e.slice)], 1, node=e)
+            n.output().type = T.PYOBJECT
+            return n.output()
+        if isinstance(t, _NOT_SUBSCRIPTABLE):
+            raise self.error(f"'{t}' object is not subscriptable", e)
         if isinstance(e.slice, ast.Slice) and isinstance(t, (T.ListType, T.StrType)):
             parts = [self.value(p) if p is not None else self.const(d, e, T.NONE if d is None else None)
                      for p, d in ((e.slice.lower, 0), (e.slice.upper, None), (e.slice.step, 1))]
             return self.scalar_op("aten::slice.t", [obj, *parts], t, e)
         idx = self.value(e.slice)
+        why = index_error(t, idx.type)
+        if why is not None:
+            raise self.error(why, e)
         if isinstance(t, T.ListType):
             out = t.elem
         elif isinstance(t, T.DictType):
@@ -527,6 +563,8 @@ class Expressions:
     # -- calls ---------------------------------------------------------------------------------------
     def expr_Call(self, e):
         fn = self.expr(e.func)
+        if getattr(fn, "compiles_own_arguments", False):  # needs its arguments' source (toolkit.jit.annotate)
+            return fn.call_ast(self, e)
         args = []
         for a in e.args:
             if isinstance(a, ast.Starred):
@@ -544,7 +582,11 @@ class Expressions:
             else:
                 kwargs[kw.arg] = self.expr(kw.value)
         if isinstance(fn, Value):
-            raise self.error(f"a value of type {fn.type} is not callable", e.func)
+            if isinstance(fn.type, T.PyObjectType):
+                from .fallback import call_object
+
+                return call_object(self, fn, args, kwargs, e)
+            raise self.error(f"'{fn.type}' object is not callable", e.func)
         return fn.call(self, args, kwargs, e)
 
     def unpack_all(self, x, node) -> list:
@@ -570,6 +612,18 @@ class _DictMethod(S.Sugared):
         if self.name == "get" and len(args) == 2:
             out = unify(t.value, args[1].type) or T.ANY
         return c.scalar_op(f"aten::{self.name}", [self.v, *args], out, node)
+
+
+class _StrFormat(S.Sugared):
+    """``fmt.format(*args)`` with positional arguments: ``aten::format``, as in TorchScript."""
+
+    def __init__(self, v: Value):
+        self.v = v
+
+    def call(self, c, args, kwargs, node):
+        if kwargs:
+            raise c.error("str.format() takes positional arguments only in script code", node)
+        return c.scalar_op("aten::format", [self.v, *[c.as_value(a, node) for a in args]], T.STR, node)
 
 
 class _ListMethod(S.Sugared):

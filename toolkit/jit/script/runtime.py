@@ -15,15 +15,17 @@ import operator
 import string
 import warnings
 
+from ..fork import run_fork_node, run_wait_node
 from ..interpreter import _EXEC
 from ..ir import Node
 from ..verify import BUILTIN_KINDS
 
 # kind -> Python function of the node's input values, returning its one output (or None for no output)
 _FUNCTIONS: dict = {}
-# kinds that call Python objects held by the node (never accepted from an archive)
+# kinds that call Python objects held by the node (never accepted from an archive; prim::RaiseException loads
+# only with a builtin error class, checked by toolkit.jit.archive_check)
 PYTHON_ONLY_KINDS = frozenset({"prim::PythonOp", "prim::CallModule", "prim::ModuleConstant", "prim::TensorMethod",
-                               "prim::NamedTupleConstruct", "prim::RaiseException"})
+                               "prim::NamedTupleConstruct"})
 # kinds whose first input is written (lists, dicts, tensors set by index)
 MUTATING_KINDS = {"aten::append", "aten::add_.t", "aten::_set_item", "aten::insert", "aten::pop", "aten::clear",
                   "aten::extend", "aten::setitem_.Tensor", "prim::SetAttr"}
@@ -114,7 +116,7 @@ _FUNCTIONS.update({
     "prim::slice": slice, "prim::Ellipsis": lambda: Ellipsis,
 })
 # hand-written Tensor methods with a builtin kind of their own (loadable from archives, printed as TorchScript does)
-METHOD_KINDS = frozenset(("size", "dim", "numel", "item", "contiguous"))
+METHOD_KINDS = frozenset(("size", "dim", "numel", "item", "contiguous", "is_floating_point"))
 
 
 def _call_method(name: str):
@@ -180,6 +182,7 @@ SCHEMAS: dict = {
     "aten::size": ("(Tensor self) -> int[]", "(Tensor self, int dim) -> int"),
     "aten::dim": ("(Tensor self) -> int",), "aten::numel": ("(Tensor self) -> int",),
     "aten::item": ("(Tensor self) -> Any",), "aten::contiguous": ("(Tensor self) -> Tensor",),
+    "aten::is_floating_point": ("(Tensor self) -> bool",),
     "prim::Uninitialized": ("() -> Any",), "prim::Print": ("(*Any args) -> ()",),
     "aten::warn": ("(str message, int stacklevel, str category) -> ()",),
 }
@@ -273,6 +276,7 @@ _HANDLERS = {
     "prim::TensorMethod": _tensor_method, "prim::PythonOp": _python_op, "prim::NamedTupleConstruct": _named_tuple,
     "prim::TupleIndex": _tuple_index, "prim::CallModule": _module_call,
     "prim::ModuleConstant": _module_constant, "prim::SetAttr": _setattr, "aten::warn": _warn,
+    "prim::fork": run_fork_node, "aten::wait": run_wait_node,
 }
 
 
@@ -332,3 +336,4 @@ def register() -> None:
     from ..passes import _effects
 
     _effects.MUTATING_KINDS.update(MUTATING_KINDS)
+    _effects.FUNCTION_KINDS.update(_FUNCTIONS)

@@ -224,10 +224,13 @@ SCRIPT_BUILTINS = frozenset((
 
 def sugar_object(c, obj, node):
     """What a Python object found by name means in script code."""
+    from .annotations import AnnotateCall, annotate
     from .calls import IGNORE_ATTR, UNUSED_ATTR
 
     if isinstance(obj, (bool, int, float, str)) or obj is None:
         return c.const(obj, node)
+    if obj is annotate:
+        return AnnotateCall()
     if isinstance(obj, _Tensor):
         return c.const(obj, node)
     if type(obj).__name__ in ("dtype", "device"):

@@ -123,10 +123,9 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
-    """Randomized leaky ReLU; in eval mode (the only mode supported) the slope is ``(lower + upper) / 2``."""
-    if training:
-        raise NotImplementedError("rrelu: training mode (random slopes) is not supported")
-    return _call("leaky_relu", input, inplace, (lower + upper) / 2)
+    """Randomized leaky ReLU: in training a slope drawn uniformly from ``[lower, upper]`` for each non-positive
+    element (the gradient uses the drawn slopes), in eval the slope ``(lower + upper) / 2``."""
+    return _call("rrelu", input, inplace, lower, upper, training)
 
 
 def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:

@@ -5,6 +5,12 @@ algebra), so autograd, double backward and the tracer see ordinary ops. They
 follow PyTorch's reference math step by step, including its conventions for
 boolean masks (``True`` = take part in attention for SDPA, ``True`` = masked
 out for MultiheadAttention) and for rows whose keys are all masked.
+
+They are written in the subset of Python that script mode compiles (as
+PyTorch's own ``multi_head_attention_forward`` is written for TorchScript):
+shapes compared as lists, dtypes compared with ``==``, Optional values tested
+before use, one name per value. So a scripted ``MultiheadAttention`` or
+Transformer runs them as graph nodes, never as Python fallback calls.
 """
 
 from __future__ import annotations
@@ -15,33 +21,18 @@ import warnings
 from ... import _core
 from ...ops import api
 from ...tensor import Tensor
+from ._dropout import dropout
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 _NEG_INF = float("-inf")
 
 
-def _dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
-    """Inverted dropout through ``toolkit.nn.functional.dropout`` when present, else a bernoulli mask."""
-    if p <= 0.0 or not training:
-        return x
-    from ... import nn
-
-    fn = getattr(nn.functional, "dropout", None)
-    if fn is not None:
-        return fn(x, p, True)
-    if p >= 1.0:
-        return x * 0.0
-    keep = api.bernoulli(api.full_like(x, 1.0 - p))
-    return x * keep * (1.0 / (1.0 - p))
-
-
-def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-    """``x @ w.T + b``; one BLAS call for the common 2-D case."""
-    if x.dim() == 2 and b is not None:
-        return api.addmm(b, x, w.t())
-    out = api.matmul(x, w.t())
-    return out if b is None else out + b
+def _dropout(x: Tensor, p: float) -> Tensor:
+    """Inverted dropout of attention weights; the weights themselves when ``p`` is 0."""
+    if p > 0.0:
+        return dropout(x, p, True)
+    return x
 
 
 def _safe_softmax(x: Tensor) -> Tensor:
@@ -69,7 +60,7 @@ def scaled_dot_product_attention(
 
     >>> q = toolkit.randn(2, 4, 8); out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
     """
-    if not (query.dtype == key.dtype == value.dtype):
+    if query.dtype != key.dtype or query.dtype != value.dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_dtype_name(query)} key.dtype: {_dtype_name(key)} and value.dtype: {_dtype_name(value)} instead."
@@ -81,7 +72,7 @@ def scaled_dot_product_attention(
         )
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
-    if not query.dtype.is_floating_point:
+    if not query.is_floating_point():
         raise RuntimeError(f"scaled_dot_product_attention: expected a floating-point query, got {_dtype_name(query)}")
     L, S = query.size(-2), key.size(-2)
     scale_factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
@@ -103,13 +94,31 @@ def scaled_dot_product_attention(
 
 
 def _dtype_name(t: Tensor) -> str:
-    """PyTorch's short dtype spelling in messages (``float``, ``double``, ``c10::Half``)."""
-    names = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long", "int32": "int"}
-    s = str(t.dtype).replace("toolkit.", "")
-    return names.get(s, s)
+    """PyTorch's C++ dtype spelling in messages (``float``, ``double``, ``c10::Half``, ``signed char``)."""
+    d = t.dtype
+    if d == _core.dtypes.float32:
+        return "float"
+    if d == _core.dtypes.float64:
+        return "double"
+    if d == _core.dtypes.float16:
+        return "c10::Half"
+    if d == _core.dtypes.int64:
+        return "long int"
+    if d == _core.dtypes.int32:
+        return "int"
+    if d == _core.dtypes.int16:
+        return "short int"
+    if d == _core.dtypes.int8:
+        return "signed char"
+    if d == _core.dtypes.uint8:
+        return "unsigned char"
+    return "bool"
 
 
-def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
+def _mha_shape_check(
+    query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None, attn_mask: Tensor | None,
+    num_heads: int,
+) -> bool:
     """Whether the inputs are batched; PyTorch's AssertionErrors for inconsistent ranks."""
     if query.dim() == 3:
         if key.dim() != 3 or value.dim() != 3:
@@ -117,16 +126,18 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) 
                 "For batched (3-D) `query`, expected `key` and `value` to be 3-D"
                 f" but found {key.dim()}-D and {value.dim()}-D tensors respectively"
             )
-        if key_padding_mask is not None and key_padding_mask.dim() != 2:
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D"
-                f" but found {key_padding_mask.dim()}-D tensor instead"
-            )
-        if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError(
-                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
-                f" but found {attn_mask.dim()}-D tensor instead"
-            )
+        if key_padding_mask is not None:
+            if key_padding_mask.dim() != 2:
+                raise AssertionError(
+                    "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D"
+                    f" but found {key_padding_mask.dim()}-D tensor instead"
+                )
+        if attn_mask is not None:
+            if attn_mask.dim() != 2 and attn_mask.dim() != 3:
+                raise AssertionError(
+                    "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
+                    f" but found {attn_mask.dim()}-D tensor instead"
+                )
         return True
     if query.dim() == 2:
         if key.dim() != 2 or value.dim() != 2:
@@ -134,63 +145,105 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) 
                 "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D"
                 f" but found {key.dim()}-D and {value.dim()}-D tensors respectively"
             )
-        if key_padding_mask is not None and key_padding_mask.dim() != 1:
-            raise AssertionError(
-                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D"
-                f" but found {key_padding_mask.dim()}-D tensor instead"
-            )
+        if key_padding_mask is not None:
+            if key_padding_mask.dim() != 1:
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D"
+                    f" but found {key_padding_mask.dim()}-D tensor instead"
+                )
         if attn_mask is not None:
-            if attn_mask.dim() not in (2, 3):
+            if attn_mask.dim() != 2 and attn_mask.dim() != 3:
                 raise AssertionError(
                     "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D"
                     f" but found {attn_mask.dim()}-D tensor instead"
                 )
-            expected = (num_heads, query.shape[0], key.shape[0])
-            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
-                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
+            if attn_mask.dim() == 3:
+                if list(attn_mask.shape) != [num_heads, query.size(0), key.size(0)]:
+                    expected = (num_heads, query.size(0), key.size(0))
+                    raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}")
         return False
     raise AssertionError(
         f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query tensor"
     )
 
 
-def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+def _canonical_mask(
+    mask: Tensor | None,
+    mask_name: str,
+    other_type,
+    other_name: str,
+    target_type,
+    check_other: bool = True,
+) -> Tensor | None:
     """A boolean mask as an additive float mask (``-inf`` where True); float masks pass through."""
-    if mask is None:
-        return None
-    is_float = mask.dtype.is_floating_point
-    if mask.dtype != _core.dtypes.bool and not is_float:
-        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
-    if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(
-            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both instead.",
-            stacklevel=3,
-        )
-    if not is_float:
-        mask = api.masked_fill(api.zeros(tuple(mask.shape), dtype=target_type), mask, _NEG_INF)
+    if mask is not None:
+        mask_dtype = mask.dtype
+        is_float = mask.is_floating_point()
+        if mask_dtype != _core.dtypes.bool and not is_float:
+            raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+        if check_other and other_type is not None:
+            if mask_dtype != other_type:
+                warnings.warn(
+                    f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                    "Use same type for both instead.",
+                    stacklevel=3,
+                )
+        if not is_float:
+            mask = api.masked_fill(api.zeros_like(mask, dtype=target_type), mask, _NEG_INF)
     return mask
 
 
 def _pad_last(x: Tensor) -> Tensor:
     """Append one zero column on the last dim (``F.pad(x, (0, 1))``)."""
-    return api.cat([x, api.zeros((*x.shape[:-1], 1), dtype=x.dtype)], -1)
+    return api.cat([x, api.zeros_like(x.narrow(-1, 0, 1))], -1)
 
 
-def _in_projection_packed(q, k, v, w, b):
+def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor | None) -> list[Tensor]:
     """q, k, v projected by the packed ``(3E, E)`` weight, one matmul when they are the same tensor."""
     E = q.size(-1)
-    if k is v and q is k:
-        proj = _linear(q, w, b)
-        return tuple(api.chunk(proj, 3, -1))
-    w_q, w_k, w_v = api.chunk(w, 3, 0)
-    b_q, b_k, b_v = (None, None, None) if b is None else api.chunk(b, 3, 0)
     if k is v:
-        w_kv = api.cat([w_k, w_v], 0)
-        b_kv = None if b is None else api.cat([b_k, b_v], 0)
-        kv = _linear(k, w_kv, b_kv)
+        if q is k:
+            return list(api.chunk(api.linear(q, w, b), 3, -1))
+        w_q, w_kv = api.split(w, [E, E * 2], 0)
+        if b is None:
+            q_p = api.linear(q, w_q, None)
+            kv = api.linear(k, w_kv, None)
+        else:
+            b_q, b_kv = api.split(b, [E, E * 2], 0)
+            q_p = api.linear(q, w_q, b_q)
+            kv = api.linear(k, w_kv, b_kv)
         k_p, v_p = api.split(kv, E, -1)
-        return _linear(q, w_q, b_q), k_p, v_p
-    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
+        return [q_p, k_p, v_p]
+    w_q, w_k, w_v = api.chunk(w, 3, 0)
+    if b is None:
+        return [api.linear(q, w_q, None), api.linear(k, w_k, None), api.linear(v, w_v, None)]
+    b_q, b_k, b_v = api.chunk(b, 3, 0)
+    return [api.linear(q, w_q, b_q), api.linear(k, w_k, b_k), api.linear(v, w_v, b_v)]
+
+
+def _in_projection(
+    q: Tensor, k: Tensor, v: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, b: Tensor | None
+) -> list[Tensor]:
+    """q, k, v projected by separate weights (``kdim``/``vdim`` differ from ``embed_dim``), the bias packed."""
+    if b is None:
+        return [api.linear(q, w_q, None), api.linear(k, w_k, None), api.linear(v, w_v, None)]
+    b_q, b_k, b_v = api.chunk(b, 3, 0)
+    return [api.linear(q, w_q, b_q), api.linear(k, w_k, b_k), api.linear(v, w_v, b_v)]
+
+
+def _check_attn_mask_shape(attn_mask: Tensor, bsz: int, num_heads: int, tgt_len: int, src_len: int) -> Tensor:
+    """A 2-D mask as ``(1, L, S)``, a 3-D one checked to be ``(N * heads, L, S)``; PyTorch's RuntimeErrors."""
+    if attn_mask.dim() == 2:
+        if list(attn_mask.shape) != [tgt_len, src_len]:
+            expected = (tgt_len, src_len)
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {expected}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.dim() == 3:
+        if list(attn_mask.shape) != [bsz * num_heads, tgt_len, src_len]:
+            expected = (bsz * num_heads, tgt_len, src_len)
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be {expected}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
 
 
 def multi_head_attention_forward(
@@ -220,17 +273,24 @@ def multi_head_attention_forward(
     average_attn_weights: bool = True,
     is_causal: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
-    """Multi-head attention on sequence-first ``(L, N, E)`` inputs, as ``torch.nn.functional.multi_head_attention_forward``."""
+    """Multi-head attention on sequence-first ``(L, N, E)`` inputs, as ``torch.nn.functional.multi_head_attention_forward``.
+
+    Written in the subset script mode compiles (as PyTorch's is), so a scripted
+    ``MultiheadAttention`` or Transformer runs it as graph nodes.
+    """
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
-        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        query = query.unsqueeze(1)
+        key = key.unsqueeze(1)
+        value = value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
-    key_padding_mask = _canonical_mask(
-        key_padding_mask, "key_padding_mask", None if attn_mask is None else attn_mask.dtype, "attn_mask", query.dtype
-    )
+    src_len = key.size(0)
+    other_type = None
+    if attn_mask is not None:
+        other_type = attn_mask.dtype
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", other_type, "attn_mask", query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError(
             "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method "
@@ -239,7 +299,7 @@ def multi_head_attention_forward(
     if is_causal and key_padding_mask is None and not need_weights:
         attn_mask = None
     else:
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
         if key_padding_mask is not None:
             is_causal = False
     if embed_dim != embed_dim_to_check:
@@ -248,74 +308,73 @@ def multi_head_attention_forward(
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if use_separate_proj_weight:
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+        if list(key.shape[:2]) != list(value.shape[:2]):
             raise AssertionError(
                 f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}"
             )
         if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, k_proj_weight or v_proj_weight is None")
-        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else api.chunk(in_proj_bias, 3, 0)
-        q = _linear(query, q_proj_weight, b_q)
-        k = _linear(key, k_proj_weight, b_k)
-        v = _linear(value, v_proj_weight, b_v)
+            raise AssertionError(
+                "use_separate_proj_weight is True but q_proj_weight, k_proj_weight or v_proj_weight is None"
+            )
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias)
     else:
-        if tuple(key.shape) != tuple(value.shape):
+        if list(key.shape) != list(value.shape):
             raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
 
     if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(tgt_len, src_len)}."
-                )
-            attn_mask = attn_mask.unsqueeze(0)
-        elif attn_mask.dim() == 3:
-            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-                raise RuntimeError(
-                    f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                    f"{(bsz * num_heads, tgt_len, src_len)}."
-                )
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+        attn_mask = _check_attn_mask_shape(attn_mask, bsz, num_heads, tgt_len, src_len)
 
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
             raise AssertionError("bias cannot be added to static key.")
         k = api.cat([k, bias_k.repeat(1, bsz, 1)], 0)
         v = api.cat([v, bias_v.repeat(1, bsz, 1)], 0)
-        attn_mask = None if attn_mask is None else _pad_last(attn_mask)
-        key_padding_mask = None if key_padding_mask is None else _pad_last(key_padding_mask)
-    elif bias_k is not None or bias_v is not None:
-        raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None else "bias_v is set but bias_k is None")
+        if attn_mask is not None:
+            attn_mask = _pad_last(attn_mask)
+        if key_padding_mask is not None:
+            key_padding_mask = _pad_last(key_padding_mask)
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
 
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
-    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
+    if static_k is None:
+        k = k.reshape(k.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        k = static_k
+    if static_v is None:
+        v = v.reshape(v.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        v = static_v
     if add_zero_attn:
-        zeros = api.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
+        zeros = api.zeros([bsz * num_heads, 1, head_dim], dtype=k.dtype)
         k = api.cat([k, zeros], 1)
         v = api.cat([v, zeros], 1)
-        attn_mask = None if attn_mask is None else _pad_last(attn_mask)
-        key_padding_mask = None if key_padding_mask is None else _pad_last(key_padding_mask)
+        if attn_mask is not None:
+            attn_mask = _pad_last(attn_mask)
+        if key_padding_mask is not None:
+            key_padding_mask = _pad_last(key_padding_mask)
     src_len = k.size(1)
 
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(
-                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got {key_padding_mask.shape}"
-            )
+        if list(key_padding_mask.shape) != [bsz, src_len]:
+            expected = (bsz, src_len)
+            raise AssertionError(f"expecting key_padding_mask shape of {expected}, but got {key_padding_mask.shape}")
         kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
-        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+        if attn_mask is None:
+            attn_mask = kpm
+        else:
+            attn_mask = attn_mask + kpm
     if not training:
         dropout_p = 0.0
 
     if need_weights:
-        E = q.shape[-1]
-        q_scaled = q * math.sqrt(1.0 / float(E))
+        q_scaled = q * math.sqrt(1.0 / float(q.size(-1)))
         if attn_mask is not None:
             weights = api.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
         else:
@@ -324,12 +383,13 @@ def multi_head_attention_forward(
         weights = _dropout(weights, dropout_p)
         out = api.bmm(weights, v)
         out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+        out = api.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(1)
         if not is_batched:
-            out, weights = out.squeeze(1), weights.squeeze(0)
+            out = out.squeeze(1)
+            weights = weights.squeeze(0)
         return out, weights
 
     if attn_mask is not None:
@@ -342,7 +402,7 @@ def multi_head_attention_forward(
     v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = api.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
     if not is_batched:
         out = out.squeeze(1)
     return out, None

@@ -14,3 +14,5 @@ from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
+from .transformer_decoder import *  # noqa: F403
+from .transformer_model import *  # noqa: F403

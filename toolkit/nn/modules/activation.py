@@ -58,7 +58,7 @@ class ReLU(Module):
 
 
 class RReLU(Module):
-    """Randomized leaky ReLU (eval mode: slope ``(lower + upper) / 2``)."""
+    """Randomized leaky ReLU: per-element slopes drawn from ``[lower, upper]`` in training, ``(lower + upper) / 2`` in eval."""
 
     __constants__ = ["lower", "upper", "inplace"]
 

@@ -118,15 +118,20 @@ class MultiheadAttention(Module):
             "attn_mask", query.dtype,
         )
         attn_mask = FA._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
-        if self.batch_first and is_batched:
+        if self.batch_first and is_batched:  # keep query/key/value identities: self-attention projects once
             if key is value:
                 if query is key:
-                    query = key = value = query.transpose(1, 0)
+                    query = query.transpose(1, 0)
+                    key = query
+                    value = query
                 else:
-                    query, key = (x.transpose(1, 0) for x in (query, key))
+                    query = query.transpose(1, 0)
+                    key = key.transpose(1, 0)
                     value = key
             else:
-                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+                query = query.transpose(1, 0)
+                key = key.transpose(1, 0)
+                value = value.transpose(1, 0)
         if not self._qkv_same_embed_dim:
             out, weights = FA.multi_head_attention_forward(
                 query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,

@@ -6,6 +6,11 @@ with one matrix multiply before the time loop; only the hidden-to-hidden
 product runs per step. Parameter names, shapes, gate order and the default
 initialisation order follow PyTorch, so state dicts transfer and the same seed
 gives the same weights. PackedSequence inputs are not supported.
+
+The multi-layer modules are written in the subset script mode compiles, so
+``toolkit.jit.script(nn.LSTM(...))`` gives one graph with eager's checks and
+numbers: the layer/direction loop walks ``_all_weights`` (unrolled, each weight
+read by a constant name) and the time loop becomes a ``prim::Loop``.
 """
 
 from __future__ import annotations
@@ -57,18 +62,11 @@ def _gru_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> Ten
 
 
 def _input_gates(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
-    """``x @ W_ih.T + b_ih`` for every time step at once (one BLAS call)."""
-    lead = tuple(x.shape[:-1])
-    flat = x.reshape(-1, x.shape[-1])
+    """``x @ W_ih.T + b_ih`` for every time step of a (T, B, I) ``x`` at once (one BLAS call)."""
+    flat = x.reshape(-1, x.size(2))
     w_t = w_ih.t().contiguous()
     out = api.mm(flat, w_t) if b_ih is None else api.addmm(b_ih, flat, w_t)
-    return out.reshape(*lead, w_ih.shape[0])
-
-
-def _dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    from ..functional._attention import _dropout as drop
-
-    return drop(x, p, training)
+    return out.reshape(x.size(0), x.size(1), w_ih.size(0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,6 +74,9 @@ def _dropout(x: Tensor, p: float, training: bool) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 class RNNBase(Module):
     """Shared parameter layout, checks and the layer/direction loop of RNN, LSTM and GRU."""
+
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
+                     "bidirectional", "proj_size"]
 
     _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -188,8 +189,10 @@ class RNNBase(Module):
         return s.format(**self.__dict__)
 
     # -- checks --------------------------------------------------------------------------------
-    def check_input(self, input: Tensor, batch_sizes=None) -> None:
-        w = self._flat_weights[0]
+    # Written in the subset script mode compiles (no generators, str.format for messages, weights read by
+    # constant names), so ``toolkit.jit.script`` runs the same checks with the same messages.
+    def check_input(self, input: Tensor, batch_sizes: Tensor | None = None) -> None:
+        w = getattr(self, self._flat_weights_names[0])
         if input.dtype != w.dtype:
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
@@ -202,98 +205,121 @@ class RNNBase(Module):
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {input.size(-1)}"
             )
 
-    def get_expected_hidden_size(self, input: Tensor, batch_sizes=None) -> tuple[int, int, int]:
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None = None) -> tuple[int, int, int]:
         mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
 
-    def check_hidden_size(self, hx: Tensor, expected, msg: str = "Expected hidden size {}, got {}") -> None:
-        if tuple(hx.shape) != tuple(expected):
-            raise RuntimeError(msg.format(tuple(expected), list(hx.shape)))
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple[int, int, int],
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if list(hx.shape) != list(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
 
-    def _prepare(self, input: Tensor, hx, n_states: int):
-        """Validate, add the batch dim to unbatched inputs, default the states to zeros."""
-        name = {"LSTM": "LSTM", "GRU": "GRU"}.get(self.mode, "RNN")
-        if not isinstance(input, Tensor):
-            raise TypeError(
-                f"{name}: expected a padded Tensor input, got {type(input).__name__} (PackedSequence is not supported)"
-            )
-        if input.dim() not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D instead")
-        is_batched = input.dim() == 3
-        if not is_batched:
-            input = input.unsqueeze(0 if self.batch_first else 1)
-        states = None if hx is None else (list(hx) if n_states == 2 else [hx])
-        if states is not None:
-            dims = [s.dim() for s in states]
-            want = 3 if is_batched else 2
-            if any(d != want for d in dims):
-                if n_states == 2:
-                    kind = "batched 3-D" if is_batched else "unbatched 2-D"
-                    raise RuntimeError(
-                        f"For {kind} input, hx and cx should also be {want}-D but got ({dims[0]}-D, {dims[1]}-D) tensors"
-                    )
-                kind = "batched 3-D" if is_batched else "unbatched 2-D"
-                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {dims[0]}-D tensor")
-            if not is_batched:
-                states = [s.unsqueeze(1) for s in states]
-        self.check_input(input)
+    def _mode_name(self) -> str:
+        return "LSTM" if self.mode == "LSTM" else ("GRU" if self.mode == "GRU" else "RNN")
+
+    def _initial_states(self, input: Tensor, hx, is_batched: bool, n_states: int):
+        """``(h0, c0)`` for batched ``input``: zeros when ``hx`` is None, else ``hx`` checked (``c0`` is None
+        unless ``n_states == 2``, where ``hx`` is the pair ``(h_0, c_0)``)."""
         expected = self.get_expected_hidden_size(input)
-        if states is None:
+        if hx is None:
             h0 = api.zeros(expected, dtype=input.dtype, device=input.device)
-            states = [h0]
+            c0 = None
             if n_states == 2:
-                states.append(api.zeros((expected[0], expected[1], self.hidden_size), dtype=input.dtype,
-                                        device=input.device))
-        else:
-            self.check_hidden_size(states[0], expected)
-            if n_states == 2:
-                self.check_hidden_size(states[1], (expected[0], expected[1], self.hidden_size),
-                                       "Expected hidden[1] size {}, got {}")
-        return input, states, is_batched
+                c0 = api.zeros((expected[0], expected[1], self.hidden_size), dtype=input.dtype, device=input.device)
+            return h0, c0
+        kind = "batched 3-D" if is_batched else "unbatched 2-D"
+        want = 3 if is_batched else 2
+        if n_states == 2:
+            h0, c0 = hx[0], hx[1]
+            if h0.dim() != want or c0.dim() != want:
+                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                                   f"({h0.dim()}-D, {c0.dim()}-D) tensors")
+            if not is_batched:
+                h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
+            self.check_hidden_size(h0, expected)
+            self.check_hidden_size(c0, (expected[0], expected[1], self.hidden_size),
+                                   "Expected hidden[1] size {}, got {}")
+            return h0, c0
+        h0 = hx
+        if h0.dim() != want:
+            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {h0.dim()}-D tensor")
+        if not is_batched:
+            h0 = h0.unsqueeze(1)
+        self.check_hidden_size(h0, expected)
+        return h0, None
 
     # -- the recurrence ------------------------------------------------------------------------
-    def _run(self, x: Tensor, states: list) -> tuple[Tensor, list]:
-        """All layers and directions over time-major ``x`` (T, B, I); returns output and final states."""
-        num_directions = 2 if self.bidirectional else 1
-        h0s = api.unbind(states[0], 0)
-        c0s = api.unbind(states[1], 0) if len(states) == 2 else None
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(num_directions):
-                idx = layer * num_directions + direction
-                params = [getattr(self, n) for n in self._all_weights[idx]]
-                out, h, c = self._run_direction(x, params, h0s[idx], None if c0s is None else c0s[idx], direction == 1)
-                outs.append(out)
-                h_n.append(h)
-                if c is not None:
-                    c_n.append(c)
-            x = outs[0] if num_directions == 1 else api.cat(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = _dropout(x, self.dropout, True)
-        final = [api.stack(h_n, 0)]
-        if c_n:
-            final.append(api.stack(c_n, 0))
-        return x, final
+    def _forward(self, input: Tensor, hx, n_states: int):
+        """Validate, run every layer and direction, restore the caller's layout; returns
+        ``(output, h_n, c_n)`` with ``c_n`` None unless ``n_states == 2`` (LSTM)."""
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{self._mode_name()}: expected a padded Tensor input, got {type(input).__name__} "
+                            "(PackedSequence is not supported)")
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"{self._mode_name()}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        is_batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not is_batched:
+            input = input.unsqueeze(batch_dim)
+        self.check_input(input)
+        h0, c0 = self._initial_states(input, hx, is_batched, n_states)
+        x = input.transpose(0, 1) if self.batch_first else input
+        out, h_n, c_n = self._run(x, h0, c0)
+        if self.batch_first:
+            out = out.transpose(0, 1)
+        if not is_batched:
+            out = out.squeeze(batch_dim)
+            h_n = h_n.squeeze(1)
+            if c_n is not None:
+                c_n = c_n.squeeze(1)
+        return out, h_n, c_n
 
-    def _run_direction(self, x: Tensor, params: list, h: Tensor, c, reverse: bool):
-        w_ih, w_hh = params[0], params[1]
-        b_ih, b_hh = (params[2], params[3]) if self.bias else (None, None)
-        w_hr = params[-1] if self.proj_size > 0 else None
-        w_hr_t = None if w_hr is None else w_hr.t().contiguous()
+    def _run(self, x: Tensor, h0: Tensor, c0):
+        """All layers and directions over time-major ``x`` (T, B, I); returns ``(output, h_n, c_n)``.
+
+        The loop runs over the weight names of each layer and direction (``_all_weights``), known when the
+        module is built, so script mode unrolls it and reads each weight by a constant name.
+        """
+        num_directions = 2 if self.bidirectional else 1
+        h0s = api.unbind(h0, 0)
+        c0s = h0s if c0 is None else api.unbind(c0, 0)
+        h_n: list[Tensor] = []
+        c_n: list[Tensor] = []
+        outs: list[Tensor] = []
+        for idx, names in enumerate(self._all_weights):
+            layer, direction = idx // num_directions, idx % num_directions
+            out, h, c = self._run_direction(x, names, h0s[idx], None if c0 is None else c0s[idx], direction == 1)
+            outs.append(out)
+            h_n.append(h)
+            if c is not None:
+                c_n.append(c)
+            if direction == num_directions - 1:
+                x = outs[0] if num_directions == 1 else api.cat(outs, 2)
+                outs = []
+                if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                    x = api.dropout(x, self.dropout, True)
+        return x, api.stack(h_n, 0), None if c0 is None else api.stack(c_n, 0)
+
+    def _run_direction(self, x: Tensor, names: list[str], h: Tensor, c, reverse: bool):
+        """One layer in one direction: ``(outputs (T, B, H), last h, last c)`` (``c`` None except LSTM)."""
+        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+        b_ih = getattr(self, names[2]) if self.bias else None
+        b_hh = getattr(self, names[3]) if self.bias else None
+        w_hr_t = getattr(self, names[-1]).t().contiguous() if self.proj_size > 0 else None
         mode = self.mode
-        if mode != "GRU" and b_ih is not None:
+        if mode != "GRU" and b_ih is not None and b_hh is not None:
             b_ih, b_hh = b_ih + b_hh, None  # both biases add before the nonlinearity
         steps = api.unbind(_input_gates(x, w_ih, b_ih), 0)
         w_hh_t = w_hh.t().contiguous()
-        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
-        outs = [None] * len(steps)
-        for t in order:
+        n = len(steps)
+        outs = [h] * n
+        for i in range(n):
+            t = n - 1 - i if reverse else i
             if mode == "LSTM":
                 h, c = _lstm_step(steps[t], h, c, w_hh_t, b_hh)
-                if w_hr is not None:
+                if w_hr_t is not None:
                     h = api.mm(h, w_hr_t)
             elif mode == "GRU":
                 h = _gru_step(steps[t], h, w_hh_t, b_hh)
@@ -301,17 +327,6 @@ class RNNBase(Module):
                 h = _rnn_step(steps[t], h, w_hh_t, b_hh, mode == "RNN_RELU")
             outs[t] = h
         return api.stack(outs, 0), h, c
-
-    def _forward(self, input: Tensor, hx, n_states: int):
-        input, states, is_batched = self._prepare(input, hx, n_states)
-        x = input.transpose(0, 1) if self.batch_first else input
-        out, final = self._run(x, states)
-        if self.batch_first:
-            out = out.transpose(0, 1)
-        if not is_batched:
-            out = out.squeeze(0 if self.batch_first else 1)
-            final = [s.squeeze(1) for s in final]
-        return out, final
 
 
 class RNN(RNNBase):
@@ -335,8 +350,8 @@ class RNN(RNNBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        out, final = self._forward(input, hx, 1)
-        return out, final[0]
+        out, h_n, _ = self._forward(input, hx, 1)
+        return out, h_n
 
 
 class LSTM(RNNBase):
@@ -350,8 +365,8 @@ class LSTM(RNNBase):
         return (self.num_layers * (2 if self.bidirectional else 1), mini_batch, self.hidden_size)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
-        out, final = self._forward(input, hx, 2)
-        return out, (final[0], final[1])
+        out, h_n, c_n = self._forward(input, hx, 2)
+        return out, (h_n, c_n)
 
 
 class GRU(RNNBase):
@@ -363,8 +378,8 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        out, final = self._forward(input, hx, 1)
-        return out, final[0]
+        out, h_n, _ = self._forward(input, hx, 1)
+        return out, h_n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -372,6 +387,8 @@ class GRU(RNNBase):
 # ---------------------------------------------------------------------------------------------
 class RNNCellBase(Module):
     """Parameters ``weight_ih (G*H, I)``, ``weight_hh (G*H, H)``, ``bias_ih``, ``bias_hh`` (G*H,)."""
+
+    __constants__ = ["input_size", "hidden_size", "bias"]
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
         super().__init__()
@@ -429,6 +446,8 @@ def _cell_input_gates(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
 
 class RNNCell(RNNCellBase):
     """One Elman step: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None) -> None:

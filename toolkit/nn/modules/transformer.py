@@ -14,8 +14,6 @@ import copy
 import warnings
 from collections.abc import Callable
 
-import numpy as np
-
 from ...autograd import is_grad_enabled
 from ...ops import api
 from ...tensor import Tensor
@@ -31,6 +29,8 @@ from .normalization import LayerNorm
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
 
+_NEG_INF = float("-inf")
+
 
 def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
     if activation == "relu":
@@ -42,17 +42,33 @@ def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
 
 def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
     """A float ``(sz, sz)`` mask with ``-inf`` above the diagonal and 0 elsewhere."""
-    return api.triu(api.full((sz, sz), float("-inf"), dtype=dtype, device=device), 1)
+    return api.triu(api.full([sz, sz], _NEG_INF, dtype=dtype, device=device), 1)
+
+
+def _get_seq_len(src: Tensor, batch_first: bool) -> int | None:
+    """The sequence length of a batched (3-D) or unbatched (2-D) input; None for other ranks."""
+    if src.dim() == 2:
+        return src.size(0)
+    if src.dim() == 3:
+        if batch_first:
+            return src.size(1)
+        return src.size(0)
+    return None
 
 
 def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None, size: int | None = None) -> bool:
     """``is_causal`` when given; otherwise whether ``mask`` equals the square subsequent mask."""
-    make_causal = is_causal is True
-    if is_causal is None and mask is not None:
-        sz = size if size is not None else mask.size(-2)
-        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
-        make_causal = tuple(mask.shape) == tuple(causal.shape) and bool(api.equal(mask, causal))
-    return make_causal
+    if is_causal is not None:
+        return is_causal
+    if mask is None:
+        return False
+    sz = mask.size(-2)
+    if size is not None:
+        sz = size
+    causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+    if list(mask.shape) != list(causal.shape):
+        return False
+    return bool(api.equal(mask, causal))
 
 
 class TransformerEncoderLayer(Module):
@@ -171,17 +187,12 @@ class TransformerEncoder(Module):
             src_key_padding_mask, "src_key_padding_mask", None if mask is None else mask.dtype, "mask", src.dtype
         )
         mask = FA._canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
-        batch_first = self.layers[0].self_attn.batch_first
-        seq_len = None
-        if src.dim() == 3:
-            seq_len = src.size(1) if batch_first else src.size(0)
-        elif src.dim() == 2:
-            seq_len = src.size(0)
+        seq_len = _get_seq_len(src, self.layers[0].self_attn.batch_first)
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
-        if self._takes_nested_path(src, mask, src_key_padding_mask):
+        if src_key_padding_mask is not None and self._takes_nested_path(src, mask, src_key_padding_mask):
             padded = api.logical_not(api.eq(src_key_padding_mask, 0)).unsqueeze(-1)
             output = api.masked_fill(output, padded, 0.0)
         if self.norm is not None:
@@ -189,7 +200,7 @@ class TransformerEncoder(Module):
         return output
 
 
-    def _takes_nested_path(self, src: Tensor, mask, key_padding_mask) -> bool:
+    def _takes_nested_path(self, src: Tensor, mask: Tensor | None, key_padding_mask: Tensor | None) -> bool:
         """Whether PyTorch would run this call on nested tensors (inference, left-aligned padding mask, no mask)."""
         first = self.layers[0]
         if not self.use_nested_tensor or first.training or src.dim() != 3 or key_padding_mask is None:
@@ -197,18 +208,24 @@ class TransformerEncoder(Module):
         if mask is not None:
             return False
         if self.mask_check:
-            valid = api.eq(key_padding_mask, 0).numpy()
-            counts = valid.sum(axis=1, keepdims=True)
-            if not (valid == (np.arange(valid.shape[1])[None, :] < counts)).all():
+            valid = api.eq(key_padding_mask, 0)
+            left_aligned = api.arange(valid.size(1)).unsqueeze(0) < valid.sum(1, keepdim=True)
+            if not bool(api.equal(valid, left_aligned)):
                 return False
         if is_grad_enabled():
-            params = (src, first.self_attn.in_proj_weight, first.self_attn.in_proj_bias, first.self_attn.out_proj.weight,
-                      first.self_attn.out_proj.bias, first.norm1.weight, first.norm1.bias, first.norm2.weight,
-                      first.norm2.bias, first.linear1.weight, first.linear1.bias, first.linear2.weight,
-                      first.linear2.bias)
-            if any(t is not None and t.requires_grad for t in params):
+            sa = first.self_attn
+            if (src.requires_grad or _requires_grad(sa.in_proj_weight) or _requires_grad(sa.in_proj_bias)
+                    or _requires_grad(sa.out_proj.weight) or _requires_grad(sa.out_proj.bias)
+                    or _requires_grad(first.norm1.weight) or _requires_grad(first.norm1.bias)
+                    or _requires_grad(first.norm2.weight) or _requires_grad(first.norm2.bias)
+                    or _requires_grad(first.linear1.weight) or _requires_grad(first.linear1.bias)
+                    or _requires_grad(first.linear2.weight) or _requires_grad(first.linear2.bias)):
                 return False
         return True
+
+
+def _requires_grad(t: Tensor | None) -> bool:
+    return t is not None and t.requires_grad
 
 
 def _why_not_sparsity_fast_path(layer) -> str:
