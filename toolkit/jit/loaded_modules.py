@@ -224,6 +224,21 @@ def attribute_types_of(m: Module) -> dict:
     return out
 
 
+_SCALAR_ATTRIBUTE_TYPES = (T.IntType, T.FloatType, T.BoolType, T.StrType, T.TensorType)
+
+
+def _holdable(typ: T.JitType) -> bool:
+    """The attribute types a scripted module holds: scalars, strings, tensors, Optional of them, and the lists and
+    str- or int-keyed dicts of them that ``toolkit.jit.Attribute`` declares."""
+    if isinstance(typ, T.OptionalType):
+        typ = typ.elem
+    if isinstance(typ, T.ListType):
+        return isinstance(typ.elem, _SCALAR_ATTRIBUTE_TYPES)
+    if isinstance(typ, T.DictType):
+        return isinstance(typ.key, (T.StrType, T.IntType)) and isinstance(typ.value, _SCALAR_ATTRIBUTE_TYPES)
+    return isinstance(typ, (*_SCALAR_ATTRIBUTE_TYPES, T.NoneType))
+
+
 def restore_attribute(m: LoadedModule, name, typ: T.JitType, value) -> None:
     """Set a saved attribute on ``m``, refusing names and types a module could not have had."""
     S._check(isinstance(name, str) and name.isidentifier() and not name.startswith("_") and name != "training"
@@ -231,12 +246,14 @@ def restore_attribute(m: LoadedModule, name, typ: T.JitType, value) -> None:
              f"bad attribute name {name!r:.80}")
     S._check(name not in m._parameters and name not in m._buffers and name not in m._modules,
              f"attribute {name!r} of {m.original_name} is also a parameter, buffer or submodule")
-    inner = typ.elem if isinstance(typ, T.OptionalType) else typ
-    S._check(isinstance(inner, (T.IntType, T.FloatType, T.BoolType, T.TensorType, T.NoneType)),
-             f"attribute {name!r} of {m.original_name} has type {typ}, which modules cannot hold")
-    got = attribute_type(value)
-    S._check(got is not None and accepts(typ, got),
-             f"attribute {name!r} of {m.original_name} is {typ}, but its saved value is {type(value).__name__}")
+    S._check(_holdable(typ), f"attribute {name!r} of {m.original_name} has type {typ}, which modules cannot hold")
+    if isinstance(typ, (T.ListType, T.DictType, T.StrType)):  # declared with toolkit.jit.Attribute
+        mutable = {T.ListType: list, T.DictType: dict, T.StrType: str}[type(typ)]
+        fits = isinstance(value, mutable) and check_value(value, typ)
+    else:
+        got = attribute_type(value)
+        fits = got is not None and accepts(typ, got)
+    S._check(fits, f"attribute {name!r} of {m.original_name} is {typ}, but its saved value is {type(value).__name__}")
     m.__dict__[name] = value
     m.__dict__["_attribute_types"][name] = typ
 

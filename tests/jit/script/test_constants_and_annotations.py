@@ -337,6 +337,21 @@ def test_attribute_declared_module_state_matches_torch():
     assert_close(s.last, t.last)
 
 
+def test_attribute_declared_module_state_survives_save_and_load_like_torch(tmp_path):
+    tk, th = _both(_attribute_module)
+    s, t = toolkit.jit.script(tk), torch.jit.script(th)
+    s(toolkit.tensor([1.0, 2.0]))
+    t(torch.tensor([1.0, 2.0]))
+    toolkit.jit.save(s, str(tmp_path / "k.pt"))
+    t.save(str(tmp_path / "t.pt"))
+    ks, ts = toolkit.jit.load(str(tmp_path / "k.pt")), torch.jit.load(str(tmp_path / "t.pt"))
+    for _ in range(2):  # the loaded state goes on from where the saved one was
+        assert_close(ks(toolkit.tensor([1.0, 2.0])), ts(torch.tensor([1.0, 2.0])))
+    assert ks.names == ts.names == ["a", "a", "a"]
+    assert ks.table == ts.table == {"k": 3}
+    assert_close(ks.last, ts.last)
+
+
 def _bad_attribute(L):
     class M(L.nn.Module):
         def __init__(self):
