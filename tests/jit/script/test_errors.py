@@ -263,6 +263,18 @@ def list_indexed_by_a_str(values: list[int]) -> int:
     return values["a"]
 
 
+def size_with_three_dims(x):
+    return x.size(1, 2, 3)
+
+
+def size_of_a_str_dim(x, s: str):
+    return x.size(s)
+
+
+def dim_with_an_argument(x):
+    return x.dim(0)
+
+
 # (function, start of our message, text on the line the error points at)
 TYPE_ERRORS = [
     (sorted_of_a_dict, "Arguments for call are not valid: sorted() expected a value of type 'List[t]'", "sorted(d)"),
@@ -286,6 +298,12 @@ TYPE_ERRORS = [
     (tuple_index_out_of_range, "Tuple index out of range. Tuple is length 2 and index is 5", "t[5]"),
     (dict_indexed_by_a_wrong_key, "a Dict(str, int) is indexed by a int, but its keys are str", "d[1]"),
     (list_indexed_by_a_str, "list indices must be integers, not str", 'values["a"]'),
+    (size_with_three_dims, "Arguments for call are not valid: size() got (Tensor, int, int, int): too many "
+                           "positional arguments", "x.size(1, 2, 3)"),
+    (size_of_a_str_dim, "Arguments for call are not valid: size() expected a value of type 'int' for argument "
+                        "'dim' but instead found type 'str'", "x.size(s)"),
+    (dim_with_an_argument, "Arguments for call are not valid: dim() got (Tensor, int): too many positional "
+                           "arguments", "x.dim(0)"),
 ]
 
 

@@ -9,6 +9,8 @@ a ``prim::TensorMethod`` node that calls the method itself.
 
 from __future__ import annotations
 
+import inspect
+
 from ... import dispatch
 from ...ops import registry as R
 from ...tensor import _REFLECTED_TENSOR_FIRST
@@ -223,6 +225,22 @@ def emit_bound(c, op, vals: list, node):
     return c.tuple_of(list(n.outputs), node)
 
 
+def _check_method_call(c, name: str, args: list, kwargs: dict, node) -> None:
+    try:
+        sig = inspect.signature(getattr(_Tensor, name))
+    except (AttributeError, TypeError, ValueError):  # no Python signature to check against
+        return
+    try:
+        sig.bind(None, *args, **kwargs)
+    except TypeError as e:
+        got = ", ".join(["Tensor"] + [str(a.type) for a in args] + [f"{k}={v.type}" for k, v in kwargs.items()])
+        raise c.error(f"Arguments for call are not valid: {name}() got ({got}): {e}; expected "
+                      f"{name}{str(sig).replace('self', 'Tensor self', 1)}\nThe call is", node) from None
+    if name in ("size", "stride") and args and not isinstance(args[0].type, T.IntType):
+        raise c.error(f"Arguments for call are not valid: {name}() expected a value of type 'int' for argument "
+                      f"'dim' but instead found type '{args[0].type}'\nThe call is", node)
+
+
 # Hand-written Tensor methods and properties: their result types.
 _METHOD_TYPES = {
     "dim": T.INT, "numel": T.INT, "item": T.ANY, "tolist": T.ANY, "is_contiguous": T.BOOL, "element_size": T.INT,
@@ -234,7 +252,12 @@ _LIST_METHODS = frozenset(("tensor_split", "hsplit", "vsplit"))  # registry meth
 
 
 def emit_tensor_method(c, self_value: Value, name: str, args: list, kwargs: dict, node):
-    """A call of a hand-written Tensor method: run by the method itself at run time."""
+    """A call of a hand-written Tensor method: run by the method itself at run time.
+
+    The call is checked at compile time against the method's own Python signature, so a wrong count or an
+    unknown keyword is a located error, as TorchScript's schema check gives it.
+    """
+    _check_method_call(c, name, args, kwargs, node)
     if name == "size":
         typ = T.INT if args or kwargs else T.ListType(T.INT)
     elif name in _LIST_METHODS:
