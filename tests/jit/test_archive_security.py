@@ -75,6 +75,7 @@ BASES = {  # name -> (make, inputs)
     "mlp": (_mlp, lambda: (toolkit.randn(2, 4),)),
     "stateful": (_stateful, lambda: (toolkit.randn(3),)),
     "lists": (lambda: toolkit.jit.script(lists), lambda: (toolkit.randn(3), 2)),
+    "forking": (lambda: toolkit.jit.script(Forking()), lambda: (toolkit.randn(3),)),
 }
 
 
@@ -136,8 +137,8 @@ def _with_code(data: bytes, edit) -> bytes:
 class Nodes:
     """Appends nodes to the end of a manifest graph's top block (value ids are definition order)."""
 
-    def __init__(self, manifest: dict):
-        self.g = manifest["model"]["graph"]
+    def __init__(self, manifest: dict | None, graph: dict | None = None):
+        self.g = manifest["model"]["graph"] if graph is None else graph
         self.count = len(self.g["inputs"])
         stack = list(self.g["nodes"])
         while stack:
@@ -566,23 +567,28 @@ KINDS = ["prim::GetAttr", "prim::SetAttr", "aten::__getitem__", "aten::pop", "at
          "prim::unchecked_cast", "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
          "prim::ListUnpack", "prim::Constant", "prim::Print", "prim::PythonOp", "prim::CallMethod",
          "prim::TensorMethod", "prim::ModuleConstant", "prim::FusionGroup", "aten::isinstance", "prim::TupleIndex",
-         "aten::add", "aten::mul", "aten::linear", "aten::tanh", "aten::add.int", "aten::add.str", "aten::str"]
+         "aten::add", "aten::mul", "aten::linear", "aten::tanh", "aten::add.int", "aten::add.str", "aten::str",
+         "prim::fork", "aten::wait"]
 NAMES = ["__class__", "__dict__", "__globals__", "__init__", "forward", "_parameters", "_modules", "_original",
          "training", "weight", "bias", "count", "scale", "o", "steps", "lin", "0", "1", "state_dict", "original_name",
          "_attribute_types", "format", "system"]
 TYPES = ["int", "str", "bool", "float", "Any", "NoneType", TENSOR, {"k": "Module", "name": "__torch__.X"},
          {"k": "Other", "name": "function"}, {"k": "Other", "name": "Device"}, {"k": "List", "elem": "Any"},
          {"k": "List", "elem": TENSOR}, {"k": "Dict", "key": "str", "value": "Any"}, {"k": "Optional", "elem": "int"},
-         {"k": "Tuple", "elems": ["Any", "Any"]}]
+         {"k": "Tuple", "elems": ["Any", "Any"]}, {"k": "Future", "elem": TENSOR}]
 
 
 def _all_nodes(block_nodes):
+    """The nodes of a manifest graph, those of nested blocks and forked subgraphs included."""
     out, stack = [], list(block_nodes)
     while stack:
         n = stack.pop()
         out.append(n)
         for b in n["blocks"]:
             stack.extend(b["nodes"])
+        for _, a in n["attrs"]:
+            if isinstance(a, dict) and "graph" in a:
+                stack.extend(a["graph"]["nodes"])
     return out
 
 
@@ -653,8 +659,8 @@ def _mutate(manifest: dict, rng: random.Random, marker) -> None:
 def _is_data(v, depth=0) -> bool:
     if depth > 20:
         return False
-    if v is None or isinstance(v, (numbers.Number, str, bytes, toolkit.Tensor, toolkit.dtype, toolkit.device, slice)) \
-            or v is Ellipsis:
+    if v is None or isinstance(v, (numbers.Number, str, bytes, toolkit.Tensor, toolkit.dtype, toolkit.device, slice,
+                                   toolkit.jit.Future)) or v is Ellipsis:  # a Future: a task prim::fork started
         return True
     if isinstance(v, (list, tuple)):
         return all(_is_data(e, depth + 1) for e in v)
@@ -676,8 +682,9 @@ def _watched(violations: list):
     saved, execute = dict(interpreter._EXEC), dispatch.execute
 
     def value_ok(n, i, x) -> bool:
-        if isinstance(x, LoadedModule):
-            return i == 0 and n.kind in ("prim::GetAttr", "prim::SetAttr") and n["name"] in _declared(x)
+        if isinstance(x, LoadedModule):  # a forked subgraph gets the module the fork passes it
+            return (i == 0 and n.kind in ("prim::GetAttr", "prim::SetAttr") and n["name"] in _declared(x)) or \
+                n.kind == "prim::fork"
         return _is_data(x)
 
     def wrap(h):
@@ -938,3 +945,112 @@ def test_a_default_for_self_is_refused():
         return code.replace("def forward(self,", "def forward(self=None,").replace("input: Tensor,", "input: Tensor=1,")
 
     _refused(_with_code(data, edit), "forward() has 3 default values for 2 parameters")
+
+
+# -- forked subgraphs: checked by the same rules -----------------------------------------------------------
+class Forking(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        fut = toolkit.jit.fork(self.lin, x)
+        return toolkit.jit.wait(fut) + x
+
+
+def _forking() -> bytes:
+    toolkit.manual_seed(0)
+    return _archive(toolkit.jit.script(Forking()))
+
+
+def _top_node(manifest: dict, kind: str) -> dict:
+    return next(n for n in manifest["model"]["graph"]["nodes"] if n["kind"] == kind)
+
+
+def _subgraph(manifest: dict) -> dict:
+    return dict(_top_node(manifest, "prim::fork")["attrs"])["Subgraph"]["graph"]
+
+
+def _in_subgraph(attack):
+    """An edit that makes the forked subgraph return what ``attack(nodes of the subgraph)`` adds."""
+
+    def edit(manifest):
+        sub = _subgraph(manifest)
+        sub["outputs"] = [attack(Nodes(None, sub))]
+
+    return edit
+
+
+def _nested_fork(g: Nodes) -> int:
+    """A fork inside the forked subgraph whose own subgraph walks ``lin.__class__.forward``."""
+    inner = {"inputs": [{"name": "m", "unique": 0, "type": g.g["inputs"][0]["type"]}], "unique": 3, "nodes": [],
+             "outputs": []}
+    ig = Nodes(None, inner)
+    inner["outputs"] = [ig.getattr(ig.getattr(0, "__class__"), "forward")]
+    fut = g.one("prim::fork", [0], {"k": "Future", "elem": "Any"})
+    g.g["nodes"][-1]["attrs"] = [["Subgraph", {"graph": inner}]]
+    return g.one("aten::wait", [fut], "Any")
+
+
+def test_a_forked_submodule_loads_and_runs():
+    toolkit.manual_seed(0)
+    m = toolkit.jit.script(Forking())
+    loaded = _load(_forking())
+    assert "fork(__forked_function, self.lin, x)" in loaded.code
+    x = toolkit.randn(3)
+    assert loaded(x).tolist() == m(x).tolist()
+
+
+@pytest.mark.parametrize("attack,fragments", [
+    (lambda g: g.getattr(g.getattr(0, "__class__"), "forward"),
+     ("'__class__' is not an attribute the archive declares for module Linear", "archive/code/forward.py: line ")),
+    (lambda g: g.one("aten::format", [g.const("{}", "str"), 0], "str"),
+     ("a module (%lin, Linear) cannot be passed to aten::format",)),
+    (lambda g: 0, ("a module (%lin, Linear) cannot be returned by a forked Subgraph",)),
+    (lambda g: g.one("prim::PythonOp", [1]), ("unknown op prim::PythonOp",)),
+    (_nested_fork, ("'__class__' is not an attribute the archive declares for module Linear",)),
+], ids=["dunder", "builtin-on-module", "module-returned", "unknown-kind", "nested-fork"])
+def test_forged_fork_subgraphs_are_refused(attack, fragments):
+    data = _edited(_forking(), _in_subgraph(attack))
+    assert "def __forked_function(" in _read(data)[1]["archive/code/forward.py"].decode()
+    _refused(data, *fragments)
+
+
+def _retarget(manifest: dict, kind: str, inputs: list) -> None:
+    _top_node(manifest, kind)["inputs"] = inputs
+
+
+@pytest.mark.parametrize("edit,fragment", [
+    (lambda m: _retarget(m, "prim::fork", [3]), "prim::fork passes 1 value(s) to a Subgraph that takes 2"),
+    (lambda m: _retarget(m, "prim::fork", [1, 3]), "the Subgraph's parameter %lin is declared"),
+    (lambda m: _retarget(m, "aten::wait", [1]), "aten::wait takes a Future (what prim::fork returns), got %x"),
+    (lambda m: _top_node(m, "prim::fork")["outputs"][0].update(type={"k": "Future", "elem": "int"}),
+     "%fut is declared Future[int], but prim::fork gives Future[Tensor]"),
+    (lambda m: _top_node(m, "prim::fork").update(attrs=[]), "has a prim::fork node without a Subgraph"),
+    (lambda m: _top_node(m, "aten::add")["attrs"].append(["Subgraph", {"graph": _subgraph(m)}]),
+     "bad attribute 'Subgraph' of a aten::add node"),
+], ids=["arity", "module-for-tensor", "wait-on-tensor", "future-type", "no-subgraph", "subgraph-elsewhere"])
+def test_forks_that_do_not_fit_their_subgraph_are_refused(edit, fragment):
+    _refused(_edited(_forking(), edit), fragment)
+
+
+@pytest.mark.parametrize("old,new,fragment", [
+    ("fork(__forked_function, self.lin, x)", "fork(__forked_function, self, x)",
+     "'weight' is not an attribute the archive declares for module Forking"),
+    ("    return _0", "    return self", "unknown name 'self'"),
+    ("fork(__forked_function, self.lin, x)", "fork(print, self.lin, x)", "expected 'name = fork(__forked_function"),
+    ("      x: Tensor) -> Tensor:", "      x: Tensor=None) -> Tensor:", "cannot have default values"),
+    ("  def __forked_function(lin,", "  def __forked_function(self, lin,", "the code takes 3 inputs, the graph 2"),
+], ids=["module-swapped", "reads-enclosing-name", "not-the-def", "default", "extra-parameter"])
+def test_forked_functions_in_the_code_are_refused_unless_they_fit(old, new, fragment):
+    data = _forking()
+    assert old in _read(data)[1]["archive/code/forward.py"].decode()
+    _refused(_with_code(data, lambda code: code.replace(old, new, 1)), fragment)
+
+
+def test_editing_a_forked_function_changes_what_runs():
+    data = _with_code(_forking(), lambda code: code.replace("torch.nn.functional.linear(x, lin.weight, lin.bias)",
+                                                            "torch.nn.functional.linear(x, lin.weight, None)"))
+    loaded = _load(data)
+    x = toolkit.randn(3)
+    assert loaded(x).tolist() == (nn.functional.linear(x, loaded.lin.weight) + x).tolist()

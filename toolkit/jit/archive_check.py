@@ -9,6 +9,7 @@ value; a graph read from a file has to earn it here, from the same rules, before
   (``toolkit.jit.builtin_schema``; a builtin without a schema never loads), or one of the structural kinds of
   ``_RULES``, with the inputs, outputs, attributes and blocks its kind takes; ``prim::RaiseException`` raises
   only one of Python's builtin errors (``archive_types.ARCHIVE_EXCEPTIONS``), its message a value (never a module);
+  ``prim::fork``'s ``Subgraph`` is checked by these same rules, its parameters typed by what the node passes;
 - every value's type follows from its definition (a node's rule, a constant's value, a declared member of a
   module, a checked call argument) and the archive's declared type must agree with it;
 - tensors are read only through the properties scripted code reads (``x.dtype``, ``x.device``, ``x.ndim``...);
@@ -51,7 +52,7 @@ _TENSOR_PROPERTIES = {**TENSOR_ATTR_TYPES, "T": T.TENSOR, "mT": T.TENSOR, "data"
 """The properties a loaded graph may read off a tensor (``prim::GetAttr`` on a tensor), with their types."""
 
 _ATTRIBUTES = {"prim::Constant": {"value"}, "prim::GetAttr": {"name"}, "prim::SetAttr": {"name"},
-               "prim::RaiseException": {"exception"}}
+               "prim::RaiseException": {"exception"}, "prim::fork": {"Subgraph"}}
 
 
 class GraphRefused(Exception):
@@ -163,7 +164,7 @@ class _Checker:
             raise GraphRefused(n, f"the graph has more than {MAX_NODES} nodes")
         k = n.kind
         for i, v in enumerate(n.inputs):
-            if not (i == 0 and k in ("prim::GetAttr", "prim::SetAttr")):
+            if not (i == 0 and k in ("prim::GetAttr", "prim::SetAttr")) and k != "prim::fork":
                 self.not_module(n, v, f"passed to {k}")
         extra = set(n.attributes) - _ATTRIBUTES.get(k, set())
         if extra:
@@ -376,6 +377,40 @@ class _Checker:
             raise GraphRefused(n, f"the message of prim::RaiseException must be a str or other data, but "
                                   f"%{n.inputs[0].debug_name} is {t}")
 
+    def fork(self, n: Node) -> None:
+        """``prim::fork``: its ``Subgraph`` keeps to the same rules, its parameters typed by what the node passes
+        (a module passed in is that very module inside, confined as everywhere); the output is a ``Future`` of
+        what the subgraph returns."""
+        self.arity(n, None, 1)
+        sub = n.attributes.get("Subgraph")
+        if not isinstance(sub, Graph):
+            raise GraphRefused(n, "prim::fork holds no Subgraph to run")
+        if len(sub.inputs) != len(n.inputs) or len(sub.outputs) != 1:
+            raise GraphRefused(n, f"prim::fork passes {len(n.inputs)} value(s) to a Subgraph that takes "
+                                  f"{len(sub.inputs)} and returns {len(sub.outputs)} (it must return 1)")
+        for v, p in zip(n.inputs, sub.inputs):
+            if v in self.modules:
+                if not isinstance(p.type, T.ModuleType):
+                    raise GraphRefused(n, f"prim::fork passes the module %{v.debug_name} as the Subgraph's "
+                                          f"%{p.debug_name}, declared {p.type}")
+                self.modules[p] = self.modules[v]
+            elif contains_module(p.type) or not fits(v.type, p.type):
+                raise GraphRefused(n, f"the Subgraph's parameter %{p.debug_name} is declared {p.type}, but prim::fork "
+                                      f"passes %{v.debug_name} ({v.type})")
+        self.block(sub.block)
+        out = sub.outputs[0]
+        self.not_module(n, out, "returned by a forked Subgraph")
+        self.define(n, n.outputs[0], T.FutureType(out.type))
+
+    def wait(self, n: Node) -> None:
+        """``aten::wait``: the value of a ``Future``, of the type the future declares."""
+        self.arity(n, 1, 1)
+        t = n.inputs[0].type
+        if not isinstance(t, T.FutureType):
+            raise GraphRefused(n, f"aten::wait takes a Future (what prim::fork returns), got %{n.inputs[0].debug_name} "
+                                  f"({t})")
+        self.define(n, n.outputs[0], t.elem)
+
     def if_(self, n: Node) -> None:
         self.arity(n, 1, None)
         if not _condition(n.inputs[0].type):
@@ -438,6 +473,8 @@ _RULES = {
     "prim::If": _Checker.if_,
     "prim::Loop": _Checker.loop,
     "prim::RaiseException": _Checker.raise_exception,
+    "prim::fork": _Checker.fork,
+    "aten::wait": _Checker.wait,
 }
 
 

@@ -84,6 +84,8 @@ def decode_type(d) -> T.JitType:
         return T.DictType(decode_type(d["key"]), decode_type(d["value"]))
     if k == "Optional":
         return T.OptionalType(decode_type(d["elem"]))
+    if k == "Future":
+        return T.FutureType(decode_type(d["elem"]))
     if k == "Module":
         _check(isinstance(d["name"], str) and len(d["name"]) <= 1024, "bad module type name")
         t = T.ModuleType.__new__(T.ModuleType)
@@ -152,9 +154,12 @@ class GraphDecoder:
             for vd in nd["outputs"]:
                 self.define(n.add_output(), vd)
             for k, a in nd["attrs"]:
+                if kind == "prim::fork" and k == "Subgraph" and isinstance(a, dict) and "graph" in a:
+                    n[k] = self.subgraph(a["graph"])
+                    continue
                 _check(isinstance(k, str) and isinstance(a, dict) and ("value" in a or "exception" in a),
                        f"bad attribute {k!r:.40} of a {kind} node: a node loaded from an archive holds values, "
-                       "not graphs")
+                       "not graphs (only prim::fork holds its Subgraph)")
                 n[k] = self.reader.decode(a["value"]) if "value" in a else _exception(a["exception"])
             src = nd["source"]
             _check(src is None or (isinstance(src, list) and len(src) == 2 and isinstance(src[0], str)
@@ -171,6 +176,16 @@ class GraphDecoder:
                 self.nodes(bd["nodes"], b)
                 for i in bd["outputs"]:
                     b.register_output(self.ref(i))
+
+    def subgraph(self, d: dict) -> Graph:
+        """A ``prim::fork``'s ``Subgraph``: a graph of its own, closed (its values refer only to each other), whose
+        nodes count towards the same ``MAX_NODES``."""
+        _check(isinstance(d, dict), "bad Subgraph of a prim::fork node")
+        sub = GraphDecoder(self.reader, self.prims)
+        sub.n_nodes = self.n_nodes
+        g = sub.decode(d)
+        self.n_nodes = sub.n_nodes
+        return g
 
     def op_for(self, kind: str, op_name):
         if kind.startswith("aten::") and not (op_name is None and kind in self.prims):

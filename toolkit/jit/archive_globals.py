@@ -55,10 +55,22 @@ def global_modules_as_constants(graph: Graph) -> Graph:
     Raises ``TypeError`` naming the node for an assignment to such a module or another use of it than reading
     its members.
     """
-    if not any(n.kind == "prim::ModuleConstant" for n in graph.all_nodes()):
+    if not any(n.kind == "prim::ModuleConstant" for sub in _with_forked(graph) for n in sub.all_nodes()):
         return graph
-    g = graph.copy()
-    for n in [n for n in g.all_nodes() if n.kind == "prim::ModuleConstant"]:
-        _fold_reads(g, n.output(), n["value"].module)
-        n.destroy()
-    return g
+    copy = graph.copy()  # forked subgraphs are copied with it
+    for g in _with_forked(copy):
+        for n in [n for n in g.all_nodes() if n.kind == "prim::ModuleConstant"]:
+            _fold_reads(g, n.output(), n["value"].module)
+            n.destroy()
+    return copy
+
+
+def _with_forked(graph: Graph) -> list[Graph]:
+    """``graph`` and the ``Subgraph`` of each ``prim::fork`` in it, nested ones too: a forked function may read a
+    module held in a global as well."""
+    out, stack = [], [graph]
+    while stack:
+        g = stack.pop()
+        out.append(g)
+        stack.extend(n["Subgraph"] for n in g.all_nodes() if n.kind == "prim::fork" and "Subgraph" in n.attributes)
+    return out

@@ -46,7 +46,7 @@ def archive_exception(name) -> type:
 def contains_module(t: T.JitType) -> bool:
     if isinstance(t, T.ModuleType):
         return True
-    if isinstance(t, (T.ListType, T.OptionalType)):
+    if isinstance(t, (T.ListType, T.OptionalType, T.FutureType)):
         return contains_module(t.elem)
     if isinstance(t, T.TupleType):
         return any(contains_module(e) for e in t.elems)
@@ -89,6 +89,8 @@ def fits(t: T.JitType, expected: T.JitType, bind=None) -> bool:
             fits(a, b, bind) for a, b in zip(t.elems, expected.elems))
     if isinstance(expected, T.DictType):
         return isinstance(t, T.DictType) and fits(t.key, expected.key, bind) and fits(t.value, expected.value, bind)
+    if isinstance(expected, T.FutureType):
+        return isinstance(t, T.FutureType) and fits(t.elem, expected.elem, bind)
     if isinstance(expected, T.OtherType):
         return isinstance(t, T.OtherType) and t.name == expected.name
     return type(t) is type(expected)

@@ -16,7 +16,9 @@ prints as an assignment, ``self.count = torch.add(count, 1)``, its value's call 
 place when that call comes right before it and has no other use; reads of an attribute some
 ``prim::SetAttr`` assigns print as statements (``count = self.count``), so each reads where the
 graph does. A ``prim::RaiseException`` prints as TorchScript prints it, its message and then its class by name:
-``ops.prim.RaiseException(_0, "builtins.ValueError")``. Archives store this text and ``code_parser`` parses it back.
+``ops.prim.RaiseException(_0, "builtins.ValueError")``. A ``prim::fork`` prints its ``Subgraph`` as a nested
+function, then ``fut = fork(__forked_function, x)`` passing it the node's inputs. Archives store this text and
+``code_parser`` parses it back.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ def annotation(t: T.JitType) -> str:
         return f"Dict[{annotation(t.key)}, {annotation(t.value)}]"
     if isinstance(t, T.OptionalType):
         return f"Optional[{annotation(t.elem)}]"
+    if isinstance(t, T.FutureType):
+        return f"Future[{annotation(t.elem)}]"
     return str(t)
 
 
@@ -148,14 +152,23 @@ def loop_form(n: Node) -> str:
     return "for" if always else "for-break"
 
 
+FORKED_FUNCTION = "__forked_function"
+"""The name of the nested function a ``prim::fork`` prints as (then ``__forked_function0``, ``1``...), as in
+TorchScript's code."""
+
+
 class _CodeWriter:
-    def __init__(self, graph: Graph):
+    """Prints one graph; a ``prim::fork``'s ``Subgraph`` gets a writer of its own (``parent`` is the enclosing one),
+    sharing the tensor constants and the numbering of the forked functions."""
+
+    def __init__(self, graph: Graph, parent: _CodeWriter | None = None):
         self.graph = graph
         self.names: dict[Value, str] = {}
         self.inline: dict[Value, str] = {}
         self.used: set[str] = set()
         self.tmp = 0
-        self.constants: list = []
+        self.constants: list = [] if parent is None else parent.constants
+        self.forks: dict = {} if parent is None else parent.forks  # prim::fork -> (function name, its writer)
         self.assigned = assigned_attributes(graph)
 
     def inlined(self, n: Node) -> bool:
@@ -233,6 +246,9 @@ class _CodeWriter:
         if k == "prim::Loop":
             self.loop(n, lines, indent)
             return
+        if k == "prim::fork":
+            self.fork(n, lines, indent)
+            return
         if k == "prim::TupleConstruct":
             elems = [self.name(v) for v in n.inputs]
             rhs = "(" + ", ".join(elems) + ("," if len(elems) == 1 else "") + ")"
@@ -270,6 +286,23 @@ class _CodeWriter:
         else:
             self.block(other, [], indent + "  ", [], [])  # only inlined nodes: learn their expressions
 
+    def fork(self, n: Node, lines: list, indent: str) -> None:
+        """A ``prim::fork`` prints as TorchScript prints it, a nested function and its ``fork``, except that the
+        values the subgraph reads are its parameters, passed by the call (the subgraph's inputs are exactly the
+        node's)::
+
+            def __forked_function(x: Tensor) -> Tensor:
+              return torch.mul(x, 3)
+            fut = fork(__forked_function, x)
+        """
+        sub = _CodeWriter(n["Subgraph"], parent=self)
+        name = FORKED_FUNCTION + (str(len(self.forks) - 1) if self.forks else "")
+        self.forks[n] = (name, sub)
+        self.used.add(name)
+        lines.extend(indent + line for line in sub.function(name).splitlines())
+        args = "".join(f", {self.name(v)}" for v in n.inputs)
+        lines.append(f"{indent}{self.name(n.output())} = fork({name}{args})")
+
     def loop(self, n: Node, lines: list, indent: str) -> None:
         body = n.blocks[0]
         form = loop_form(n)
@@ -304,6 +337,25 @@ class _CodeWriter:
         if len(lines) == start:
             lines.append(f"{indent}pass")
 
+    def function(self, name: str, defaults: tuple = ()) -> str:
+        """The graph as a ``def`` (see ``graph_to_code``)."""
+        graph = self.graph
+        params = []
+        first_default = len(graph.inputs) - len(defaults)
+        for i, v in enumerate(graph.inputs):
+            n = self.name(v)
+            default = f"={default_literal(defaults[i - first_default])}" if i >= first_default else ""
+            params.append(n if isinstance(v.type, T.ModuleType) else f"{n}: {annotation(v.type)}{default}")
+        lines: list[str] = []
+        for node in graph.block.nodes:
+            self.node(node, lines, "  ")
+        outs = [self.name(v) for v in graph.outputs]
+        ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+        rtype = annotation(graph.outputs[0].type) if len(graph.outputs) == 1 else "Tuple"
+        lines.append(f"  return {ret}")
+        head = f"def {name}(" + ",\n    ".join(params) + f") -> {rtype}:"
+        return head + "\n" + "\n".join(lines) + "\n"
+
 
 def parameter_names(graph: Graph) -> list[str]:
     """The names ``graph_to_code`` gives the graph's inputs (``self``, ``x``, ``x_1``...)."""
@@ -330,19 +382,4 @@ def default_literal(value) -> str:
 def graph_to_code(graph: Graph, name: str = "forward", defaults: tuple = ()) -> str:
     """The graph as a ``def``; the first input is ``self`` when it is a module. ``defaults`` are the default values
     of the last parameters, printed as TorchScript prints them: ``hx: Optional[Tensor]=None``."""
-    w = _CodeWriter(graph)
-    params = []
-    first_default = len(graph.inputs) - len(defaults)
-    for i, v in enumerate(graph.inputs):
-        n = w.name(v)
-        default = f"={default_literal(defaults[i - first_default])}" if i >= first_default else ""
-        params.append(n if isinstance(v.type, T.ModuleType) else f"{n}: {annotation(v.type)}{default}")
-    lines: list[str] = []
-    for node in graph.block.nodes:
-        w.node(node, lines, "  ")
-    outs = [w.name(v) for v in graph.outputs]
-    ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
-    rtype = annotation(graph.outputs[0].type) if len(graph.outputs) == 1 else "Tuple"
-    lines.append(f"  return {ret}")
-    head = f"def {name}(" + ",\n    ".join(params) + f") -> {rtype}:"
-    return head + "\n" + "\n".join(lines) + "\n"
+    return _CodeWriter(graph).function(name, defaults)

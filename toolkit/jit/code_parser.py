@@ -10,7 +10,9 @@ So editing the code text (``torch.mul`` -> ``torch.add``, a different argument, 
 ``range(5)``) changes the loaded graph, while names and constructs outside the allow-list (registry
 ops as ``torch.<op>``, literals, lists, tuples, attribute reads of ``self``, ``CONSTANTS``, the
 ``if``/``for``/``while`` shapes the printer writes, ``ops.prim.RaiseException(msg, "builtins.ValueError")``
-naming one of Python's builtin errors, literal parameter defaults) are refused with ``CodeError`` naming the line.
+naming one of Python's builtin errors, literal parameter defaults, a ``prim::fork``'s nested ``def`` and its
+``fut = fork(<def>, *values)``) are refused with ``CodeError`` naming the line. A forked function is rebuilt as a
+graph of its own (its ``Subgraph``) and reads only its parameters.
 Attribute assignments (``self.count = ...``, ``prim::SetAttr``) and the statements reading assigned
 attributes (``count = self.count``) may name another attribute only when the module has it with a type
 the value fits (``attributes`` tells, the way script mode checks the same assignment at compile time).
@@ -26,9 +28,11 @@ import ast
 
 from ..ops import registry as R
 from .archive_types import archive_exception
-from .code import _CodeWriter, assigned_attributes, loop_form, setattr_of
+from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, setattr_of
 from .code_attributes import AttributeStatements, AttributeTypes
+from .code_blocks import BlockStatements
 from .code_statements import CodeError
+from .code_statements import dotted as _dotted
 from .code_statements import head as _head
 from .code_statements import pop as _pop
 from .code_statements import where as _where
@@ -51,15 +55,6 @@ def _ops_by_path() -> dict[str, list]:
     return table
 
 
-def _dotted(e: ast.expr) -> str | None:
-    if isinstance(e, ast.Name):
-        return e.id
-    if isinstance(e, ast.Attribute):
-        base = _dotted(e.value)
-        return None if base is None else f"{base}.{e.attr}"
-    return None
-
-
 def _literal(e: ast.expr):
     """The Python value of a literal expression (numbers, bools, None, str, lists of them, ``-x``)."""
     if isinstance(e, ast.Constant) and isinstance(e.value, (int, float, bool, str, type(None))):
@@ -72,13 +67,19 @@ def _literal(e: ast.expr):
     raise CodeError(f"unsupported expression {ast.unparse(e)!r} at {_where(e)}")
 
 
-class _Rebuilder(AttributeStatements):
-    def __init__(self, graph: Graph, tree: ast.Module, attributes: AttributeTypes | None = None):
+class _Rebuilder(AttributeStatements, BlockStatements):
+    """Rebuilds one graph from one ``def``; a ``prim::fork``'s ``Subgraph`` is rebuilt by a rebuilder of its own from
+    the nested ``def``, with the writer that printed it (``writer``: the subgraph was printed whole, before any
+    rewiring, with the enclosing graph's node)."""
+
+    def __init__(self, graph: Graph, tree: ast.Module | None, attributes: AttributeTypes | None = None,
+                 writer: _CodeWriter | None = None, ops: dict | None = None):
         self.graph = graph
         self.tree = tree
-        self.ops = _ops_by_path()
+        self.ops = _ops_by_path() if ops is None else ops
         self.env: dict[str, Value] = {}
-        self.writer = _CodeWriter(graph)
+        self.printed = writer is not None  # the writer has printed the whole graph already
+        self.writer = _CodeWriter(graph) if writer is None else writer
         self.writer_lines: list = []
         self.assigned = assigned_attributes(graph)  # as the printer saw the graph, before any rewiring
         self.attributes = attributes
@@ -270,7 +271,7 @@ class _Rebuilder(AttributeStatements):
         if len(stmts) == 1 and isinstance(stmts[0], ast.Pass) and block is not self.graph.block:
             stmts.clear()
         for node in list(block.nodes):
-            if block is self.graph.block:
+            if block is self.graph.block and not self.printed:
                 self.writer.node(node, self.writer_lines, "  ")  # what the printer inlines, to recognize it
             # a statement node comes from the next statement; an inlined one is written in it or a later one
             nxt = self.pending[0] if self.pending is not None and node.kind == "prim::SetAttr" else \
@@ -283,6 +284,8 @@ class _Rebuilder(AttributeStatements):
                 self.if_(node, stmts, owner)
             elif node.kind == "prim::Loop":
                 self.loop(node, stmts, owner)
+            elif node.kind == "prim::fork":
+                self.fork(node, stmts, owner)
             elif node.blocks:
                 raise CodeError(f"{node.kind} with nested blocks cannot be rebuilt from code")
             elif node.kind == "prim::SetAttr":
@@ -295,131 +298,47 @@ class _Rebuilder(AttributeStatements):
                 self.statement(node, _pop(stmts, owner, node.kind))
         return stmts
 
-    def assign_outputs(self, block: Block, rest: list, targets: list | None, values: list, owner: str,
-                       what: str) -> list[str]:
-        """Match the block's closing assignment (``a, b = x, y``) with ``values`` (positions in ``block.outputs``).
-
-        ``targets`` are the names the assignment must bind (None: any names, as long as there is one per value).
-        """
-        if len(rest) > 1 or (rest and not values):
-            raise CodeError(f"unexpected statement {_head(rest[0])!r} at {_where(rest[0])}")
-        n = len(values)
-        what += f" ({', '.join(targets) if targets is not None else f'{n} name(s)'})"
-        if not rest:
-            raise CodeError(f"{owner} does not assign {what} at its end")
-        stmt = rest[0]
-        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-            raise CodeError(f"{owner} must end by assigning {what}, got {_head(stmt)!r} at {_where(stmt)}")
-        lhs, rhs = stmt.targets[0], stmt.value
-        names = lhs.elts if n > 1 and isinstance(lhs, ast.Tuple) else [lhs]
-        exprs = rhs.elts if n > 1 and isinstance(rhs, ast.Tuple) else [rhs]
-        got = [t.id if isinstance(t, ast.Name) else None for t in names]
-        if len(names) != n or len(exprs) != n or None in got or (targets is not None and got != targets):
-            raise CodeError(f"{owner} must end by assigning {what}, got {_head(stmt)!r} at {_where(stmt)}")
-        outs = list(block.outputs)
-        for e, i in zip(exprs, values):
-            outs[i] = self.value(e, block.outputs[i], block)
-        block.outputs = outs
-        return got
-
-    def if_(self, node: Node, stmts: list, owner: str) -> None:
+    def fork(self, node: Node, stmts: list, owner: str) -> None:
+        """A nested ``def`` (the node's ``Subgraph``, rebuilt from its body, reading only its parameters) and
+        ``fut = fork(<that def>, *values)``, whose values the node passes to it."""
+        fn = _pop(stmts, owner, node.kind)
+        if not isinstance(fn, ast.FunctionDef):
+            raise CodeError(f"expected 'def {FORKED_FUNCTION}(...):' for prim::fork at {_where(fn)}, "
+                            f"got {_head(fn)!r}")
         stmt = _pop(stmts, owner, node.kind)
-        if not isinstance(stmt, ast.If):
-            raise CodeError(f"expected an if statement for prim::If at {_where(stmt)}, got {_head(stmt)!r}")
-        self.rewire_input(node, 0, stmt.test)
-        n = len(node.outputs)
-        what = f"the {n} output(s) of prim::If"
-        names = []
-        for i, (b, body) in enumerate(zip(node.blocks, (stmt.body, stmt.orelse))):
-            where = f"the {'else' if i else 'if'} block of the if at {_where(stmt)}"
-            if i and not body:
-                if n or not all(self.inlined(m) for m in b.nodes):
-                    raise CodeError(f"the if at {_where(stmt)} has no else block, but prim::If "
-                                    + (f"has {n} output(s)" if n else "has statements in its second block"))
-                continue
-            saved = self.env
-            self.env = dict(saved)
-            try:
-                rest = self.walk(b, list(body), where)
-                if n:
-                    names.append(self.assign_outputs(b, rest, names[0] if names else None, list(range(n)), where,
-                                                     what))
-                elif rest:
-                    raise CodeError(f"unexpected statement {_head(rest[0])!r} at {_where(rest[0])}")
-            finally:
-                self.env = saved
-        for name, v in zip(names[0] if names else [], node.outputs):
-            self.env[name] = v
+        call = stmt.value if isinstance(stmt, ast.Assign) else None
+        if not (isinstance(call, ast.Call) and len(stmt.targets) == 1 and _dotted(call.func) == "fork"
+                and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == fn.name
+                and not call.keywords):
+            raise CodeError(f"expected 'name = fork({fn.name}, ...)' for prim::fork at {_where(stmt)}, "
+                            f"got {_head(stmt)!r}")
+        _, writer = self.writer.forks[node]
+        sub = _Rebuilder(node["Subgraph"], None, None, writer, self.ops)
+        sub.function(fn, nested=True)
+        self.lines.update(sub.lines)
+        self.line = stmt.lineno
+        self.lines[node] = stmt.lineno
+        self.rewire(node, call.args[1:])
+        self.bind(stmt.targets[0], node.outputs)
 
-    def loop(self, node: Node, stmts: list, owner: str) -> None:
-        form = loop_form(node)
-        body = node.blocks[0]
-        names = []
-        for i in range(len(node.outputs)):
-            s = _pop(stmts, owner, node.kind)
-            names.append(self.simple_assign(s, "the initial value of a loop-carried value"))
-            self.rewire_input(node, 2 + i, s.value)
-        cond = None
-        if form != "for":
-            s = _pop(stmts, owner, node.kind)
-            cond = self.simple_assign(s, "the loop's condition")
-            self.rewire_input(node, 1, s.value)
-        s = _pop(stmts, owner, node.kind)
-        bound = dict(zip(names, body.inputs[1:]))
-        if form == "while":
-            if not isinstance(s, ast.While) or s.orelse:
-                raise CodeError(f"expected 'while {cond}:' for prim::Loop at {_where(s)}, got {_head(s)!r}")
-            if not (isinstance(s.test, ast.Name) and s.test.id == cond):
-                raise CodeError(f"the while loop at {_where(s)} must test {cond!r}, got {ast.unparse(s.test)!r}")
-        else:
-            it = getattr(s, "iter", None)
-            if not isinstance(s, ast.For) or s.orelse or not isinstance(s.target, ast.Name) \
-                    or not isinstance(it, ast.Call) or _dotted(it.func) != "range" or len(it.args) != 1 \
-                    or it.keywords:
-                raise CodeError(f"expected 'for ... in range(...):' for prim::Loop at {_where(s)}, got {_head(s)!r}")
-            self.rewire_input(node, 0, it.args[0])
-            bound[s.target.id] = body.inputs[0]
-        where = f"the body of the loop at {_where(s)}"
-        stmts_in = list(s.body)
-        if form == "for-break":
-            first = stmts_in.pop(0) if stmts_in else s
-            if not _is_break_unless(first, cond):
-                raise CodeError(f"{where} must start with 'if not {cond}: break', got {_head(first)!r}")
-        saved = self.env
-        self.env = {**saved, **bound}
-        try:
-            rest = self.walk(body, stmts_in, where)
-            if form == "for":
-                unchanged = all(o is i for o, i in zip(body.outputs[1:], body.inputs[1:]))
-                if rest or not unchanged:  # the printer leaves the assignment out only when nothing changes
-                    self.assign_outputs(body, rest, names, list(range(1, len(body.outputs))), where,
-                                        "the next carried values")
-            else:
-                self.assign_outputs(body, rest, [cond] + names, list(range(len(body.outputs))), where,
-                                    "the next condition and carried values")
-        finally:
-            self.env = saved
-        for name, v in zip(names, node.outputs):
-            self.env[name] = v
-
-    def simple_assign(self, s: ast.stmt, what: str) -> str:
-        if not isinstance(s, ast.Assign) or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
-            raise CodeError(f"expected 'name = value' for {what} of prim::Loop at {_where(s)}, got {_head(s)!r}")
-        return s.targets[0].id
-
-    # -- the function ------------------------------------------------------------------------------
     def run(self) -> None:
         fns = [s for s in self.tree.body if isinstance(s, ast.FunctionDef)]
         if len(self.tree.body) != 1 or len(fns) != 1:
             extra = [s for s in self.tree.body if s is not (fns[0] if fns else None)]
             raise CodeError("the code must be exactly one function definition"
                             + (f" (got {_head(extra[0])!r} at {_where(extra[0])})" if extra else ""))
-        fn = fns[0]
+        self.function(fns[0])
+
+    def function(self, fn: ast.FunctionDef, nested: bool = False) -> None:
+        """Rebuild the graph from ``fn``: its parameters are the graph's inputs, its body the graph's statements,
+        its return the graph's outputs. A ``nested`` (forked) function takes no defaults."""
         if fn.decorator_list or fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
             raise CodeError(f"unsupported function signature at {_where(fn)}")
         params = fn.args.args
         if len(params) != len(self.graph.inputs):
             raise CodeError(f"the code takes {len(params)} inputs, the graph {len(self.graph.inputs)}")
+        if nested and fn.args.defaults:
+            raise CodeError(f"the forked function {fn.name} at {_where(fn)} cannot have default values")
         self.defaults = [_default(e) for e in fn.args.defaults]
         for p, v in zip(params, self.graph.inputs):
             self.env[p.arg] = v
@@ -438,13 +357,6 @@ class _Rebuilder(AttributeStatements):
             raise CodeError(f"the code returns {len(outs)} values, the graph {len(self.graph.outputs)}")
         self.graph.block.outputs = [self.value(e, v, self.graph.block)
                                     for e, v in zip(outs, list(self.graph.outputs))]
-
-
-def _is_break_unless(s: ast.stmt, cond: str) -> bool:
-    """Whether ``s`` is ``if not <cond>: break``."""
-    return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Break) \
-        and isinstance(s.test, ast.UnaryOp) and isinstance(s.test.op, ast.Not) \
-        and isinstance(s.test.operand, ast.Name) and s.test.operand.id == cond
 
 
 def _default(e: ast.expr):

@@ -22,3 +22,13 @@ def pop(stmts: list, owner: str, kind: str) -> ast.stmt:
     if not stmts:
         raise CodeError(f"{owner} has fewer statements than the graph (missing {kind})")
     return stmts.pop(0)
+
+
+def dotted(e: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    if isinstance(e, ast.Name):
+        return e.id
+    if isinstance(e, ast.Attribute):
+        base = dotted(e.value)
+        return None if base is None else f"{base}.{e.attr}"
+    return None

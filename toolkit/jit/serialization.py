@@ -10,7 +10,8 @@ An archive is a zip (entries stored uncompressed) in the layout of ``toolkit.sav
 - ``archive/data/<key>``: raw little-endian tensor data (parameters, buffers, tensor constants);
 - ``archive/code/<name>.py``: the graph's ``.code`` (with the defaults of the last parameters, as
   ``hx: Optional[Tensor]=None``); loading parses it with ``ast`` (``code_parser``) and it decides what runs, the JSON graph supplying types, names, source locations and scopes, and the control-flow
-  blocks (``prim::If``, ``prim::Loop``) its ``if``/``for``/``while`` statements must match;
+  blocks (``prim::If``, ``prim::Loop``) its ``if``/``for``/``while`` statements must match; a ``prim::fork``'s
+  ``Subgraph`` is saved as a graph of its own and printed as a nested ``def`` with its ``fork(...)`` call;
 - ``archive/extra/<name>``: the caller's ``_extra_files``.
 
 Loading never runs code from the file: an archive is data, not a program. The manifest is JSON read under the
@@ -82,6 +83,8 @@ def _enc_type(t: T.JitType):
         return {"k": "Dict", "key": _enc_type(t.key), "value": _enc_type(t.value)}
     if isinstance(t, T.OptionalType):
         return {"k": "Optional", "elem": _enc_type(t.elem)}
+    if isinstance(t, T.FutureType):
+        return {"k": "Future", "elem": _enc_type(t.elem)}
     if isinstance(t, T.ModuleType):
         return {"k": "Module", "name": t.qualified_name}
     if isinstance(t, T.OtherType):
@@ -344,12 +347,21 @@ def _load_method(archive, reader, saved: dict, name: str, root, lookup) -> tuple
 
 
 def _verify(graph: Graph, what: str) -> None:
+    """The verifier on ``graph`` and on the ``Subgraph`` of each of its ``prim::fork`` nodes, nested ones too."""
     from .verify import verify
 
-    try:
-        verify(graph)
-    except Exception as e:
-        raise _Corrupt(f"{what} does not verify: {e}") from None
+    graphs = [graph]
+    while graphs:
+        g = graphs.pop()
+        try:
+            verify(g)
+        except Exception as e:
+            raise _Corrupt(f"{what} does not verify: {e}") from None
+        for n in g.all_nodes():
+            if n.kind == "prim::fork":
+                sub = n.attributes.get("Subgraph")
+                _check(isinstance(sub, Graph), f"{what} has a prim::fork node without a Subgraph")
+                graphs.append(sub)
 
 
 def _load_from(fileobj: IO[bytes], map_location, extra_files: dict | None, max_bytes: int | None):
