@@ -24,7 +24,7 @@ from .verify import VerificationError, verify
 
 __all__ = [
     "Attribute", "Final", "annotate",
-    "Future", "fork", "freeze", "wait",
+    "Future", "fork", "freeze", "optimize_for_inference", "wait",
     "Block", "Graph", "GraphFor", "Interpreter", "Node", "ProfilingExecutor", "ScriptFunction", "ScriptModule",
     "TracerWarning", "TracingCheckError", "Use", "Value", "VerificationError", "export", "fusion_enabled", "ignore",
     "is_scripting", "is_tracing", "load", "save", "script", "script_method", "set_fusion_enabled", "trace", "trace_module", "types", "unused",
@@ -32,7 +32,7 @@ __all__ = [
 ]
 # Script mode's ScriptModule (a subclass of the traced one) is the public name; archives load with save/load.
 from .fork import Future, fork, wait  # noqa: E402
-from .freeze import freeze  # noqa: E402
+from .freeze import freeze, optimize_for_inference  # noqa: E402
 from .script import ScriptModule, export, ignore, script, script_method, unused  # noqa: E402
 from .script.annotations import Attribute, Final, annotate  # noqa: E402
 from .serialization import load, save  # noqa: E402

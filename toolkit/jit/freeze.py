@@ -25,11 +25,13 @@ from . import types as T
 from .executor import ProfilingExecutor
 from .ir import Graph, Value
 from .passes import AliasSets, run_passes
+from .passes.fold_conv_arith import fold_conv_arith_changed
+from .passes.fold_conv_bn import fold_conv_bn_changed
 from .passes.manager import DEFAULT_PIPELINE
 from .script.api import CompiledMethod, RecursiveScriptModule
 from .script_module import ScriptModule as _CompiledModule
 
-__all__ = ["freeze"]
+__all__ = ["freeze", "optimize_for_inference"]
 
 _CONSTANT_TYPES = (bool, int, float, str, type(None))
 
@@ -40,9 +42,10 @@ def freeze(mod: _CompiledModule, preserved_attrs: list[str] | None = None,
 
     ``mod`` comes from ``toolkit.jit.script`` or ``toolkit.jit.trace`` and is in eval mode.
     ``preserved_attrs`` lists attributes kept as attributes and methods kept besides
-    ``forward``. ``optimize_numerics`` is accepted for PyTorch's signature: the passes that run
-    (inlining, constant propagation with branch folding, peephole, CSE, DCE) keep results exact, and
-    the numerics-changing folds PyTorch adds (convolution with batch norm) are not implemented.
+    ``forward``. After folding, as PyTorch's ``optimize_frozen_module``, dropout that is not training
+    goes and, with ``optimize_numerics`` (results change by rounding only), eval-mode batch norm folds
+    into the convolution or linear layer before it and constant shifts and scales of a convolution's
+    output fold into its bias and weight.
     """
     if not isinstance(mod, _CompiledModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use toolkit.jit.script or "
@@ -59,6 +62,8 @@ def freeze(mod: _CompiledModule, preserved_attrs: list[str] | None = None,
     keep = [n for n in preserved if n not in methods]
     frozen_graphs = {name: _frozen_graph(m.graph, source, set(keep))
                      for name, m in methods.items() if name == "forward" or name in preserved}
+    for g in frozen_graphs.values():
+        optimize_frozen_graph(g, optimize_numerics)
     holder = _holder(source, keep, frozen_graphs.values())
     frozen = {name: _FrozenMethod(holder, name, g, methods[name]) for name, g in frozen_graphs.items()}
     return RecursiveScriptModule(holder, frozen)
@@ -151,6 +156,41 @@ def _fold_attributes(g: Graph, root: Module, keep: set) -> bool:
         out.replace_all_uses_with(c)
         n.destroy()
     return front > 0
+
+
+def optimize_frozen_graph(g: Graph, optimize_numerics: bool = True) -> Graph:
+    """PyTorch's ``OptimizeFrozenGraph``: drop eval-mode dropout; with ``optimize_numerics``, fold batch norm and
+    constant shifts and scales into convolution and linear weights until nothing more folds."""
+    run_passes(g, ["remove_dropout"])
+    if optimize_numerics:
+        while fold_conv_bn_changed(g) | fold_conv_arith_changed(g):
+            pass
+    run_passes(g, DEFAULT_PIPELINE)
+    return g
+
+
+def optimize_for_inference(mod: _CompiledModule, other_methods: list[str] | None = None) -> RecursiveScriptModule:
+    """``mod`` frozen (unless it already is) and optimized for running inference.
+
+    As ``torch.jit.optimize_for_inference``: a module not yet frozen is frozen with ``other_methods`` preserved,
+    which drops eval-mode dropout and folds batch norm and constant arithmetic into convolution and linear
+    weights. PyTorch then converts convolutions to its MKLDNN layouts; toolkit's CPU kernels have no such layout,
+    so the folded graph is the result::
+
+        >>> fast = toolkit.jit.optimize_for_inference(toolkit.jit.script(model.eval()))
+    """
+    if not isinstance(mod, _CompiledModule):
+        raise RuntimeError("optimize_for_inference expects a ScriptModule as input. Please use toolkit.jit.script "
+                           "or toolkit.jit.trace to script your 'nn.Module'.")
+    if _is_frozen(mod):
+        return mod
+    return freeze(mod.eval(), preserved_attrs=other_methods)
+
+
+def _is_frozen(mod) -> bool:
+    """Whether ``mod`` is what ``freeze`` returns (its methods run frozen graphs)."""
+    methods = mod.__dict__.get("_methods") or {}
+    return bool(methods) and all(isinstance(m, _FrozenMethod) for m in methods.values())
 
 
 # -- the frozen module ---------------------------------------------------------------------------------

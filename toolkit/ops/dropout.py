@@ -84,12 +84,13 @@ def _define(name: str, feature: bool, alpha: bool):
     functional.__name__, inplace.__name__ = name, name + "_"
     functional.__doc__ = _DOCS[name]
     inplace.__doc__ = f"In-place version of :func:`{name}`."
+    # not training, the op returns its input itself (the JIT's remove_dropout pass reads this identity)
     d = op(f"{name}(Tensor input, float p, bool train) -> Tensor", kind=RANDOM, method=False,
-           composite=True)(functional)
+           composite=True, identities=(("input", "train", False, None),))(functional)
     d.meta_rule(_same)
     d.sample_inputs(_samples(feature))
     v = op(f"{name}_(Tensor(a!) self, float p, bool train) -> Tensor(a!)", kind=INPLACE, method=False,
-           composite=True)(inplace)
+           composite=True, identities=(("self", "train", False, None),))(inplace)
     v.meta_rule(_same)
     return d, v
 

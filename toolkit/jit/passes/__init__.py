@@ -1,7 +1,8 @@
 """Graph passes: plain Python functions over the IR, run in order by a ``PassManager``.
 
 Built in: ``dce``, ``trace_dce``, ``cse``, ``constant_propagation``, ``peephole``, ``unroll_loops``,
-``canonicalize``, ``inline_subgraphs``, ``inline_calls``, ``fuse``. Register
+``canonicalize``, ``inline_subgraphs``, ``inline_calls``, ``fuse``, and for frozen graphs ``remove_dropout``,
+``fold_conv_bn``, ``fold_conv_arith``. Register
 your own with ``register_pass`` and run it by name with the others::
 
     @toolkit.jit.register_pass("my_pass")
@@ -14,7 +15,19 @@ your own with ``register_pass`` and run it by name with the others::
 
 from __future__ import annotations
 
-from . import canonicalize, constant_propagation, cse, dce, fuse, inline, peephole, unroll  # noqa: F401  (registers the built-in passes)
+from . import (  # noqa: F401  (registers the built-in passes)
+                      canonicalize,
+                      constant_propagation,
+                      cse,
+                      dce,
+                      fold_conv_arith,
+                      fold_conv_bn,
+                      fuse,
+                      inline,
+                      peephole,
+                      remove_dropout,
+                      unroll,
+)
 from ._effects import AliasSets, has_side_effects, is_pure
 from .canonicalize import canonicalize as canonicalize_graph
 from .constant_propagation import propagate_constants

@@ -32,7 +32,29 @@ def is_mutating(n: Node) -> bool:
     op = n.op
     if op is None:
         return n.kind in MUTATING_KINDS
-    return (op.kind == R.INPLACE or any(a.alias.endswith("!") for a in op.args))
+    if op.kind == R.INPLACE:
+        return True
+    return any(a.alias.endswith("!") for a in op.args) and not _updates_nothing_in_eval(n)
+
+
+def _updates_nothing_in_eval(n: Node) -> bool:
+    """An op whose written arguments are optional state it updates only while training (``batch_norm``'s
+    ``Tensor(a!)? running_mean``), called with ``training`` a constant False, writes nothing.
+
+    A frozen module's ``self.training`` is such a constant, so its running statistics are read-only there and
+    fold into constants (PyTorch's alias analysis of frozen graphs makes the same exception). Read from the
+    schema: a ``bool training`` argument, and every written argument an optional tensor."""
+    op = n.op
+    names = op.arg_names
+    if "training" not in names or op.args[names.index("training")].type != "bool":
+        return False
+    if not all(a.optional for a in op.args if a.alias.endswith("!")):
+        return False
+    i = names.index("training")
+    if i >= len(n.inputs):
+        return op.args[i].default is False
+    v = n.inputs[i]
+    return v.node is not None and v.node.kind == "prim::Constant" and v.node.attributes.get("value") is False
 
 
 def is_random(n: Node) -> bool:
