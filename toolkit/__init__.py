@@ -6,6 +6,8 @@ are cached on disk.
 
 from __future__ import annotations
 
+import operator as _operator
+
 from . import ops as _ops  # registers every op
 from ._core import dtypes as _dtypes
 from ._core.device import device
@@ -95,6 +97,23 @@ def is_floating_point(t: Tensor) -> bool:
 
 def can_cast(from_, to) -> bool:
     return _dtypes.can_cast(from_, to)
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape ``broadcast_tensors`` gives tensors of these shapes, without making any (an int is a 1-D shape)."""
+    result: list = []
+    for i, shape in enumerate(shapes):
+        s = tuple(shape) if hasattr(shape, "__iter__") else (_operator.index(shape),)  # ``int`` is a dtype here
+        result = [1] * (len(s) - len(result)) + result
+        for k in range(1, len(s) + 1):
+            x, r = s[-k], result[-k]
+            if x == r or x == 1:
+                continue
+            if r != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {x} at {-k}! Mismatching argument "
+                                   f"at index {i} had {s}; but expected shape should be broadcastable to {result}")
+            result[-k] = x
+    return Size(result)
 
 
 def result_type(tensor1, tensor2) -> dtype:

@@ -19,6 +19,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import infer_size, wrap_dim
+from . import api
 from .registry import VIEW, op
 
 
@@ -414,6 +415,49 @@ def _(rng):
     yield (rng.standard_normal(()), ()), {}
     yield (rng.standard_normal((1, 2)), (0, 2)), {}
     yield (rng.standard_normal((3, 1)),), {"size": (3, 3)}
+
+
+def _common_shape(shapes: list) -> tuple:
+    """The broadcast shape of ``shapes``; PyTorch's message names the first two sizes that differ."""
+    out: tuple = ()
+    for s in shapes:
+        n = max(len(out), len(s))
+        a, b = (1,) * (n - len(out)) + tuple(out), (1,) * (n - len(s)) + tuple(s)
+        dims = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                                   f"non-singleton dimension {i}")
+            dims.append(y if x == 1 else x)
+        out = tuple(dims)
+    return out
+
+
+@op("broadcast_tensors(Tensor[] tensors) -> Tensor[]", kind=VIEW, method=False, composite=True)
+def broadcast_tensors(tensors):
+    """The tensors expanded to their common broadcast shape, as views (``expand``), so the gradient of each is
+    the incoming one summed back to its own shape."""
+    shape = _common_shape([tuple(t.shape) for t in tensors])
+    return tuple(api.expand(t, shape) for t in tensors)
+
+
+@broadcast_tensors.meta_rule
+def _(tensors):
+    shape = _common_shape([tuple(t.shape) for t in tensors])
+    return [_meta(t, shape) for t in tensors]
+
+
+@broadcast_tensors.grad
+def _(grad, tensors_shape):
+    return [g.sum_to_size(s) for g, s in zip(grad if isinstance(grad, (tuple, list)) else [grad], tensors_shape)]
+
+
+@broadcast_tensors.sample_inputs
+def _(rng):  # the tensors as separate arguments, as torch.broadcast_tensors(*tensors) takes them
+    yield (rng.standard_normal((3, 1)), rng.standard_normal(4)), {}
+    yield (rng.standard_normal((2, 1, 4)), rng.standard_normal((3, 1)), rng.standard_normal(())), {}
+    yield (rng.standard_normal((2, 3)),), {}
+    yield (rng.standard_normal((0, 1)), rng.standard_normal(3)), {}
 
 
 @op("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",))

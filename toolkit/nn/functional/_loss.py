@@ -71,30 +71,6 @@ def _warn_size(input, target) -> None:
         )
 
 
-def _expanded(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
-    """Both broadcast to their common shape (written to script: lists, no tuple() of a shape)."""
-    a, b = input.size(), target.size()
-    n = max(len(a), len(b))
-    shape: list[int] = []
-    for i in range(n):
-        x = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
-        y = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
-        if x == y or y == 1:
-            shape.append(x)
-        elif x == 1:
-            shape.append(y)
-        else:
-            raise RuntimeError(f"broadcast_shapes: shapes {_fmt(a)} and {_fmt(b)} cannot be broadcast")
-    return input.expand(shape), target.expand(shape)
-
-
-def _fmt(shape: list[int]) -> str:
-    out = "("
-    for i in range(len(shape)):
-        out = out + ("" if i == 0 else ", ") + str(shape[i])
-    return out + ("," if len(shape) == 1 else "") + ")"
-
-
 def _reduce(loss, reduction: str):
     if reduction == "none":
         return loss
@@ -123,7 +99,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     """Mean squared error; ``weight`` (input's shape) weights each element."""
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    x, t = _expanded(input, target)
+    x, t = api.broadcast_tensors(input, target)
     if weight is not None:
         return _weighted((x - t).pow(2), weight, input, reduction)
     return api.mse_loss(x, t, get_enum(reduction))
@@ -133,7 +109,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     """Mean absolute error; ``weight`` (input's shape) weights each element."""
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    x, t = _expanded(input, target)
+    x, t = api.broadcast_tensors(input, target)
     if weight is not None:
         return _weighted((x - t).abs(), weight, input, reduction)
     return api.l1_loss(x, t, get_enum(reduction))
@@ -143,7 +119,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     """Quadratic below ``beta``, linear above; ``beta=0`` is the L1 loss."""
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    x, t = _expanded(input, target)
+    x, t = api.broadcast_tensors(input, target)
     if beta == 0.0:
         return api.l1_loss(x, t, get_enum(reduction))
     return api.smooth_l1_loss(x, t, get_enum(reduction), beta)
@@ -152,7 +128,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """Quadratic below ``delta``, ``delta``-scaled linear above; ``weight`` weights each element."""
     _warn_size(input, target)
-    x, t = _expanded(input, target)
+    x, t = api.broadcast_tensors(input, target)
     if weight is None:
         return api.huber_loss(x, t, get_enum(reduction), delta)
     if weight.size() != input.size():
