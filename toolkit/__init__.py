@@ -101,10 +101,10 @@ def can_cast(from_, to) -> bool:
 
 def broadcast_shapes(*shapes) -> Size:
     """The shape ``broadcast_tensors`` gives tensors of these shapes, without making any (an int is a 1-D shape)."""
-    result: list = []
-    for i, shape in enumerate(shapes):
-        s = tuple(shape) if hasattr(shape, "__iter__") else (_operator.index(shape),)  # ``int`` is a dtype here
-        result = [1] * (len(s) - len(result)) + result
+    # ``int``, ``max`` and ``any`` are toolkit's own names in this module: none of Python's builtins of them here
+    given = [tuple(s) if hasattr(s, "__iter__") else (_operator.index(s),) for s in shapes]
+    result = [1] * sorted([0] + [len(s) for s in given])[-1]
+    for i, s in enumerate(given):
         for k in range(1, len(s) + 1):
             x, r = s[-k], result[-k]
             if x == r or x == 1:
