@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 	PIP_CONSTRAINT=$(BUILD_CONSTRAINTS) PIP_BUILD_CONSTRAINT=$(BUILD_CONSTRAINTS) $(PY) -m pip install --quiet -e '.[dev]'
 	$(VISDOM_ASSETS)
 	$(MAKE) --no-print-directory chromium
+	$(MAKE) --no-print-directory graphviz
 	$(MAKE) --no-print-directory mpi
 	touch $(STAMP)
 
@@ -37,20 +38,26 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
 
 # JupyterLab on notebooks/ at http://127.0.0.1:$(LAB_PORT) (the URL with its token is printed; no browser is
-# opened). Its config, data and runtime files, and the kernel's IPython and matplotlib ones, go to a temporary
-# directory removed on exit, never the home directory; --allow-root since containers often run as root.
-# LAB_DIR, LAB_PORT, LAB_TOKEN (random when empty) and LAB_ARGS (more JupyterLab options) can be set.
+# opened). Its config (settings, workspaces), data (the notebook signature database and its key) and the kernel's
+# IPython and matplotlib files live in $(LAB_STATE), a git-ignored project folder kept between runs, never the home
+# directory, so a notebook saved trusted stays trusted next time; runtime files (cookie secret, connection files)
+# go to a temporary directory removed on exit. The repo's notebooks/ are signed trusted at each start
+# (`jupyter trust`). --allow-root since containers often run as root. LAB_DIR, LAB_STATE, LAB_PORT, LAB_TOKEN
+# (random when empty) and LAB_ARGS (more JupyterLab options) can be set.
 LAB_DIR ?= notebooks
+LAB_STATE ?= .lab
 LAB_PORT ?= 8888
 LAB_TOKEN ?=
 LAB_ARGS ?=
 .PHONY: lab
 lab: $(STAMP)
-	@d=$$(mktemp -d -t toolkit-lab-XXXXXX); trap 'rm -rf "$$d"' EXIT INT TERM; \
+	@s="$(abspath $(LAB_STATE))"; mkdir -p "$$s"; \
+	d=$$(mktemp -d -t toolkit-lab-XXXXXX); trap 'rm -rf "$$d"' EXIT INT TERM; \
 	token='$(LAB_TOKEN)'; [ -n "$$token" ] || token=$$($(PY) -c 'import secrets; print(secrets.token_hex(24))'); \
+	export PATH="$(abspath $(dir $(PY))):$$PATH" JUPYTER_CONFIG_DIR="$$s/config" JUPYTER_DATA_DIR="$$s/data" \
+		JUPYTER_RUNTIME_DIR="$$d/runtime" IPYTHONDIR="$$s/ipython" MPLCONFIGDIR="$$s/matplotlib"; \
+	$(PY) -m jupyter trust "$(CURDIR)"/notebooks/*.ipynb >/dev/null; \
 	echo "JupyterLab on $(LAB_DIR)/: http://127.0.0.1:$(LAB_PORT)/lab?token=$$token"; \
-	PATH="$(abspath $(dir $(PY))):$$PATH" JUPYTER_CONFIG_DIR="$$d/config" JUPYTER_DATA_DIR="$$d/data" \
-	JUPYTER_RUNTIME_DIR="$$d/runtime" IPYTHONDIR="$$d/ipython" MPLCONFIGDIR="$$d/matplotlib" \
 	$(PY) -m jupyterlab --allow-root --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
 		--IdentityProvider.token="$$token" --ServerApp.root_dir="$(LAB_DIR)" \
 		--LabApp.news_url=None --LabApp.extension_manager=readonly \
@@ -72,6 +79,14 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq chromium chromium-driver) >/dev/null 2>&1 \
 		|| echo "chromium: apt-get could not install it; the notebook browser tests will skip"; }
+
+# Graphviz's dot (Debian's graphviz), which lays out the notebook graph views; the graphviz Python package is a
+# dependency. Where apt cannot install it the views fall back to a one-column drawing and the tests needing dot skip.
+.PHONY: graphviz
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq graphviz) >/dev/null 2>&1 \
+		|| echo "graphviz: apt-get could not install dot; graph views use their fallback drawing, dot tests skip"; }
 
 # Open MPI (Debian's openmpi-bin, libopenmpi-dev) and mpi4py for toolkit.distributed and its tests. apt first
 # (only when mpirun is missing), then mpi4py into the venv: it needs the system library to build or run, so it

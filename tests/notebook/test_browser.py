@@ -16,25 +16,10 @@ import pytest
 import toolkit
 from toolkit.notebook import GraphView, ProfileView
 
+from .chromium import playwright_or_skip
 from .views_helpers import looped, traced_chain
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed "
-                                     "(pip install -e '.[dev]')")
-if not os.path.exists(CHROMIUM):
-    pytest.skip("Debian's chromium is not installed (`make chromium` installs it with apt-get)",
-                allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
+playwright_api = playwright_or_skip()
 
 
 @pytest.fixture
@@ -101,21 +86,6 @@ def test_nested_blocks_expand_one_inside_the_other(open_page):
     if_box.click()
     assert page.locator('.tk-node[data-kind="aten::mul"]').is_visible()
     assert page.locator('.tk-node[data-kind="aten::sub"]').is_visible()
-
-
-def test_zoom_buttons_and_wheel_change_the_view_box(open_page):
-    tr, _, _ = traced_chain()
-    page = open_page(GraphView(tr.graph), "zoom")
-    svg = page.locator(".tk-canvas > svg").first
-    full = svg.get_attribute("viewBox")
-    page.locator('button[data-act="zoom-in"]').click()
-    zoomed = [float(v) for v in svg.get_attribute("viewBox").split()]
-    assert zoomed[2] < float(full.split()[2])
-    page.locator('button[data-act="fit"]').click()
-    assert [float(v) for v in svg.get_attribute("viewBox").split()] == [float(v) for v in full.split()]
-    svg.hover()
-    page.mouse.wheel(0, 300)
-    assert float(svg.get_attribute("viewBox").split()[2]) > float(full.split()[2])
 
 
 def test_profile_table_sorts_by_clicked_column(open_page):

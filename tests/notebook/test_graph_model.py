@@ -30,11 +30,11 @@ def test_traced_graph_nodes_edges_and_shapes():
     add = next(n for n in ops if n["label"] == "add")
     assert [i["constant"] for i in add["inputs"]] == [None, "1.5", "1"]
     assert add["source"].endswith(f"views_helpers.py:{chain_line()}") and "sigmoid" in add["code"]
-    # one edge per tensor use, each labelled with its shape, drawn top to bottom
+    # one edge per tensor use, each labelled with its shape; folded constants are named in the box
     assert len(root["edges"]) == 10
     assert {e["label"] for e in root["edges"]} == {"[4, 8]"}
-    for e in root["edges"]:
-        assert m["nodes"][e["src"]]["y"] < m["nodes"][e["dst"]]["y"]
+    assert add["call"] == ["add(%2, 1.5)"]  # alpha=1 is the schema default: left out of the box
+    assert next(n for n in ops if n["label"] == "sigmoid")["call"] == []
     json.dumps(m)  # the model is what the page embeds
 
 
@@ -147,7 +147,50 @@ def test_python_fallback_nodes_have_their_own_role_and_source_line():
     assert py["source"] == f"{os.path.abspath(__file__)}:{line}" and py["code"] == "with toolkit.no_grad():"
     assert [n["label"] for n in m["nodes"].values() if n["role"] == "op"] == ["mul"]
     view = GraphView(s)
-    assert 'class="tk-node tk-python"' in view.to_html()
+    assert 'class="node tk-node tk-python"' in view.to_html()
     assert "1 Python fallback nodes" in repr(view) and "2 nodes" in repr(view)
     traced = graph_model(toolkit.jit.trace(lambda a: a * 2, (x,)).graph)
     assert count(traced, "python") == 0
+
+
+def _seed_net_graph():
+    from toolkit.demo import seed_net
+
+    net = seed_net().eval()
+    return toolkit.jit.trace(net, (toolkit.randn(2, 1, 28, 28),)).inlined_graph
+
+
+def test_module_plumbing_is_folded_into_its_users_by_default():
+    g = _seed_net_graph()
+    m = graph_model(g)
+    kinds = [m["nodes"][i]["kind"] for i in m["views"][m["root"]]["nodes"]]
+    assert "prim::GetAttr" not in kinds and "prim::ListConstruct" not in kinds and "prim::Constant" not in kinds
+    assert _labels(m, m["root"])[0] == "%x"  # ``self`` is read only by folded GetAttrs: not drawn
+    conv1 = next(n for n in m["nodes"].values() if n["scope"] == "__module.conv1")
+    assert conv1["call"] == ["conv2d(%x, weight=self.conv1.weight,", "  bias=self.conv1.bias)"]
+    assert [i["constant"] for i in conv1["inputs"]][1:4] == ["self.conv1.weight", "self.conv1.bias", "[1, 1]"]
+    pool = next(n for n in m["nodes"].values() if n["kind"] == "aten::max_pool2d")
+    assert pool["call"] == ["max_pool2d(%15, kernel_size=[2, 2])"]  # stride=[], padding=[0, 0], ... defaults
+    drop = next(n for n in m["nodes"].values() if n["kind"] == "aten::dropout")
+    assert "p=0.5, train=False" in drop["call"][0]
+    assert count(m, "op") == 13 == sum(1 for n in g.nodes() if n.kind.startswith("aten::"))
+
+
+def test_show_plumbing_draws_getattr_boxes_named_by_their_attribute():
+    m = graph_model(_seed_net_graph(), show_plumbing=True)
+    getattrs = [n for n in m["nodes"].values() if n["kind"] == "prim::GetAttr"]
+    assert len(getattrs) == 12
+    assert {n["label"] for n in getattrs} >= {"GetAttr .conv1", "GetAttr .weight", "GetAttr .bias"}
+    assert count(m, "constant") > 0
+    assert any(n["kind"] == "prim::ListConstruct" for n in m["nodes"].values())
+    assert _labels(m, m["root"])[:2] == ["%self", "%x"]
+    conv1 = next(n for n in m["nodes"].values() if n["kind"] == "aten::conv2d")
+    assert conv1["call"] == []  # nothing folded: the box is the op's name
+
+
+def test_scalar_constant_is_an_argument_of_its_user():
+    x = toolkit.randn(3)
+    m = graph_model(toolkit.jit.trace(lambda a: a * 2, (x,)).graph)
+    (mul,) = [n for n in m["nodes"].values() if n["role"] == "op"]
+    assert mul["call"] == ["mul(%a, 2)"]  # the constant is drawn as the second argument, not left out
+    assert [i["constant"] for i in mul["inputs"]] == [None, "2"]

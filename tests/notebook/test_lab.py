@@ -1,17 +1,23 @@
 """Notebook 05 in real JupyterLab, run from the page in Debian's Chromium (headless, driven by Playwright).
 
-``make lab`` starts JupyterLab on 127.0.0.1 (a free port, a fresh token, its config and runtime files in a
-temporary directory) serving a scratch copy of notebooks/, so nothing is saved back into the checkout. The page
-runs every cell with ``jupyterapp.commands.execute('notebook:run-all-cells')`` (``window.jupyterapp`` is there
-with ``--LabApp.expose_app_in_browser``); the test then checks that the GraphView outputs drew the traced graph's
-six ops and a fusion-group box, that clicking the box opens the kernel source, and keeps a screenshot (in the
-test's temporary directory, and in ``$TOOLKIT_TEST_ARTIFACTS`` when set). JupyterLab, its kernel and the
+``make lab`` starts JupyterLab on 127.0.0.1 (a free port, a fresh token, its config and data in a state folder of
+the test's own, its runtime files in a temporary directory) serving a scratch copy of notebooks/, so nothing is
+saved back into the checkout. The page runs every cell with
+``jupyterapp.commands.execute('notebook:run-all-cells')`` (``window.jupyterapp`` is there with
+``--LabApp.expose_app_in_browser``); the test then checks that the GraphView outputs drew the traced graph's six
+ops and a fusion-group box, that clicking the box opens the kernel source, and keeps a screenshot (in the test's
+temporary directory, and in ``$TOOLKIT_TEST_ARTIFACTS`` when set). JupyterLab, its kernel and the
 browser are stopped afterwards, and the test checks that none of their processes is left.
+
+The state folder outlives each server, as ``.lab/`` does for ``make lab``: notebooks saved trusted in one run
+(through the contents API, or drawn and saved from the page) are still trusted by a new server on it, so an
+AutogradView output comes back as its SVG; on a fresh state folder the same output shows its PNG fallback.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import secrets
@@ -25,17 +31,11 @@ import urllib.request
 
 import pytest
 
+from .chromium import CHROMIUM, FLAGS, playwright_or_skip
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOTEBOOK = "05_fusion_and_graph_for.ipynb"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed "
-                                     "(pip install -e '.[dev]')")
-if not os.path.exists(CHROMIUM):
-    pytest.skip("Debian's chromium is not installed (`make chromium` installs it with apt-get)",
-                allow_module_level=True)
+playwright_api = playwright_or_skip()
 if importlib.util.find_spec("jupyterlab") is None:
     pytest.skip("JupyterLab is not installed (pip install -e '.[dev]' installs it)", allow_module_level=True)
 if shutil.which("make") is None:
@@ -79,13 +79,14 @@ def _alive(pid: int) -> bool:
 class Lab:
     """``make lab`` on a free port with a fresh token, serving ``root``; stopped through its REST API."""
 
-    def __init__(self, root, log_path) -> None:
+    def __init__(self, root, log_path, state) -> None:
         self.port, self.token = _free_port(), secrets.token_hex(16)
         self.log_path = log_path
         self._log = open(log_path, "w")
         stamp = os.path.join(".venv", ".installed")
         self.proc = subprocess.Popen(
             ["make", "--no-print-directory", "-o", stamp, "lab", f"PY={sys.executable}", f"LAB_DIR={root}",
+             f"LAB_STATE={state}",
              f"LAB_PORT={self.port}", f"LAB_TOKEN={self.token}", "LAB_ARGS=--LabApp.expose_app_in_browser=True"],
             cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -94,9 +95,12 @@ class Lab:
         with open(self.log_path) as f:
             return f.read()[-4000:]
 
-    def api(self, path: str, method: str = "GET") -> bytes:
-        req = urllib.request.Request(f"{self.url}{path}", method=method,
-                                     headers={"Authorization": f"token {self.token}"})
+    def api(self, path: str, method: str = "GET", body: dict | None = None) -> bytes:
+        headers = {"Authorization": f"token {self.token}"}
+        data = None
+        if body is not None:
+            data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+        req = urllib.request.Request(f"{self.url}{path}", method=method, headers=headers, data=data)
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.read()
 
@@ -120,7 +124,10 @@ class Lab:
             self.proc.wait(timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=10)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass  # ended by id below, and reported
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(_alive(p) for p in started):
             time.sleep(0.2)
@@ -156,7 +163,7 @@ def test_notebook_05_runs_in_jupyterlab_and_draws_graph_views(tmp_path):
     root = tmp_path / "notebooks"
     root.mkdir()
     shutil.copy(os.path.join(ROOT, "notebooks", NOTEBOOK), root)
-    lab = Lab(root, tmp_path / "lab.log")
+    lab = Lab(root, tmp_path / "lab.log", tmp_path / "state")
     try:
         lab.wait_ready()
         with playwright_api.sync_playwright() as p:
@@ -210,3 +217,129 @@ def _keep(path) -> None:
     if os.environ.get("TOOLKIT_TEST_ARTIFACTS"):
         os.makedirs(os.environ["TOOLKIT_TEST_ARTIFACTS"], exist_ok=True)
         shutil.copy(path, os.environ["TOOLKIT_TEST_ARTIFACTS"])
+
+
+def _notebook_with_svg(trusted: bool) -> dict:
+    """A notebook whose one code cell has an SVG output, as JupyterLab saves it (cells carry ``trusted``)."""
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><rect width="20" height="20"/></svg>'
+    cell = {"cell_type": "code", "id": "view", "execution_count": 1, "metadata": {"trusted": trusted},
+            "source": f"view  # trusted={trusted}",
+            "outputs": [{"output_type": "display_data", "metadata": {},
+                         "data": {"image/svg+xml": svg, "text/plain": "view"}}]}
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}
+
+
+def _cells_trusted(lab: Lab, name: str) -> list:
+    model = json.loads(lab.api(f"/api/contents/{name}?content=1"))
+    return [c["metadata"].get("trusted") for c in model["content"]["cells"] if c["cell_type"] == "code"]
+
+
+def test_trust_is_kept_between_lab_runs_in_the_state_folder(tmp_path):
+    """Run 1 saves a trusted and an untrusted notebook with outputs; run 2, a fresh server on the same state
+    folder, still trusts the first (its signature is in the kept database) and not the second; the repo's
+    notebooks are signed at start."""
+    root, state = tmp_path / "notebooks", tmp_path / "state"
+    root.mkdir()
+    shutil.copy(os.path.join(ROOT, "notebooks", NOTEBOOK), root)
+    for run in (1, 2):
+        lab = Lab(root, tmp_path / f"lab{run}.log", state)
+        try:
+            lab.wait_ready()
+            if run == 1:
+                for name, trusted in (("kept.ipynb", True), ("untrusted.ipynb", False)):
+                    lab.api(f"/api/contents/{name}", "PUT",
+                            {"type": "notebook", "format": "json", "content": _notebook_with_svg(trusted)})
+            assert _cells_trusted(lab, "kept.ipynb") == [True]
+            assert _cells_trusted(lab, "untrusted.ipynb") == [False]
+        finally:
+            assert lab.stop() == []
+    for name in ("nbsignatures.db", "notebook_secret"):
+        assert (state / "data" / name).is_file()
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    notary = NotebookNotary(data_dir=str(state / "data"))
+    for name in sorted(os.listdir(os.path.join(ROOT, "notebooks"))):
+        if name.endswith(".ipynb"):
+            nb = nbformat.read(os.path.join(ROOT, "notebooks", name), as_version=4)
+            assert notary.check_signature(nb), f"notebooks/{name} was not signed trusted by make lab"
+    unsigned = nbformat.from_dict(_notebook_with_svg(False))
+    assert not notary.check_signature(unsigned)
+    m = re.search(r"cookie secret to (\S+)/runtime/jupyter_cookie_secret", lab.log())
+    assert m and not os.path.exists(m.group(1)) and not m.group(1).startswith(str(state))
+
+
+AUTOGRAD_CELL = """import toolkit
+from toolkit.notebook import AutogradView
+
+
+w = toolkit.randn(3, 4, requires_grad=True)
+AutogradView(toolkit.randn(2, 3).mm(w).tanh().sum(), params={"w": w})"""
+
+RUN_AND_SAVE = RUN_ALL.replace("    return {problems, counts};", """    await app.commands.execute('docmanager:save');
+    while (panel.context.model.dirty) await new Promise(r => setTimeout(r, 100));
+    return {problems, counts};""")
+
+OUTPUT_IMAGE = """() => {
+    const out = document.querySelector('.jp-OutputArea-output[data-mime-type^="image/"]');
+    const img = out && out.querySelector('img');
+    return img && img.complete && img.naturalWidth > 0
+        ? {mime: out.getAttribute('data-mime-type'), width: img.naturalWidth, height: img.naturalHeight} : null;
+}"""
+
+
+def _open_notebook(browser, lab: Lab, name: str, shots, shot: str, run: bool) -> dict:
+    """Open ``name`` in the lab's page (run every cell and save it when ``run``); the drawn output's image."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=60_000)
+        if run:
+            result = page.evaluate(RUN_AND_SAVE)
+            assert result["problems"] == [] and all(result["counts"]), result
+        else:  # the kernel the page starts is up before the server is asked to shut down
+            page.wait_for_function("() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+                                   " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+                                   timeout=60_000)
+        image = page.wait_for_function(OUTPUT_IMAGE, timeout=30_000).json_value()
+        page.screenshot(path=str(shots / shot))
+        _keep(shots / shot)
+        assert errors == [], f"JavaScript errors on the page: {errors}"
+        return image
+    finally:
+        page.close()
+
+
+def test_saved_autograd_view_draws_again_in_a_fresh_lab_on_the_kept_state(tmp_path):
+    """Run 1 draws an AutogradView and saves the notebook; run 2, a new server on the same state folder, shows
+    the saved SVG (the notebook is still trusted); a server on a fresh state folder shows the PNG fallback."""
+    import nbformat
+
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(AUTOGRAD_CELL)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "autograd.ipynb")
+    seen = []
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            for run, state in ((1, "state"), (2, "state"), (3, "fresh_state")):
+                lab = Lab(root, tmp_path / f"lab{run}.log", tmp_path / state)
+                try:
+                    lab.wait_ready()
+                    seen.append(_open_notebook(browser, lab, "autograd.ipynb", tmp_path, f"autograd_{run}.png",
+                                               run=run == 1))
+                finally:
+                    assert lab.stop() == []
+        finally:
+            browser.close()
+    saved = nbformat.read(root / "autograd.ipynb", as_version=4)
+    (output,) = saved.cells[0].outputs
+    assert {"image/svg+xml", "image/png", "text/plain"} <= set(output["data"])
+    assert "MmBackward0" in output["data"]["image/svg+xml"] and "TanhBackward0" in output["data"]["text/plain"]
+    assert [s["mime"] for s in seen] == ["image/svg+xml", "image/svg+xml", "image/png"]
+    assert all(s["width"] > 50 and s["height"] > 100 for s in seen), seen

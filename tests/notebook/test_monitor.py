@@ -12,6 +12,8 @@ import pytest
 import toolkit
 from toolkit.notebook import TrainingMonitor
 
+from .untrusted import sanitize, untrusted_mime
+
 
 def test_updates_are_recorded_but_redraws_are_rate_limited():
     mon = TrainingMonitor(total=200, min_interval=3600, display=False)
@@ -62,3 +64,40 @@ def test_outside_a_kernel_prints_a_bounded_number_of_lines():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     lines = out.strip().splitlines()
     assert len(lines) == 3 and lines[-1].startswith("training: step 1000/1000 loss=999")
+
+
+def _monitor():
+    mon = TrainingMonitor(total=100, display=False)
+    for i in range(60):
+        mon.update(loss=1.0 / (i + 1), acc=i / 60)
+    return mon
+
+
+def test_bundle_carries_the_plots_as_an_image_and_static_bars_for_untrusted_notebooks():
+    bundle = _monitor()._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", "image/svg+xml"}
+    assert bundle["text/plain"].startswith("training: step 60/100")
+    svg = bundle["image/svg+xml"]
+    assert svg.count("<polyline") == 2 and "loss = 0.016667" in svg
+    assert untrusted_mime(bundle) == "text/html"
+    shown = sanitize(bundle["text/html"])
+    assert "<svg" not in shown and "<style" not in shown
+    static = re.findall(r'<div class="tk-static-only" style="[^"]*">(.*?)</div></div>', shown)
+    assert len(static) == 2  # one bar chart per metric
+    heights = [int(h) for h in re.findall(r"height:(\d+)px;background-color", static[0])]
+    assert len(heights) == 60 and heights == sorted(heights, reverse=True)  # the falling loss
+    assert 'style="height:12px' in shown and "width:60.0%" in shown  # the progress bar keeps its look
+
+
+def test_html_svg_has_no_text_that_would_leak_when_sanitized():
+    html = _monitor().to_html()
+    svgs = re.findall(r"<svg.*?</svg>", html, flags=re.S)
+    assert len(svgs) == 2 and not any("<text" in s for s in svgs)
+    assert "<span>1</span>" in html  # the axis range is HTML instead
+
+
+def test_colours_follow_the_jupyterlab_theme():
+    html = _monitor().to_html()
+    for var in ("--jp-layout-color1", "--jp-layout-color2", "--jp-ui-font-color1", "--jp-border-color2"):
+        assert f"var({var}, #" in html
+    assert ".tk-static-only { display: none; }" in html  # trusted: the SVG curves, not the bars

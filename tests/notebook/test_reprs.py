@@ -29,6 +29,61 @@ def test_graphs_and_graph_for_are_drawn():
     assert "fused_" in html  # the kernel's cache file is named
 
 
+def test_graph_bundles_carry_a_static_picture_untrusted_front_ends_show():
+    import base64
+    import xml.etree.ElementTree as ET
+
+    from toolkit.notebook.layout import has_dot
+
+    tr, x, y = traced_chain()
+    for obj in (tr.graph, tr.graph_for(x, y), tr):
+        b = obj._repr_mimebundle_()
+        svg = ET.fromstring(b["image/svg+xml"])
+        kinds = {g.get("data-kind") for g in svg.iter("{http://www.w3.org/2000/svg}g")}
+        assert "aten::sigmoid" in kinds or "prim::FusionGroup" in kinds
+        if has_dot():
+            assert base64.b64decode(b["image/png"])[:4] == b"\x89PNG"
+
+
+def test_graph_view_html_follows_the_notebook_theme():
+    from toolkit.notebook import GraphView
+
+    tr, _, _ = traced_chain()
+    html = GraphView(tr.graph).to_html()
+    for var in ("var(--jp-layout-color1, #fff)", "var(--jp-ui-font-color1, #1f2328)",
+                "var(--jp-border-color1, #d0d7de)", "var(--jp-layout-color2, #f6f8fa)"):
+        assert var in html
+    assert ".tk-graph .tk-canvas { overflow: auto;" in html and "620px" not in html  # scrolls, never clipped
+
+
+def test_graph_view_displays_as_a_static_picture_then_the_interactive_view():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from toolkit.notebook import GraphView
+
+    shell = InteractiveShell.instance()
+    published: list = []
+    shell.display_pub.publish = lambda data, metadata=None, **kw: published.append(data)
+    tr, _, _ = traced_chain()
+    view = GraphView(tr.graph)
+    shell.display_formatter.format(view)  # what IPython does for a cell's value: _ipython_display_
+    picture, interactive = published
+    assert "image/svg+xml" in picture and "text/html" not in picture
+    html = interactive["text/html"]
+    assert 'data-static-twin="1"' in html and 'class="tk-svg"' in html
+    # untrusted (a saved notebook reopened): the picture shows as PNG where dot is installed; the sanitized
+    # interactive output leaves no drawing text behind, only the note
+    from toolkit.notebook.layout import has_dot
+
+    from .untrusted import sanitize, untrusted_mime
+
+    assert untrusted_mime(picture) == ("image/png" if has_dot() else "text/plain")
+    assert untrusted_mime(interactive) == "text/html"
+    shown = sanitize(html)
+    assert "<svg" not in shown and "sigmoid" not in shown and "[4, 8]" not in shown
+    assert "run the cell or trust the notebook" in shown
+
+
 def test_scripted_function_and_module_show_graph_and_code():
     html = _bundle(looped)
     assert 'data-kind="prim::Loop"' in html and "def looped" in html

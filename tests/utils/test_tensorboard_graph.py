@@ -113,3 +113,48 @@ def test_trace_errors_propagate():
 
     with pytest.raises(AttributeError):
         graph(Bad(), toolkit.rand(2))
+
+
+class LSTMCellNet(nn.Module):
+    """An LSTM cell's gate arithmetic: one fusion group of a dozen pointwise ops after two linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.ih, self.hh = nn.Linear(4, 16), nn.Linear(4, 16)
+
+    def forward(self, x, h, c):
+        gates = self.ih(x) + self.hh(h)
+        i, f, g, o = gates.chunk(4, 1)
+        c2 = toolkit.sigmoid(f) * c + toolkit.sigmoid(i) * toolkit.tanh(g)
+        return toolkit.sigmoid(o) * toolkit.tanh(c2), c2
+
+
+def test_fused_ops_are_named_after_their_ops_and_coloured_as_their_group_when_read_back(tmp_path):
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_graph(LSTMCellNet(), (toolkit.randn(2, 4), toolkit.randn(2, 4), toolkit.randn(2, 4)))
+    acc = event_accumulator.EventAccumulator(str(tmp_path))
+    acc.Reload()
+    gd = acc.Graph()
+    names = [n.name for n in gd.node]
+    assert len(names) == len(set(names))
+    fused = [n for n in gd.node if "/FusionGroup_" in n.name]
+    assert {n.name.split("/")[1] for n in fused} == {"FusionGroup_0"}
+    sigmoids = sorted(n.name.rsplit("/", 1)[1] for n in fused if n.op == "aten::sigmoid")
+    assert sigmoids == ["sigmoid", "sigmoid_1", "sigmoid_2"]
+    for n in fused:  # each named after its op, never a bare value number
+        leaf = n.name.rsplit("/", 1)[1]
+        assert not leaf.isdigit() and leaf.split("_")[0] == n.op.split("::")[1], n.name
+        assert n.attr["_XlaCluster"].s == b"FusionGroup_0"
+        assert n.device == "/device:CPU:0/FusionGroup_0"
+    chunk = next(n for n in fused if n.op == "aten::chunk")
+    assert chunk.input[0] == "LSTMCellNet/FusionGroup_0/add"
+    unfused = [n for n in gd.node if n.op.startswith("aten::") and "/FusionGroup_" not in n.name]
+    assert [n.op for n in unfused] == ["aten::linear", "aten::linear"]
+    assert {n.device for n in unfused} == {"/device:CPU:0"} and all("_XlaCluster" not in n.attr for n in unfused)
+    nodes = by_name(gd)
+    for n in gd.node:
+        for i in n.input:
+            assert i in nodes, (n.name, i)
+    out = nodes[nodes["output/output.1"].input[0]]
+    assert out.op == "prim::TupleConstruct"
+    assert out.input == ["LSTMCellNet/FusionGroup_0/mul_2", "LSTMCellNet/FusionGroup_0/add_1"]

@@ -104,19 +104,24 @@ def test_images_histogram_text_figure(server):
         w.add_images("grid", toolkit.rand(3, 1, 4, 4), 0)
         w.add_histogram("hist", np.arange(100.0), 2, bins=10)
         w.add_text("notes", "first", 0)
-        w.add_text("notes", "second", 1)
+        w.add_text("notes", "**second** `x < 1`\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n<b>raw</b>", 1)
         fig = plt.figure(figsize=(2, 2))
         plt.plot([0, 1], [0, 1])
         w.add_figure("fig", fig, 0)
     img = window(base, "run_media", "img")
     assert img["type"] == "image" and img["content"]["src"].startswith("data:image/png;base64,")
-    assert img["width"] == 5 and img["height"] == 4
+    # 4x5 pixels, enlarged 52 times to a longer side of 256 or more, plus 40 pixels for the caption bar
+    assert img["width"] == 5 * 52 and img["height"] == 4 * 52 + 40
+    assert img["content"]["caption"] == "step 0"
     grid = window(base, "run_media", "grid")
-    assert (grid["width"], grid["height"]) == (12, 4)  # three images side by side, as add_images tiles them
+    # three 4x4 images side by side, as add_images tiles them: 4x12, enlarged 22 times
+    assert (grid["width"], grid["height"]) == (12 * 22, 4 * 22 + 40)
     (bar,) = window(base, "run_media", "hist")["content"]["data"]
     assert bar["type"] == "bar" and sum(bar["y"]) == 100 and len(bar["y"]) == 10
     text = window(base, "run_media", "notes")["content"]
-    assert "first" in text and "second" in text
+    assert "<p>first</p>" in text  # markdown rendered to HTML, as TensorBoard's Text tab shows it
+    assert "<strong>second</strong> <code>x &lt; 1</code>" in text and "<td>2</td>" in text
+    assert "&lt;b&gt;raw&lt;/b&gt;" in text and "<b>" not in text  # raw HTML shown as text, never run
     fig_win = window(base, "run_media", "fig")
     assert "<svg" in fig_win["content"]
     assert not plt.get_fignums()
@@ -283,3 +288,52 @@ def test_web_page_renders_a_logged_plot_in_headless_chromium(server, tmp_path):
     assert 'class="navbar-brand visdom-title">visdom<' in app  # React (main.js) rendered the page
     assert "run_page" in app  # the environment selector shows the run's environment
     assert 'class="main-svg"' in app and "page_loss" in app  # plotly drew the window's line plot
+
+
+def test_small_image_window_shows_the_whole_image_below_its_caption_in_chromium(server, tmp_path):
+    """A 28x28 image (an MNIST digit's size) drawn by visdom's own page: the image is enlarged, and the caption
+    bar sits above it instead of over it."""
+    reason = _assets_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium found (Debian's `chromium` package) to render the visdom page")
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not "
+                                         "installed (pip install -e '.[dev]')")
+    port, base = server
+    digit = np.zeros((1, 28, 28), np.float32)
+    digit[0, 4:24, 12:16] = 1.0
+    with VisdomWriter(env="run_digit", server="http://127.0.0.1", port=port) as w:
+        w.add_image("digit", digit, 7)
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=browser, args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            page = b.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/env/run_digit")
+            img = page.locator("img.content-image")
+            img.wait_for(timeout=30_000)
+            page.wait_for_function("() => { const i = document.querySelector('img.content-image');"
+                                   " return i && i.complete && i.naturalWidth > 0; }", timeout=30_000)
+            page.wait_for_function(f"() => ({RECTS})().captions.length > 0", timeout=30_000)
+            rects = page.evaluate(RECTS)
+            page.screenshot(path=str(tmp_path / "visdom_digit.png"))
+        finally:
+            b.close()
+    box, pane, captions = rects["img"], rects["pane"], rects["captions"]
+    assert box["width"] >= 200 and box["height"] >= 200, box  # enlarged from 28x28
+    assert abs(box["width"] - box["height"]) <= 2, box  # square, as the image is
+    assert pane["top"] <= box["top"] and box["bottom"] <= pane["bottom"] + 1, (box, pane)  # not cut off
+    assert captions, "the caption is not on the page"
+    for cap in captions:  # the caption is beside the image, never over it
+        assert cap["bottom"] <= box["top"] + 1 or cap["top"] >= box["bottom"] - 1, (cap, box)
+
+
+RECTS = """() => {
+    const r = e => { const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, width: b.width,
+                                                                   height: b.height}; };
+    const img = document.querySelector('img.content-image');
+    const captions = [...document.querySelectorAll('span, div')]
+        .filter(e => e.children.length === 0 && e.textContent.trim() === 'step 7' && e.offsetParent !== null);
+    return {img: r(img), pane: r(img.closest('.react-grid-item')), captions: captions.map(r)};
+}"""

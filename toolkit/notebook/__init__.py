@@ -10,13 +10,15 @@ Views (no IPython needed to build them; each draws itself in a notebook cell):
 - ``GraphView(fn.graph_for(x))``: the IR as a layered DAG; fusion groups and blocks expand.
 - ``ProfileView(prof)``: sortable op table, per-op bars, timeline.
 - ``TrainingMonitor(total=n)``: live metric plots and a progress bar, at a bounded redraw rate.
+- ``AutogradView(loss, params=dict(model.named_parameters()))``: the ``grad_fn`` graph, drawn by Graphviz.
 
 Imported only on demand, so ``import toolkit`` never needs IPython.
 """
 
 from __future__ import annotations
 
-_VIEWS = {"GraphView": "graph_view", "ProfileView": "profile_view", "TrainingMonitor": "monitor"}
+_VIEWS = {"GraphView": "graph_view", "ProfileView": "profile_view", "TrainingMonitor": "monitor",
+          "AutogradView": "autograd_view"}
 
 
 def __getattr__(name: str):

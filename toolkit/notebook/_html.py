@@ -40,12 +40,15 @@ def json_script(data, cls: str) -> str:
     return f'<script type="application/json" class="{cls}">{text}</script>'
 
 
-def root(body: str, uid: str | None = None, script: bool = True) -> str:
-    """``body`` in a self-contained root: the stylesheet, and the script that wires it up."""
+def root(body: str, uid: str | None = None, script: bool = True, extra: str | None = None) -> str:
+    """``body`` in a self-contained root: the stylesheet, and the script that wires it up.
+
+    ``extra``: the stem of a view's own ``static/<extra>.css`` and ``.js`` (graph views), shipped along."""
     uid = uid or new_uid()
-    parts = [f'<div class="tk-root" id="{uid}">', "<style>", static_text("toolkit.css"), "</style>", body]
+    css = static_text("toolkit.css") + (static_text(f"{extra}.css") if extra else "")
+    parts = [f'<div class="tk-root{f" tk-{extra}" if extra else ""}" id="{uid}">', "<style>", css, "</style>", body]
     if script:
-        parts += ["<script>", static_text("views.js"),
+        parts += ["<script>", static_text("views.js"), static_text(f"{extra}.js") if extra else "",
                   f'window.toolkitViews.init(document.getElementById("{uid}"));', "</script>"]
     parts.append("</div>")
     return "".join(parts)

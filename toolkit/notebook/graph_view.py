@@ -4,8 +4,23 @@ Nodes show their op and output type, edges their shapes; ``prim::If``/``prim::Lo
 blocks and ``prim::FusionGroup`` subgraphs are boxes that expand (click) into their
 own drawing, with the fused kernel's generated source. Clicking a node shows its
 inputs, outputs, source line, scope and, given a profile, its time. The SVG is
-drawn in Python (``layout.py``), so a saved view or a notebook without JavaScript
-still shows the graph; the script shipped in ``static/`` adds the interaction.
+drawn by Graphviz (``layout.py``) at a fixed text size; the canvas scrolls, and
+zoom (buttons, Ctrl/Cmd + wheel) scales it. Node details and expanded groups
+open beside the clicked box. A traced model's submodules holding several nodes
+start collapsed into boxes that open the same way (``graph_scopes.py``); the
+static picture draws every module as a cluster and fusion groups open.
+
+Saved notebooks: JupyterLab 4 shows an *untrusted* output (a notebook reopened
+elsewhere) through its safe renderers only: ``text/html`` is sanitized (SVG,
+style and script stripped: the drawing turns to run-on text), ``image/svg+xml``
+is refused ("Cannot display an untrusted SVG"), ``image/png`` is shown. And it
+picks ``text/html`` over any image in the same bundle, trusted or not. So in
+IPython a view displays as two outputs (``_ipython_display_``): the static
+picture (``image/svg+xml`` for trusted front ends, ``image/png`` for untrusted
+ones, ``text/plain``), then the interactive HTML, whose markup sanitized is a
+one-line note (its drawings sit in script elements) and whose script, once it
+runs, hides the picture above it. ``_repr_mimebundle_`` (other front ends,
+nbconvert) carries all of them in one bundle.
 
     >>> GraphView(fn.graph_for(x, y))               # in a notebook cell: draws it
     >>> GraphView.compare(fn, x, y)                 # before / after optimization, side by side
@@ -14,11 +29,18 @@ still shows the graph; the script shipped in ``static/`` adds the interaction.
 
 from __future__ import annotations
 
+import base64
+import io
 import os
+import re
+
+from PIL import Image, ImageDraw, ImageFont
 
 from . import _html
 from ._html import esc
 from .graph_model import graph_model
+from .graph_scopes import collapse_scopes
+from .layout import FONT, FONT_SIZE, render_png, render_svg
 
 
 def _resolve(obj):
@@ -36,70 +58,26 @@ def _resolve(obj):
                     f"function or module, got {type(obj).__name__}")
 
 
-def _edge_path(points: list, src: dict, dst: dict) -> str:
-    pts = [list(p) for p in points]
-    pts[0][1] += src["h"] / 2
-    pts[-1][1] -= dst["h"] / 2 + 3
-    d = [f"M{pts[0][0]:.1f},{pts[0][1]:.1f}"]
-    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
-        my = (y0 + y1) / 2
-        d.append(f"C{x0:.1f},{my:.1f} {x1:.1f},{my:.1f} {x1:.1f},{y1:.1f}")
-    return " ".join(d)
-
-
-def _node_svg(n: dict) -> str:
-    x0, y0 = n["x"] - n["w"] / 2, n["y"] - n["h"] / 2
-    tip = n["kind"] + (f" @ {n['source']}" if n.get("source") else "")
-    parts = [f'<g class="tk-node tk-{n["role"]}{" tk-outer" if n["kind"] == "outer" else ""}" '
-             f'data-node="{n["id"]}" data-kind="{esc(n["kind"])}" transform="translate({x0:.1f},{y0:.1f})">',
-             f"<title>{esc(tip)}</title>",
-             f'<rect width="{n["w"]:.1f}" height="{n["h"]:.1f}" rx="5"/>',
-             f'<text x="{n["w"] / 2:.1f}" y="14">{esc(n["label"])}</text>',
-             f'<text class="tk-type" x="{n["w"] / 2:.1f}" y="{n["h"] - 8:.1f}">{esc(n["type"])}</text>']
-    if n["children"]:
-        parts.append(f'<text class="tk-mark" x="{n["w"] - 5:.1f}" y="13">+</text>')
-    parts.append("</g>")
-    return "".join(parts)
-
-
-def _view_svg(model: dict, vid: str, marker: str) -> str:
-    view, nodes = model["views"][vid], model["nodes"]
-    w, h = max(view["width"], 60), max(view["height"], 40)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.1f} {h:.1f}" width="{w:.0f}" '
-           f'height="{h:.0f}" data-view="{vid}">',
-           f'<defs><marker id="{marker}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
-           'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#8c959f"/></marker></defs><g class="tk-edges">']
-    for e in view["edges"]:
-        src, dst = nodes[e["src"]], nodes[e["dst"]]
-        out.append(f'<path class="tk-edge" data-value="{esc(e["value"])}" marker-end="url(#{marker})" '
-                   f'd="{_edge_path(e["points"], src, dst)}"/>')
-        if e["label"]:
-            (x0, y0), (x1, y1) = e["points"][0], e["points"][1]
-            lx, ly = (x0 + x1) / 2 + 4, y0 + src["h"] / 2 + (y1 - y0 - src["h"] / 2 - dst["h"] / 2) / 2 + 3
-            out.append(f'<text class="tk-edge-label" x="{lx:.1f}" y="{ly:.1f}">{esc(e["label"])}</text>')
-    out.append('</g><g class="tk-nodes">')
-    out += [_node_svg(nodes[i]) for i in view["nodes"]]
-    out.append("</g></svg>")
-    return "".join(out)
-
-
-def _view_html(model: dict, vid: str, uid: str, title: str | None = None) -> str:
+def _view_html(model: dict, vid: str, uid: str, title: str | None, deferred: bool) -> str:
     view = model["views"][vid]
+    svg = render_svg(model, vid)
+    if deferred:  # inside a script: an untrusted (sanitized) output shows none of it as stray text
+        svg = '<script type="text/x-toolkit-svg" class="tk-svg">' + svg.replace("</", "<\\/") + "</script>"
     parts = [f'<div class="tk-view" data-view="{vid}"><div class="tk-toolbar"><span class="tk-title">'
              f'{esc(title or view["title"])}</span>'
-             '<button data-act="zoom-in" title="zoom in">+</button>'
-             '<button data-act="zoom-out" title="zoom out">&#8722;</button>'
+             '<button data-act="zoom-in" title="zoom in (or Ctrl/Cmd + wheel)">+</button>'
+             '<button data-act="zoom-out" title="zoom out (or Ctrl/Cmd + wheel)">&#8722;</button>'
+             '<button data-act="one" title="actual size">1:1</button>'
              '<button data-act="fit" title="fit the whole graph">fit</button></div>',
-             f'<div class="tk-canvas">{_view_svg(model, vid, f"{uid}-{vid}-arrow")}</div>',
-             '<div class="tk-panels">']
+             f'<div class="tk-canvas">{svg}</div>', '<div class="tk-panels">']
     for nid in view["nodes"]:
         n = model["nodes"][nid]
         if not n["children"]:
             continue
-        cls = "tk-panel" + ("" if n["role"] == "fusion" else " tk-block-panel")
+        cls = "tk-panel" + {"fusion": "", "module": " tk-module-panel"}.get(n["role"], " tk-block-panel")
         parts.append(f'<div class="{cls}" data-panel="{nid}" hidden><div class="tk-panel-head">'
                      f'{esc(n["label"])} <code>{esc(n["kind"])}</code></div>')
-        parts += [_view_html(model, child, uid) for child in n["children"]]
+        parts += [_view_html(model, child, uid, None, deferred) for child in n["children"]]
         if n.get("kernel"):
             where = f" ({esc(n['kernel_path'])})" if n.get("kernel_path") else ""
             parts.append(f'<details open><summary>generated kernel{where}</summary>'
@@ -107,6 +85,47 @@ def _view_html(model: dict, vid: str, uid: str, title: str | None = None) -> str
         parts.append("</div>")
     parts.append("</div></div>")
     return "".join(parts)
+
+
+def _static_svg(panes: list) -> str:
+    """The root view of every pane in one SVG, side by side under their titles, fusion groups drawn open as
+    clusters of their ops (the static picture: nothing in it can be clicked open)."""
+    svgs = [(title, render_svg(model, model["root"], expand_groups=True)) for title, model in panes]
+    if len(svgs) == 1:
+        return svgs[0][1]
+    x, gap, head = 0.0, 24.0, 22.0
+    inner, height = [], 0.0
+    for title, svg in svgs:
+        w, h = (float(v) for v in re.search(r'<svg width="([\d.]+)" height="([\d.]+)"', svg).groups())
+        inner.append(f'<text x="{x + 4:.1f}" y="15" font-family="{FONT}" font-size="{FONT_SIZE}" '
+                     f'font-weight="bold" fill="#1f2328">{esc(title)}</text>')
+        inner.append(svg.replace("<svg ", f'<svg x="{x:.1f}" y="{head}" ', 1))
+        x += w + gap
+        height = max(height, h)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{x - gap:.0f}" height="{height + head:.0f}" '
+            f'viewBox="0 0 {x - gap:.1f} {height + head:.1f}"><rect width="100%" height="100%" fill="#ffffff"/>'
+            + "".join(inner) + "</svg>")
+
+
+def _side_by_side(titles: list, pngs: list) -> bytes:
+    """PNG drawings placed left to right, each under its title (Pillow)."""
+    images = [Image.open(io.BytesIO(p)).convert("RGB") for p in pngs]
+    gap, head = 24, 24
+    out = Image.new("RGB", (sum(i.width for i in images) + gap * (len(images) - 1),
+                            head + max(i.height for i in images)), "white")
+    draw = ImageDraw.Draw(out)
+    try:
+        font = ImageFont.load_default(size=FONT_SIZE + 1)
+    except TypeError:  # Pillow before 10.1: one fixed size
+        font = ImageFont.load_default()
+    x = 0
+    for title, image in zip(titles, images):
+        draw.text((x + 4, 4), title, fill="#1f2328", font=font)
+        out.paste(image, (x, head))
+        x += image.width + gap
+    buf = io.BytesIO()
+    out.save(buf, "PNG", optimize=True)
+    return buf.getvalue()
 
 
 def _public_nodes(model: dict) -> dict:
@@ -119,17 +138,20 @@ class GraphView(_html.View):
     """An interactive drawing of a graph (see the module docstring); ``panes`` hold one model per drawing."""
 
     def __init__(self, obj=None, *, kernels=None, profile=None, title: str | None = None,
-                 show_constants: bool = False):
+                 show_constants: bool = False, show_plumbing: bool = False):
         self.panes: list[tuple[str, dict]] = []
         if obj is not None:
-            self.add(obj, kernels=kernels, profile=profile, title=title, show_constants=show_constants)
+            self.add(obj, kernels=kernels, profile=profile, title=title, show_constants=show_constants,
+                     show_plumbing=show_plumbing)
 
     def add(self, obj, *, kernels=None, profile=None, title: str | None = None,
-            show_constants: bool = False) -> GraphView:
-        """Draw another graph beside the ones already here."""
+            show_constants: bool = False, show_plumbing: bool = False) -> GraphView:
+        """Draw another graph beside the ones already here (``show_plumbing``: constants, GetAttr and
+        list constructions as boxes of their own instead of arguments of their users)."""
         graph, found_kernels, default = _resolve(obj)
         model = graph_model(graph, kernels if kernels is not None else found_kernels, profile, show_constants,
-                            title=title or default, prefix=f"p{len(self.panes)}")
+                            title=title or default, prefix=f"p{len(self.panes)}", show_plumbing=show_plumbing)
+        model["top"] = collapse_scopes(model, model["root"])  # what the interactive drawing opens on
         self.panes.append((title or default, model))
         return self
 
@@ -147,20 +169,70 @@ class GraphView(_html.View):
             raise ValueError("GraphView: nothing drawn yet (pass a graph or call add)")
         return self.panes[0][1]
 
-    def to_html(self) -> str:
-        """The self-contained HTML fragment (style, SVG, script) a notebook output holds."""
+    def _check(self) -> None:
         if not self.panes:
             raise ValueError("GraphView: nothing drawn yet (pass a graph or call add)")
+
+    def to_html(self, deferred: bool = False) -> str:
+        """The self-contained HTML fragment (style, SVG, script) a notebook output holds.
+
+        ``deferred``: the drawings go inside script elements the page's script unpacks, so the markup left
+        when a front end strips scripts (an untrusted JupyterLab output) is a one-line note; used when the
+        static picture is shown as an output of its own (``_ipython_display_``)."""
+        self._check()
         uid = _html.new_uid("tkgv")
         nodes: dict = {}
         body = ['<div class="tk-side">' if len(self.panes) > 1 else "<div>"]
         for title, model in self.panes:
             nodes.update(_public_nodes(model))
-            body.append(_view_html(model, model["root"], uid, title))
-        body.append('</div><div class="tk-info">Click a node for its types, source line and time; '
-                    "click a dashed box to expand it; scroll to zoom, drag to pan.</div>")
+            body.append(_view_html(model, model.get("top", model["root"]), uid, title, deferred))
+        body.append('</div><div class="tk-help">Click a box for its details, a dashed box to expand it; '
+                    "drag to pan, Ctrl/Cmd + wheel to zoom.</div><div class=\"tk-info\" hidden></div>")
+        if deferred:
+            body.append('<div class="tk-untrusted-note">Interactive graph view: run the cell or trust the notebook; '
+                        "the picture above is its static copy.</div>")  # the script hides it where it runs
         body.append(_html.json_script({"nodes": nodes}, "tk-model"))
-        return _html.root("".join(body), uid)
+        html = _html.root("".join(body), uid, extra="graph")
+        if deferred:
+            html = html.replace(f'<div class="tk-root tk-graph" id="{uid}">',
+                                f'<div class="tk-root tk-graph" id="{uid}" data-static-twin="1">', 1)
+        return html
+
+    def to_svg(self) -> str:
+        """The static picture: every pane's top-level drawing, as one standalone SVG document."""
+        self._check()
+        return _static_svg(self.panes)
+
+    def to_png(self) -> bytes | None:
+        """Every pane's top-level drawing as one PNG, side by side under their titles (None without dot)."""
+        self._check()
+        pngs = [render_png(model, model["root"]) for _, model in self.panes]
+        if any(p is None for p in pngs):
+            return None
+        return pngs[0] if len(pngs) == 1 else _side_by_side([t for t, _ in self.panes], pngs)
+
+    def static_bundle(self) -> dict:
+        """``text/plain``, ``image/svg+xml`` and (with dot) ``image/png``: what survives an untrusted reload."""
+        bundle = {"text/plain": repr(self), "image/svg+xml": self.to_svg()}
+        png = self.to_png()
+        if png is not None:
+            bundle["image/png"] = base64.b64encode(png).decode("ascii")
+        return bundle
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        bundle = {**self.static_bundle(), "text/html": self.to_html()}
+        if include:
+            bundle = {k: v for k, v in bundle.items() if k in include}
+        if exclude:
+            bundle = {k: v for k, v in bundle.items() if k not in exclude}
+        return bundle
+
+    def _ipython_display_(self) -> None:
+        """Two outputs: the static picture, then the interactive view (see the module docstring)."""
+        from IPython.display import display
+
+        display(self.static_bundle(), raw=True)
+        display({"text/plain": "", "text/html": self.to_html(deferred=True)}, raw=True)
 
     def save(self, path: str | os.PathLike) -> str:
         """Write a standalone HTML page of the view (atomically); returns the path."""

@@ -4,19 +4,36 @@ from __future__ import annotations
 
 import atexit
 import cProfile
+import os
 import shlex
+import urllib.parse
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import IFrame, display
 
-_SERVERS: list = []
+_SERVER = None  # the kernel's one snakeviz server (SnakevizServer), reused by every %%pyprofile
 
 
-def stop_snakeviz_servers() -> None:
-    """Stop every snakeviz server the magics started."""
-    while _SERVERS:
-        _SERVERS.pop().stop()
+def snakeviz_server():
+    """The running snakeviz server of this kernel, or None (none started yet, or it has died)."""
+    return _SERVER if _SERVER is not None and _SERVER.process.poll() is None else None
+
+
+def snakeviz_url(server, path: str) -> str:
+    """The page of ``path`` on ``server``: snakeviz serves any .prof file named in its URL."""
+    return f"http://{server.host}:{server.port}/snakeviz/{urllib.parse.quote(os.path.abspath(path), safe='')}"
+
+
+def stop_snakeviz_servers() -> int:
+    """Stop the snakeviz server the magics started (if any); returns how many were running."""
+    global _SERVER
+    server, _SERVER = _SERVER, None
+    if server is None:
+        return 0
+    alive = server.process.poll() is None
+    server.stop()
+    return int(alive)
 
 
 atexit.register(stop_snakeviz_servers)
@@ -56,7 +73,7 @@ class ToolkitMagics(Magics):
         if not opts.no_view:
             from .profile_view import ProfileView
 
-            display(ProfileView(prof))
+            display(ProfileView(prof, row_limit=opts.row_limit))
 
     @magic_arguments()
     @argument("-o", "--out", default=None, help="where to write the .prof file (default: a temporary file)")
@@ -82,20 +99,25 @@ class ToolkitMagics(Magics):
         if opts.no_server:
             print(f"view it with: {command}")
             return
-        try:
-            server = start_snakeviz(path)
-        except (OSError, RuntimeError) as e:
-            print(f"snakeviz could not start ({e}); view the profile with: {command}")
-            return
-        _SERVERS.append(server)
-        print(f"snakeviz serving at {server.url}")
-        display(IFrame(server.url, width="100%", height=opts.height))
+        global _SERVER
+        server = snakeviz_server()
+        if server is None:
+            if _SERVER is not None:  # it died: forget it, start another
+                stop_snakeviz_servers()
+            try:
+                server = start_snakeviz(path)
+            except (OSError, RuntimeError) as e:
+                print(f"snakeviz could not start ({e}); view the profile with: {command}")
+                return
+            _SERVER = server
+        url = snakeviz_url(server, path)
+        print(f"snakeviz serving at {url}")
+        display(IFrame(url, width="100%", height=opts.height))
 
     @line_magic
     def snakeviz_stop(self, line: str = "") -> None:
-        """Stop the snakeviz servers ``%%pyprofile`` started."""
-        n = len(_SERVERS)
-        stop_snakeviz_servers()
+        """Stop the snakeviz server ``%%pyprofile`` started."""
+        n = stop_snakeviz_servers()
         print(f"stopped {n} snakeviz server{'s' if n != 1 else ''}")
 
     @line_magic
@@ -123,7 +145,9 @@ class ToolkitMagics(Magics):
 
     @line_magic
     def graph_for(self, line: str) -> None:
-        """``%graph_for fn arg1, arg2``: print ``fn.graph_for(arg1, arg2)`` (the graph after fusion)."""
+        """``%graph_for fn arg1, arg2``: draw ``fn.graph_for(arg1, arg2)`` (the graph after fusion).
+
+        The output is a ``GraphView`` drawing; its ``text/plain`` is the graph's text, as ``print`` shows it."""
         parts = line.strip().split(None, 1)
         if not parts:
             raise ValueError("usage: %graph_for fn arg1, arg2, ...")
@@ -131,5 +155,9 @@ class ToolkitMagics(Magics):
         args = self.shell.ev(f"({parts[1]},)") if len(parts) > 1 else ()
         if not hasattr(fn, "graph_for"):
             raise TypeError(f"%graph_for: {parts[0]} has no graph_for (use toolkit.jit.trace or toolkit.jit.script)")
-        print(fn.graph_for(*args))
+        from .graph_view import GraphView
 
+        result = fn.graph_for(*args)
+        bundle = GraphView(result)._repr_mimebundle_()
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        display({**data, "text/plain": str(result)}, metadata=metadata or None, raw=True)

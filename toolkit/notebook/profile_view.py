@@ -6,6 +6,15 @@ own colours in both. Built from a ``toolkit.profiler.profile``, its ``events()``
 or its ``key_averages()`` (averages alone have no timeline). ``%%profile``
 shows one under its text table.
 
+The view draws twice. JupyterLab renders an untrusted notebook's HTML through a
+sanitizer that drops ``<style>``, ``<script>`` and ``<svg>`` (and never shows
+``image/svg+xml`` or a data-URI image there), so the HTML holds a static drawing
+made of tables and inline-styled ``<div>`` bars, which that sanitizer keeps;
+the script, once trusted, replaces the static timeline with an interactive one
+(zoom, pan, ticks, every event) and offers the trace to Perfetto's UI. The
+bundle also carries the timeline as ``image/svg+xml`` for frontends that do not
+render HTML.
+
     >>> with toolkit.profiler.profile() as prof:
     ...     model(x).sum().backward()
     >>> ProfileView(prof)             # in a cell: draws it
@@ -17,11 +26,10 @@ import os
 
 from . import _html
 from ._html import esc, format_us
+from .profile_static import static_timeline_html, timeline_svg
 
-MAX_TIMELINE_EVENTS = 3000
-TIMELINE_WIDTH = 1000
-LANE_H = 16
 COLORS = {"forward": "#54aeff", "backward": "#fb8f44", "fused": "#2da44e", "annotation": "#a475f9"}
+CELL_STYLE = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"  # a long name is cut, its tooltip is whole
 
 
 def event_kind(e) -> str:
@@ -62,15 +70,20 @@ def _depths(events: list) -> dict:
 
 
 class ProfileView(_html.View):
-    """Sortable table (click a column), per-op bars of self CPU time, and a timeline (see the module docstring)."""
+    """Sortable table (click a column), per-op bars of self CPU time, and a timeline (see the module docstring).
+
+    ``row_limit``: rows of the table (the top ones by self CPU time); None shows every op.
+    """
 
     def __init__(self, source, row_limit: int | None = None):
+        if row_limit is not None and (not isinstance(row_limit, int) or row_limit <= 0):
+            raise ValueError(f"ProfileView: row_limit must be a positive int or None, got {row_limit!r}")
         self.events, self.averages = _split(source)
         self.row_limit = row_limit
 
     # -- the table ------------------------------------------------------------------------------
     def rows(self) -> list[dict]:
-        """One row per averaged key, sorted by self CPU time (the widget's table state)."""
+        """One row per averaged key, sorted by self CPU time, at most ``row_limit`` (the widget's table state)."""
         total = sum(a.self_cpu_time_total for a in self.averages) or 1.0
         rows = []
         for a in sorted(self.averages, key=lambda a: -a.self_cpu_time_total):
@@ -81,13 +94,18 @@ class ProfileView(_html.View):
         return rows[: self.row_limit] if self.row_limit else rows
 
     def table_html(self) -> str:
+        """The op table: fixed layout, so a long name is cut (ellipsis, full name as tooltip), never overprinted."""
         rows = self.rows()
         top = max((r["self_cpu_us"] for r in rows), default=0.0) or 1.0
         shapes = any(r["input_shapes"] for r in rows)
-        heads = ["Name", "Kind", "Self CPU", "Self CPU %", "CPU total", "CPU avg", "# Calls"]
-        heads += ["Input shapes"] if shapes else []
-        heads.append("Self CPU share")
-        out = ['<table class="tk-table"><thead><tr>', "".join(f"<th>{h}</th>" for h in heads),
+        heads = [("Name", None), ("Kind", "84px"), ("Self CPU", "88px"), ("Self CPU %", "88px"),
+                 ("CPU total", "88px"), ("CPU avg", "88px"), ("# Calls", "64px")]
+        heads += [("Input shapes", "18%")] if shapes else []
+        heads.append(("Self CPU share", "132px"))
+        cols = "".join(f'<col style="width:{w}">' if w else "<col>" for _, w in heads)
+        out = ['<table class="tk-table tk-ops" style="table-layout:fixed;width:100%">',
+               f"<colgroup>{cols}</colgroup><thead><tr>",
+               "".join(f'<th title="sort by {h}" style="{CELL_STYLE};text-align:left">{h}</th>' for h, _ in heads),
                "</tr></thead><tbody>"]
         for r in rows:
             bar = {"backward": " tk-bwd", "fused": " tk-fused"}.get(r["kind"], "")
@@ -97,18 +115,26 @@ class ProfileView(_html.View):
                      (r["calls"], str(r["calls"]))]
             if shapes:
                 cells.append((r["input_shapes"], esc(r["input_shapes"])))
-            cells.append((r["self_cpu_us"], f'<span class="tk-bar{bar}" style="width:'
-                                            f'{120 * r["self_cpu_us"] / top:.1f}px"></span>'))
-            out.append("<tr>" + "".join(f'<td data-v="{esc(v)}">{c}</td>' for v, c in cells) + "</tr>")
+            cells.append((r["self_cpu_us"], f'<span class="tk-bar{bar}" style="display:inline-block;height:9px;'
+                                            f'background-color:{COLORS[r["kind"]]};'
+                                            f'width:{120 * r["self_cpu_us"] / top:.1f}px"></span>'))
+            tds = [f'<td data-v="{esc(v)}" style="{CELL_STYLE}">{c}</td>' for v, c in cells]
+            name = esc(r["name"])
+            tds[0] = f'<td data-v="{name}" title="{name}" style="{CELL_STYLE};text-align:left">{name}</td>'
+            out.append("<tr>" + "".join(tds) + "</tr>")
         out.append("</tbody></table>")
+        hidden = len(self.averages) - len(rows)
+        if hidden > 0:
+            out.append(f'<div class="tk-note">{len(rows)} of {len(self.averages)} ops shown (row_limit='
+                       f"{self.row_limit}); {hidden} with less self CPU time are left out.</div>")
         return "".join(out)
 
     # -- the timeline ---------------------------------------------------------------------------
     def timeline(self) -> list[dict]:
-        """Events as bars: name, kind, start and duration (us from the first event), thread lane and depth."""
+        """Every event as a bar: name, kind, start and duration (us from the first event), thread lane and depth."""
         if not self.events:
             return []
-        events = sorted(self.events, key=lambda e: -e.cpu_time_total)[:MAX_TIMELINE_EVENTS]
+        events = self.events
         t0 = min(e.time_range.start for e in events)
         depth = _depths(events)
         threads = {t: i for i, t in enumerate(sorted({e.thread for e in events}))}
@@ -116,35 +142,18 @@ class ProfileView(_html.View):
                  "dur_us": e.cpu_time_total, "thread": threads[e.thread], "depth": depth[id(e)]}
                 for e in sorted(events, key=lambda e: e.time_range.start)]
 
+    def timeline_data(self, bars: list[dict] | None = None) -> dict:
+        """The timeline as compact JSON for the page's script: names and kinds interned, one array per event."""
+        bars = self.timeline() if bars is None else bars
+        names: dict = {}
+        kinds = list(COLORS)
+        ev = [[names.setdefault(b["name"], len(names)), kinds.index(b["kind"]), round(b["start_us"], 3),
+               round(b["dur_us"], 3), b["thread"], b["depth"]] for b in bars]
+        return {"names": list(names), "kinds": kinds, "colors": [COLORS[k] for k in kinds], "ev": ev}
+
     def timeline_svg(self) -> str:
-        bars = self.timeline()
-        if not bars:
-            return "<p><i>no timeline: these are averages; pass the profile or its events()</i></p>"
-        span = max(b["start_us"] + b["dur_us"] for b in bars) or 1.0
-        lanes: dict = {}
-        for b in bars:
-            lanes[b["thread"]] = max(lanes.get(b["thread"], 0), b["depth"] + 1)
-        offsets, y = {}, 18
-        for t in sorted(lanes):
-            offsets[t] = y
-            y += lanes[t] * LANE_H + 10
-        scale = TIMELINE_WIDTH / span
-        out = [f'<svg class="tk-timeline" xmlns="http://www.w3.org/2000/svg" width="{TIMELINE_WIDTH + 4}" '
-               f'height="{y}" viewBox="0 0 {TIMELINE_WIDTH + 4} {y}" style="max-width:100%;height:auto">',
-               f'<text x="0" y="11" font-size="10" font-family="monospace">0</text>'
-               f'<text x="{TIMELINE_WIDTH}" y="11" font-size="10" font-family="monospace" text-anchor="end">'
-               f"{esc(format_us(span))}</text>"]
-        for b in bars:
-            x, w = b["start_us"] * scale, max(b["dur_us"] * scale, 0.5)
-            top = offsets[b["thread"]] + b["depth"] * LANE_H
-            label = esc(b["name"]) if w > 7 * len(b["name"]) else ""
-            out.append(f'<g class="tk-event tk-{b["kind"]}"><rect x="{x:.2f}" y="{top}" width="{w:.2f}" '
-                       f'height="{LANE_H - 2}" fill="{COLORS[b["kind"]]}" opacity="0.85"><title>{esc(b["name"])} '
-                       f"({b['kind']}): {esc(format_us(b['dur_us']))}</title></rect>"
-                       + (f'<text x="{x + 2:.2f}" y="{top + 11}" font-size="10" font-family="monospace" '
-                          f'pointer-events="none">{label}</text>' if label else "") + "</g>")
-        out.append("</svg>")
-        return "".join(out)
+        """The timeline as a standalone SVG image (ticks, lanes per thread; the longest events if there are many)."""
+        return timeline_svg(self.timeline(), COLORS)
 
     # -- display --------------------------------------------------------------------------------
     def summary(self) -> str:
@@ -153,12 +162,41 @@ class ProfileView(_html.View):
         return f"<ProfileView {len(self.averages)} ops, {n} events, self CPU total {format_us(total)}>"
 
     def to_html(self) -> str:
-        legend = "".join(f'<span><span class="tk-swatch" style="background:{c}"></span>{k}</span>'
+        uid = _html.new_uid("tkpv")
+        legend = "".join(f'<span style="margin-right:10px"><span class="tk-swatch" style="display:inline-block;'
+                         f'width:10px;height:10px;margin-right:3px;background-color:{c}"></span>{k}</span>'
                          for k, c in COLORS.items())
-        body = (f'<div class="tk-profile"><div class="tk-legend">{legend}</div>'
+        bars = self.timeline()
+        if bars:
+            timeline = (static_timeline_html(bars, COLORS)
+                        + '<div class="tk-timeline-live" hidden></div>'
+                        + _html.json_script(self.timeline_data(bars), "tk-timeline-data"))
+            tools = ('<div class="tk-tools" style="display:none">'
+                     '<button type="button" data-act="tl-fit">fit</button> '
+                     '<button type="button" data-act="perfetto" title="open these events in ui.perfetto.dev '
+                     '(needs a network connection)">open in Perfetto</button>'
+                     ' <span class="tk-status"></span></div>')
+        else:
+            timeline = "<p><i>no timeline: these are averages; pass the profile or its events()</i></p>"
+            tools = ""
+        body = (f'<style>{_html.static_text("profile.css")}</style>'
+                f'<div class="tk-profile"><div class="tk-legend">{legend}</div>'
                 f"<details open><summary><b>ops</b> (click a column to sort)</summary>{self.table_html()}</details>"
-                f"<details open><summary><b>timeline</b></summary>{self.timeline_svg()}</details></div>")
-        return _html.root(body)
+                f"<details open><summary><b>timeline</b></summary>{tools}{timeline}</details></div>"
+                f"<script>{_html.static_text('profile.js')}"
+                f'window.toolkitProfile.init(document.getElementById("{uid}"));</script>')
+        return _html.root(body, uid)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """text/plain, the interactive HTML (with its static drawing inside) and, given events, the SVG timeline."""
+        bundle = {"text/plain": repr(self), "text/html": self.to_html()}
+        if self.events:
+            bundle["image/svg+xml"] = self.timeline_svg()
+        if include:
+            bundle = {k: v for k, v in bundle.items() if k in include}
+        if exclude:
+            bundle = {k: v for k, v in bundle.items() if k not in exclude}
+        return bundle
 
     def save(self, path: str | os.PathLike) -> str:
         """Write a standalone HTML page of the view (atomically); returns the path."""

@@ -1,7 +1,8 @@
 """Rich notebook displays of toolkit objects; the core's ``_repr_mimebundle_`` methods delegate here lazily.
 
 Each bundle keeps ``text/plain`` exactly the object's ``repr`` (what a terminal
-shows) and adds ``text/html``: graphs, ``graph_for`` results and scripted code
+shows), gives graph-like objects their static picture (``image/svg+xml`` and
+``image/png``, see ``graph_view``), and adds ``text/html``: graphs, ``graph_for`` results and scripted code
 as ``GraphView`` drawings, profiles as ``ProfileView``, modules as a collapsible
 tree with parameter counts, tensors as their metadata, summary statistics and,
 for large ones, a histogram. A view that cannot be built never hides the
@@ -32,10 +33,30 @@ def mimebundle(obj, include=None, exclude=None) -> dict:
                       RuntimeWarning, stacklevel=2)
         return {"text/plain": text}
     bundle = {"text/plain": text, "text/html": html}
+    try:
+        bundle.update(static_images(obj))
+    except Exception as e:
+        warnings.warn(f"toolkit.notebook: no static picture of this {type(obj).__name__}: {type(e).__name__}: {e}",
+                      RuntimeWarning, stacklevel=2)
     if include:
         bundle = {k: v for k, v in bundle.items() if k in include}
     if exclude:
         bundle = {k: v for k, v in bundle.items() if k not in exclude}
+    return bundle
+
+
+def static_images(obj) -> dict:
+    """``image/svg+xml`` and ``image/png`` of a graph-like object's drawing (see ``graph_view``), else {}."""
+    from ..jit.executor import GraphFor
+    from ..jit.ir import Graph
+    from .graph_view import GraphView
+
+    graph = obj if isinstance(obj, (Graph, GraphFor)) else getattr(obj, "inlined_graph", None) or \
+        getattr(obj, "graph", None)
+    if not isinstance(graph, (Graph, GraphFor)):
+        return {}
+    bundle = GraphView(graph).static_bundle()
+    del bundle["text/plain"]
     return bundle
 
 

@@ -5,7 +5,12 @@ Names follow PyTorch's exporter: op nodes are ``<Model>/<Type>[<attr>]/.../<valu
 outputs ``output/output.<i>`` with op ``IO Node``. Each node carries
 ``_output_shapes``, ``dtype``, ``attr`` (its IR attributes) and ``_source``.
 When fusion applies, each ``prim::FusionGroup`` becomes a ``FusionGroup_<i>``
-scope holding its fused ops. Inputs and outputs may nest tuples, lists, dicts
+scope holding its fused ops, named after their Python variable where the graph
+kept one (``gates``) and otherwise after their op (``sigmoid``, ``sigmoid_1``),
+as a kernel's ops have no value numbering worth reading; they carry the group as
+their XLA cluster (``_XlaCluster``) and in their device (``/device:CPU:0/FusionGroup_0``),
+so TensorBoard's "Color by XLA cluster" and "Color by device" paint each group
+apart from the unfused ops (``/device:CPU:0``). Inputs and outputs may nest tuples, lists, dicts
 and None: the model is traced through a wrapper that takes and returns flat tensors.
 """
 
@@ -22,6 +27,7 @@ from tensorboard.compat.proto.step_stats_pb2 import DeviceStepStats, StepStats
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.compat.proto.versions_pb2 import VersionDef
 
+_DEVICE = "/device:CPU:0"  # where the unfused ops run, as the run metadata's step stats say
 _DT = {"float16": types_pb2.DT_HALF, "float32": types_pb2.DT_FLOAT, "float64": types_pb2.DT_DOUBLE,
        "bfloat16": types_pb2.DT_BFLOAT16, "int8": types_pb2.DT_INT8, "uint8": types_pb2.DT_UINT8,
        "int16": types_pb2.DT_INT16, "int32": types_pb2.DT_INT32, "int64": types_pb2.DT_INT64,
@@ -155,6 +161,7 @@ class _Builder:
         self.nodes: list[NodeDef] = []
         self.module_paths: dict[int, tuple] = {}
         self.groups = 0
+        self.used: set[str] = set()  # node names taken, so op-named fused nodes stay unique
 
     def scope_name(self, scope: str) -> str:
         """``__module.layer1.0`` -> ``Net/Sequential[layer1]/BasicBlock[0]``."""
@@ -171,8 +178,20 @@ class _Builder:
             parts.append(f"{t}[{p}]")
         return "/".join(parts)
 
-    def emit(self, name: str, op: str, inputs: list, attrs: dict) -> None:
-        self.nodes.append(NodeDef(name=name, op=op, input=inputs, attr=attrs))
+    def emit(self, name: str, op: str, inputs: list, attrs: dict, device: str = "") -> None:
+        self.used.add(name)
+        self.nodes.append(NodeDef(name=name, op=op, input=inputs, attr=attrs, device=device))
+
+    def fused_name(self, group: str, node, value) -> str:
+        """``<group>/gates`` for a value named in the source, else ``<group>/<op>`` (``_1``, ``_2``... when taken)."""
+        base = value.debug_name
+        if not base or base.replace(".", "").isdigit():
+            base = node.kind.split("::")[-1]
+        name, k = f"{group}/{base}", 0
+        while name in self.used:
+            k += 1
+            name = f"{group}/{base}_{k}"
+        return name
 
     def input_names(self, node) -> list:
         return [self.names[id(v)] for v in node.inputs if id(v) in self.names]
@@ -213,12 +232,17 @@ class _Builder:
             if n.kind == "prim::FusionGroup":
                 self.add_fusion_group(n, prefix)
                 continue
-            scope = prefix if prefix is not None else self.scope_name(n.scope)
             inputs = self.input_names(n)
             for o in n.outputs:
-                name = f"{scope}/{o.debug_name}"
+                if prefix is None:
+                    name, attrs, device = f"{self.scope_name(n.scope)}/{o.debug_name}", _value_attrs(o, n), _DEVICE
+                else:
+                    name, attrs = self.fused_name(prefix, n, o), _value_attrs(o, n)
+                    cluster = prefix.rsplit("/", 1)[-1]
+                    attrs["_XlaCluster"] = AttrValue(s=cluster.encode())
+                    device = f"{_DEVICE}/{cluster}"
                 self.names[id(o)] = name
-                self.emit(name, n.kind, inputs, _value_attrs(o, n))
+                self.emit(name, n.kind, inputs, attrs, device)
 
     def add_fusion_group(self, n, prefix: str | None) -> None:
         sub = n["Subgraph"]
@@ -263,5 +287,5 @@ def graph(model, args, verbose: bool = False, use_strict_trace: bool = True):
         print(shown)
     b = _Builder(model)
     b.add_graph(shown, len(g.outputs))
-    stepstats = RunMetadata(step_stats=StepStats(dev_stats=[DeviceStepStats(device="/device:CPU:0")]))
+    stepstats = RunMetadata(step_stats=StepStats(dev_stats=[DeviceStepStats(device=_DEVICE)]))
     return GraphDef(node=b.nodes, versions=VersionDef(producer=22)), stepstats

@@ -24,6 +24,26 @@ import numpy as np
 from ..tensorboard._convert import convert_to_HWC, make_np
 
 _STOP = object()
+# A small image is scaled up (by a whole factor) until its longer side reaches this many pixels, and its window
+# gets room for the caption bar visdom draws above the image, so neither hides the other.
+_MIN_IMAGE_SIDE = 256
+_CAPTION_ROOM = 40
+
+
+def _image_window_size(height: int, width: int) -> dict:
+    """visdom ``opts`` width/height for an image window: the image (small ones enlarged) plus its caption bar."""
+    scale = max(1, -(-_MIN_IMAGE_SIDE // max(height, width, 1)))
+    return {"width": width * scale, "height": height * scale + _CAPTION_ROOM}
+
+
+def markdown_to_html(text: str) -> str:
+    """``text`` as HTML from its markdown (tables, fenced code); raw HTML in it is shown as text, not run."""
+    import markdown
+
+    md = markdown.Markdown(extensions=["tables", "fenced_code"])
+    md.preprocessors.deregister("html_block")
+    md.inlinePatterns.deregister("html")
+    return md.convert(text)
 
 
 class VisdomWriter:
@@ -154,7 +174,8 @@ class VisdomWriter:
         chw = (hwc.astype(np.float32) * scale).clip(0, 255).astype(np.uint8).transpose(2, 0, 1) / 255.0
         step = self._step(tag, global_step)
         self._windows.add(tag)
-        self._enqueue(self._builder.image(chw, win=tag, opts={"title": tag, "caption": f"step {int(step)}"}))
+        opts = {"title": tag, "caption": f"step {int(step)}", **_image_window_size(*hwc.shape[:2])}
+        self._enqueue(self._builder.image(chw, win=tag, opts=opts))
 
     def add_image(self, tag: str, img_tensor, global_step=None, walltime=None, dataformats: str = "CHW") -> None:
         """Show the image in window ``tag`` (uint8 as is, floats in [0, 1] scaled), replacing the last one."""
@@ -176,11 +197,11 @@ class VisdomWriter:
         self._enqueue(self._builder.histogram(X=arr, win=tag, opts=opts))
 
     def add_text(self, tag: str, text_string: str, global_step=None, walltime=None) -> None:
-        """Append the text (one paragraph per call) to the text window ``tag``."""
+        """Append the text to the text window ``tag``, its markdown rendered as TensorBoard's Text tab renders it."""
         self._step(tag, global_step)
         append = tag in self._windows
         self._windows.add(tag)
-        self._enqueue(self._builder.text(text_string, win=tag, opts={"title": tag}, append=append))
+        self._enqueue(self._builder.text(markdown_to_html(text_string), win=tag, opts={"title": tag}, append=append))
 
     def add_figure(self, tag: str, figure, global_step=None, close: bool = True, walltime=None) -> None:
         """A matplotlib figure as a visdom ``matplot`` (SVG) window ``tag``; a list of figures is tiled."""
