@@ -382,3 +382,46 @@ def test_forked_function_reading_a_global_module_saves_its_state_as_constants():
     assert any(n.kind == "prim::ModuleConstant" for n in _forks(fork_of_global.graph)[0]["Subgraph"].all_nodes())
     x = toolkit.randn(3)
     assert_close(loaded(x), scaled_global(x))
+
+
+# -- tracing ------------------------------------------------------------------------------------------------
+def _plain_fork(lib):
+    def negate_twice(x):
+        return x.neg() * 2
+
+    def fork_and_add(x):
+        fut = lib.jit.fork(negate_twice, x)
+        return lib.jit.wait(fut) + 1
+
+    return fork_and_add
+
+
+def _torch_kinds(graph) -> list:
+    return [n.kind() for n in graph.nodes()]
+
+
+def test_a_trace_records_fork_and_wait_with_the_forked_call_as_subgraph_like_torch():
+    tk = toolkit.jit.trace(_plain_fork(toolkit), toolkit.ones(3))
+    th = torch.jit.trace(_plain_fork(torch), torch.ones(3))
+    kinds = [n.kind for n in tk.graph.nodes()]
+    assert kinds.count("prim::fork") == _torch_kinds(th.graph).count("prim::fork") == 1
+    assert kinds.count("aten::wait") == _torch_kinds(th.graph).count("aten::wait") == 1
+    (fork,) = _forks(tk.graph)
+    assert [n.kind for n in fork["Subgraph"].nodes() if n.op is not None] == ["aten::neg", "aten::mul"]
+    x = np.linspace(-1, 1, 3).astype(np.float32)  # other inputs than the example: the graph runs
+    assert_close(tk(toolkit.tensor(x)), th(torch.from_numpy(x)))
+
+
+def test_a_traced_ensemble_forks_each_submodule_trains_and_saves():
+    tk_model, th_model = _ensemble(toolkit)[0](), _ensemble(torch)[0]()
+    x = np.linspace(-1, 1, 3).astype(np.float32)
+    tk = toolkit.jit.trace(tk_model, toolkit.tensor(x))
+    th = torch.jit.trace(th_model, torch.from_numpy(x))
+    assert len(_forks(tk.graph)) == _torch_kinds(th.graph).count("prim::fork") == 4
+    x2 = x * 2
+    out_tk, out_th = tk(toolkit.tensor(x2)), th(torch.from_numpy(x2))
+    assert_close(out_tk, out_th)
+    out_tk.sum().backward()
+    out_th.sum().backward()
+    assert_close(tk_model.models[2].w.grad, th_model.models[2].w.grad)
+    assert_close(_round_trip(tk)(toolkit.tensor(x2)), out_th.detach())

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from .. import dispatch
 from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ..futures import Future
 from .interpreter import Interpreter
@@ -40,6 +41,11 @@ def fork(func: Callable, *args, **kwargs) -> Future:
     """
     if not callable(func):
         raise TypeError(f"fork(): object of type '{type(func).__name__}' is not callable")
+    tracer = _forks_tracer()
+    if tracer is not None and not kwargs:
+        traced = tracer.record_fork(func, args)
+        if traced is not None:
+            return traced
     fut: Future = Future()
     fut.set_result(func(*args, **kwargs))
     return fut
@@ -49,7 +55,18 @@ def wait(future: Future) -> Any:
     """The result of a task started with ``fork``, waiting for it to finish (its error raises here)."""
     if not isinstance(future, Future):
         raise TypeError(f"wait(): expected a toolkit.jit.Future, got {type(future).__name__}")
+    tracer = _forks_tracer()
+    if tracer is not None:
+        return tracer.record_wait(future)
     return future.wait()
+
+
+def _forks_tracer():
+    """The trace recording now at the top level (not inside an op it records), which records forks, or None."""
+    for o in dispatch.STATE.observers:
+        if getattr(o, "records_forks", False) and o._depth == 0:
+            return o
+    return None
 
 
 # -- the pool that runs forked graphs ------------------------------------------------------------------

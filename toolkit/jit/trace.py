@@ -102,6 +102,7 @@ class Tracer(CallFrames):
         self._param_maps: dict[int, tuple] = {}
         self._module_paths: dict[int, tuple] = {}
         self._pending: list = []  # conversions made while the dispatcher binds arguments
+        self._futures: dict[int, tuple] = {}  # id(Future) -> (the future, its prim::fork value), for ``wait``
 
     # -- values ----------------------------------------------------------------------------
     def bind_tensor(self, t: Tensor, v: Value) -> None:
@@ -238,6 +239,67 @@ class Tracer(CallFrames):
             if id(t) not in kept:
                 _warn(_NUMBER_MSG.format(what="boolean" if what == "bool" else "number"), loc)
         self._pending.clear()
+
+    # -- fork and wait -----------------------------------------------------------------------
+    records_forks = True
+
+    def record_fork(self, func, args: tuple):
+        """``toolkit.jit.fork(func, *args)`` while tracing: ``func`` traced into the ``Subgraph`` of a ``prim::fork``
+        node, as PyTorch's tracer records it; returns the completed future (its graph value kept for ``wait``), or
+        None when the call cannot be recorded that way (non-tensor arguments, a module outside the traced one),
+        and then the caller runs it inline as before."""
+        from ..futures import Future
+        from ..nn.modules.module import Module
+
+        if not all(isinstance(a, Tensor) for a in args):
+            return None
+        module_value = None
+        if isinstance(func, Module):
+            module_value = self._submodule_value(func)
+            if module_value is None:
+                return None
+        inputs = [self.tensor_value(a) for a in args]
+        self._depth += 1
+        try:
+            sub, _, result = record(func, args, module=func if module_value is not None else None,
+                                    method=func if module_value is not None else None)
+        finally:
+            self._depth -= 1
+        n = self._insert("prim::fork", ([module_value] if module_value is not None else []) + inputs)
+        n["Subgraph"] = sub
+        n.output().type = T.FutureType(sub.outputs[0].type)
+        fut = Future()
+        fut.set_result(result)
+        self._futures[id(fut)] = (fut, n.output())
+        return fut
+
+    def record_wait(self, fut):
+        """``toolkit.jit.wait(fut)`` while tracing: an ``aten::wait`` of a future this trace forked, its result bound
+        to the value (tensors, or a tuple of them unpacked); any other future is waited for untraced."""
+        value = fut.wait()
+        entry = self._futures.get(id(fut))
+        if entry is None or entry[0] is not fut:
+            return value
+        n = self._insert("aten::wait", [entry[1]])
+        out = n.output()
+        out.type = entry[1].type.elem
+        if isinstance(value, Tensor):
+            self.bind_tensor(value, out)
+        elif isinstance(value, (tuple, list)) and all(isinstance(t, Tensor) for t in value):
+            un = self._insert("prim::TupleUnpack" if isinstance(value, tuple) else "prim::ListUnpack", [out], 0)
+            for t in value:
+                self.bind_tensor(t, un.add_output(T.TensorType.of(t)))
+        return value
+
+    def _submodule_value(self, m):
+        """The graph value of module ``m`` read from the running module call (or the traced root), or None."""
+        f = self._frame()
+        while f is not None:
+            for name, sub in f.module.named_modules():
+                if sub is m:
+                    return self._module_in(f, tuple(name.split(".")) if name else ())
+            f = f.parent
+        return None
 
     # -- inputs and outputs ----------------------------------------------------------------
     def add_input(self, obj, name: str | None) -> Value:
