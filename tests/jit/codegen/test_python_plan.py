@@ -251,3 +251,19 @@ def test_graph_for_shows_the_generated_python():
     args = _rnn_inputs(2)
     g = f.graph_for(*args)
     assert g.python_source is not None and "def _plan(" in g.python_source
+
+
+def test_is_none_of_a_folded_constant_compiles_without_a_syntax_warning():
+    """Freezing folds ``self.x is None`` to a constant tested against None: the plan writes the known answer."""
+    import warnings
+
+    from toolkit.demo import seed_net
+
+    m = seed_net().eval()
+    x = toolkit.randn(2, 1, 28, 28)
+    frozen = toolkit.jit.freeze(toolkit.jit.script(m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        for _ in range(3):  # profiling run, then the compiled plan
+            got = frozen(x)
+    assert np.allclose(got.numpy(), m(x).detach().numpy(), atol=1e-6)

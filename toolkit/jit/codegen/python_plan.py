@@ -324,9 +324,14 @@ class _Emitter:
             self._emit(indent, f"{self._bind(n.outputs[0])} = {self.as_obj_or_list(n.inputs[0])}"
                                f"[{self.as_obj(n.inputs[1])}]", n, True)
         elif kind in ("aten::__is__", "aten::__isnot__") and any(is_none(v) for v in n.inputs):
-            a, b = (self.expr(v) if self._held(v) == RAW else self.as_obj(v) for v in n.inputs)
             op = "is" if kind == "aten::__is__" else "is not"
-            self._emit(indent, f"{self._bind(n.outputs[0])} = {a} {op} {b}", n)
+            sources = [_through_casts(v).node for v in n.inputs]
+            if all(m is not None and m.kind == "prim::Constant" for m in sources):  # known now; ``1 is None`` is a SyntaxWarning
+                same = sources[0].attributes.get("value") is sources[1].attributes.get("value")
+                self._emit(indent, f"{self._bind(n.outputs[0])} = {same == (op == 'is')}", n)
+            else:
+                a, b = (self.expr(v) if self._held(v) == RAW else self.as_obj(v) for v in n.inputs)
+                self._emit(indent, f"{self._bind(n.outputs[0])} = {a} {op} {b}", n)
         elif kind in ("prim::ListConstruct", "prim::TupleConstruct"):
             items = ", ".join(self.as_obj(v) for v in n.inputs)
             text = f"[{items}]" if kind == "prim::ListConstruct" else f"({items}{',' if len(n.inputs) == 1 else ''})"
@@ -502,3 +507,10 @@ def _builtin(kind: str):
     if fn is not None and _EXEC.get(kind) is not None:
         return fn
     return None
+
+
+def _through_casts(v):
+    """The value ``v`` is a ``prim::unchecked_cast`` of (the casts change its type, never its value)."""
+    while v.node is not None and v.node.kind == "prim::unchecked_cast":
+        v = v.node.inputs[0]
+    return v
