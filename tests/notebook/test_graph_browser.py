@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+import toolkit
 from toolkit.notebook import GraphView
 
 from .chromium import playwright_or_skip
@@ -89,4 +90,133 @@ def test_details_and_expanded_groups_open_beside_the_clicked_box(browser, tmp_pa
     assert group.locator("text.tk-mark").text_content() == "\u2212"
     group.click(force=True)
     assert not panel.is_visible()
+    assert errors == []
+
+
+def _mlp(layers: int):
+    nn = toolkit.nn
+    model = nn.Sequential(*[m for _ in range(layers) for m in (nn.Linear(8, 8), nn.ReLU())])
+    return toolkit.jit.trace(model, (toolkit.randn(2, 8),))
+
+
+def test_search_highlights_matching_nodes_and_enter_scrolls_to_the_next(browser, tmp_path):
+    tr, x, y = traced_chain()
+    page, errors = _lab_like_page(browser, tmp_path, GraphView(tr.graph))
+    view = page.locator(".tk-view").first
+    muls = view.locator('.tk-canvas > svg .tk-node[data-kind="aten::mul"]').count()
+    assert muls == 2  # x * y and sigmoid(...) * tanh(x)
+    view.locator("input.tk-search").fill("MUL")
+    assert view.locator(".tk-canvas > svg .tk-node.tk-match").count() == muls
+    assert view.locator('.tk-node.tk-match[data-kind="aten::mul"]').count() == muls
+    assert view.locator(".tk-count").text_content() == "2 matches"
+    view.locator("input.tk-search").fill("sigmoid")
+    assert view.locator(".tk-node.tk-match").count() == 1
+    view.locator("input.tk-search").fill("")
+    assert view.locator(".tk-node.tk-match").count() == 0 and view.locator(".tk-count").text_content() == ""
+
+    page, errors2 = _lab_like_page(browser, tmp_path, GraphView(_mlp(30)))
+    view = page.locator(".tk-view").first
+    canvas = view.locator(".tk-canvas")
+    search = view.locator("input.tk-search")
+    search.fill("relu")
+    assert view.locator(".tk-node.tk-match").count() == 30
+    assert canvas.evaluate("c => c.scrollTop") == 0
+    search.press("Shift+Enter")  # the last relu: far below the top of a tall drawing
+    assert view.locator(".tk-count").text_content() == "30 / 30"
+    assert canvas.evaluate("c => c.scrollTop") > 0
+    current, box = view.locator(".tk-node.tk-current"), canvas.bounding_box()
+    assert current.count() == 1
+    c = current.bounding_box()
+    assert box["y"] <= c["y"] and c["y"] + c["height"] <= box["y"] + box["height"]  # scrolled into sight
+    search.press("Enter")  # wraps around to the first
+    assert view.locator(".tk-count").text_content() == "1 / 30"
+    assert errors == [] and errors2 == []
+
+
+def test_plumbing_toggle_shows_getattr_boxes_and_their_details(browser, tmp_path):
+    view = GraphView(_mlp(2))
+    assert view.model["plumbing"] is not None
+    page, errors = _lab_like_page(browser, tmp_path, view)
+    getattr_boxes = page.locator('.tk-view:visible .tk-node[data-kind="prim::GetAttr"]')  # panels included
+    assert getattr_boxes.count() == 0  # folded into the linear ops' calls
+    page.locator('.tk-view:visible button[data-act="plumbing"]').click()
+    assert getattr_boxes.count() >= 4  # two Linear layers' weight and bias, at least
+    assert page.locator('.tk-view:visible button[data-act="plumbing"]').get_attribute("aria-pressed") == "true"
+    page.locator(".tk-view:visible > .tk-stage .tk-node.tk-module").first.click()  # open a Linear
+    page.locator('.tk-panel:visible .tk-node[data-kind="prim::GetAttr"]').first.click()
+    assert "prim::GetAttr" in page.locator(".tk-info").inner_text()
+    page.locator('.tk-view:visible button[data-act="plumbing"]').click()
+    assert getattr_boxes.count() == 0
+    assert page.locator(".tk-side > .tk-view:visible, .tk-root > div > .tk-view:visible").count() == 1
+    assert errors == []
+
+
+def test_minimap_shows_for_a_large_drawing_and_click_scrolls_there(browser, tmp_path):
+    tr, x, y = traced_chain()
+    page, errors = _lab_like_page(browser, tmp_path, GraphView(tr.graph))
+    assert not page.locator(".tk-minimap").is_visible()  # the drawing fits its canvas
+
+    page, errors2 = _lab_like_page(browser, tmp_path, GraphView(_mlp(30)))
+    view = page.locator(".tk-view").first
+    canvas, mini = view.locator(".tk-canvas"), view.locator(".tk-minimap")
+    assert mini.is_visible()
+    assert mini.locator(".tk-node").count() == 0  # a picture: not counted, found or clicked as nodes
+    frame = view.locator(".tk-minimap-frame").bounding_box()
+    m = mini.bounding_box()
+    assert frame["height"] < m["height"] / 2  # only part of the (tall) drawing is in sight
+    mini.click(position={"x": m["width"] / 2, "y": m["height"] - 6})
+    assert canvas.evaluate("c => c.scrollTop") > 0
+    assert view.locator(".tk-minimap-frame").bounding_box()["y"] > frame["y"]  # the frame followed
+    view.locator('button[data-act="fit"]').click()
+    assert not mini.is_visible()  # the whole drawing fits now
+    assert errors == [] and errors2 == []
+
+
+# JupyterLab 4's theme variables the view reads (light and dark themes)
+LIGHT = {"--jp-layout-color1": "white", "--jp-layout-color2": "#eeeeee", "--jp-ui-font-color1": "rgba(0, 0, 0, 0.87)",
+         "--jp-ui-font-color2": "rgba(0, 0, 0, 0.54)", "--jp-ui-font-color3": "rgba(0, 0, 0, 0.38)",
+         "--jp-border-color1": "#bdbdbd", "--jp-brand-color1": "#1976d2", "--jp-warn-color1": "#f57c00",
+         "--jp-warn-color2": "#ffa726", "--jp-success-color1": "#388e3c"}
+DARK = {"--jp-layout-color1": "#212121", "--jp-layout-color2": "#424242", "--jp-ui-font-color1": "rgba(255, 255, 255, 1)",
+        "--jp-ui-font-color2": "rgba(255, 255, 255, 0.7)", "--jp-ui-font-color3": "rgba(255, 255, 255, 0.5)",
+        "--jp-border-color1": "#616161", "--jp-brand-color1": "#42a5f5", "--jp-warn-color1": "#ffa726",
+        "--jp-warn-color2": "#ffb74d", "--jp-success-color1": "#66bb6a"}
+
+# each node's label colour composited over its box's fill (a 1x1 canvas does the colour parsing and alpha)
+_COLOURS = """() => {
+  const ctx = document.createElement("canvas").getContext("2d");
+  function rgb(fill, over) {
+    ctx.clearRect(0, 0, 1, 1);
+    if (over) { ctx.fillStyle = over; ctx.fillRect(0, 0, 1, 1); }
+    ctx.fillStyle = fill; ctx.fillRect(0, 0, 1, 1);
+    return Array.from(ctx.getImageData(0, 0, 1, 1).data.slice(0, 3));
+  }
+  return Array.from(document.querySelectorAll(".tk-canvas > svg g.tk-node")).map(g => {
+    const shape = g.querySelector(":scope > path, :scope > polygon, :scope > rect");
+    const fill = getComputedStyle(shape).fill, label = g.querySelector("text");
+    return {kind: g.dataset.kind, fill: rgb(fill), text: rgb(getComputedStyle(label).fill, fill)};
+  });
+}"""
+
+
+def _contrast(a, b) -> float:
+    def lum(c):
+        s = [v / 255 for v in c]
+        s = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in s]
+        return 0.2126 * s[0] + 0.7152 * s[1] + 0.0722 * s[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK], ids=["light", "dark"])
+def test_node_labels_keep_their_contrast_in_light_and_dark_themes(browser, tmp_path, theme):
+    tr, x, y = traced_chain()
+    page, errors = _lab_like_page(browser, tmp_path, GraphView(tr.graph_for(x, y)))
+    page.evaluate("vars => Object.entries(vars).forEach(([k, v]) => document.body.style.setProperty(k, v))", theme)
+    nodes = page.evaluate(_COLOURS)
+    assert "prim::FusionGroup" in {n["kind"] for n in nodes} and len(nodes) >= 3
+    dark_fill = sum(nodes[0]["fill"]) < 3 * 128
+    assert dark_fill == (theme is DARK)  # the boxes did follow the theme
+    for n in nodes:
+        assert _contrast(n["text"], n["fill"]) >= 4.5, n
     assert errors == []

@@ -56,6 +56,24 @@ def test_graph_view_html_follows_the_notebook_theme():
     assert ".tk-graph .tk-canvas { overflow: auto;" in html and "620px" not in html  # scrolls, never clipped
 
 
+def test_graph_view_carries_its_plumbing_drawing_only_for_small_graphs():
+    from toolkit.notebook import GraphView
+    from toolkit.notebook.graph_view import PLUMBING_MAX_NODES
+
+    nn = toolkit.nn
+    small = toolkit.jit.trace(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), (toolkit.randn(2, 4),))
+    html = GraphView(small).to_html()
+    assert html.count('class="tk-plumbing"') == 1 and '<button data-act="plumbing"' in html
+    assert 'data-kind="prim::GetAttr"' not in html.split('class="tk-plumbing"')[0]  # folded in the first drawing
+    assert 'data-kind=\\"prim::GetAttr\\"' in html  # boxes of their own in the twin (a JSON string)
+    assert 'class="tk-search"' in html
+    layers = PLUMBING_MAX_NODES // 2 + 1
+    big = nn.Sequential(*[m for _ in range(layers) for m in (nn.Linear(4, 4), nn.ReLU())])
+    html = GraphView(toolkit.jit.trace(big, (toolkit.randn(2, 4),))).to_html()
+    assert 'class="tk-plumbing"' not in html and '<button data-act="plumbing"' not in html
+    assert '<button data-act="plumbing"' not in GraphView(small, show_plumbing=True).to_html()  # drawn that way already
+
+
 def test_graph_view_displays_as_a_static_picture_then_the_interactive_view():
     from IPython.core.interactiveshell import InteractiveShell
 

@@ -8,7 +8,11 @@ drawn by Graphviz (``layout.py``) at a fixed text size; the canvas scrolls, and
 zoom (buttons, Ctrl/Cmd + wheel) scales it. Node details and expanded groups
 open beside the clicked box. A traced model's submodules holding several nodes
 start collapsed into boxes that open the same way (``graph_scopes.py``); the
-static picture draws every module as a cluster and fusion groups open.
+static picture draws every module as a cluster and fusion groups open. The toolbar's search box
+highlights the boxes whose name (op, attribute path such as ``conv1.weight``, value) holds the text
+and Enter scrolls to the next; its plumbing toggle swaps in the drawing with constants, GetAttr chains
+and lists as boxes (carried for graphs up to ``PLUMBING_MAX_NODES``); a drawing bigger than its canvas
+gets a minimap in the corner that frames the part in sight and scrolls where clicked.
 
 Saved notebooks: JupyterLab 4 shows an *untrusted* output (a notebook reopened
 elsewhere) through its safe renderers only: ``text/html`` is sanitized (SVG,
@@ -58,18 +62,34 @@ def _resolve(obj):
                     f"function or module, got {type(obj).__name__}")
 
 
-def _view_html(model: dict, vid: str, uid: str, title: str | None, deferred: bool) -> str:
+# the plumbing drawing (constants, GetAttr chains, lists as boxes) rides along, unpacked on demand, for
+# graphs up to this many nodes: it is several times the size of the folded drawing (a traced model's every
+# parameter is a GetAttr chain), so a big graph's output would grow by megabytes for a rarely used view;
+# ``GraphView(obj, show_plumbing=True)`` still draws any graph that way
+PLUMBING_MAX_NODES = 64
+
+
+def _view_html(model: dict, vid: str, uid: str, title: str | None, deferred: bool, plumbing: str | None = None) -> str:
+    """One view's toolbar, canvas and expandable panels; ``plumbing``: ``"off"``/``"on"`` puts the toggle
+    between the drawing without and with plumbing in the toolbar (top-level views with a twin drawing)."""
     view = model["views"][vid]
     svg = render_svg(model, vid)
     if deferred:  # inside a script: an untrusted (sanitized) output shows none of it as stray text
         svg = '<script type="text/x-toolkit-svg" class="tk-svg">' + svg.replace("</", "<\\/") + "</script>"
+    toggle = ""
+    if plumbing:
+        pressed = "true" if plumbing == "on" else "false"
+        toggle = (f'<button data-act="plumbing" aria-pressed="{pressed}" title="show constants, GetAttr chains '
+                  'and lists as boxes of their own">plumbing</button>')
     parts = [f'<div class="tk-view" data-view="{vid}"><div class="tk-toolbar"><span class="tk-title">'
              f'{esc(title or view["title"])}</span>'
+             '<input type="search" class="tk-search" placeholder="find" aria-label="find nodes by name" size="12">'
+             '<span class="tk-count"></span>' + toggle +
              '<button data-act="zoom-in" title="zoom in (or Ctrl/Cmd + wheel)">+</button>'
              '<button data-act="zoom-out" title="zoom out (or Ctrl/Cmd + wheel)">&#8722;</button>'
              '<button data-act="one" title="actual size">1:1</button>'
              '<button data-act="fit" title="fit the whole graph">fit</button></div>',
-             f'<div class="tk-canvas">{svg}</div>', '<div class="tk-panels">']
+             f'<div class="tk-stage"><div class="tk-canvas">{svg}</div></div>', '<div class="tk-panels">']
     for nid in view["nodes"]:
         n = model["nodes"][nid]
         if not n["children"]:
@@ -152,6 +172,11 @@ class GraphView(_html.View):
         model = graph_model(graph, kernels if kernels is not None else found_kernels, profile, show_constants,
                             title=title or default, prefix=f"p{len(self.panes)}", show_plumbing=show_plumbing)
         model["top"] = collapse_scopes(model, model["root"])  # what the interactive drawing opens on
+        if not show_plumbing and len(model["nodes"]) <= PLUMBING_MAX_NODES:
+            twin = graph_model(graph, kernels if kernels is not None else found_kernels, profile, True,
+                               title=title or default, prefix=f"p{len(self.panes)}s", show_plumbing=True)
+            twin["top"] = collapse_scopes(twin, twin["root"])
+            model["plumbing"] = twin  # the toolbar's plumbing toggle switches to it
         self.panes.append((title or default, model))
         return self
 
@@ -185,7 +210,12 @@ class GraphView(_html.View):
         body = ['<div class="tk-side">' if len(self.panes) > 1 else "<div>"]
         for title, model in self.panes:
             nodes.update(_public_nodes(model))
-            body.append(_view_html(model, model.get("top", model["root"]), uid, title, deferred))
+            twin = model.get("plumbing")
+            body.append(_view_html(model, model.get("top", model["root"]), uid, title, deferred,
+                                   "off" if twin else None))
+            if twin:  # as a JSON string: no markup of it shows (or counts) until the toggle unpacks it
+                html_twin = _view_html(twin, twin["top"], uid, title, False, "on")
+                body.append(_html.json_script({"html": html_twin, "nodes": _public_nodes(twin)}, "tk-plumbing"))
         body.append('</div><div class="tk-help">Click a box for its details, a dashed box to expand it; '
                     "drag to pan, Ctrl/Cmd + wheel to zoom.</div><div class=\"tk-info\" hidden></div>")
         if deferred:
