@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean venv
+.PHONY: demo test bench lint clean venv notebooks
 
 # visdom ships only as an sdist whose build imports pkg_resources, gone from setuptools 81 on, so its build
 # environment needs setuptools<81. pip up to 25.x passes PIP_CONSTRAINT on to build environments; pip 26 and
@@ -36,6 +36,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
+
+# Run every notebook in notebooks/ and store its outputs in it, so that readers see results and drawings first.
+notebooks: $(STAMP)
+	$(PY) notebooks/store_outputs.py
 
 # JupyterLab on notebooks/ at http://127.0.0.1:$(LAB_PORT) (the URL with its token is printed; no browser is
 # opened). Its config (settings, workspaces), data (the notebook signature database and its key) and the kernel's

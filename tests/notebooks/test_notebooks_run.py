@@ -54,3 +54,14 @@ def check_fusion_views(nb) -> None:
     assert html.count('data-kind="prim::FusionGroup"') >= 2  # the side-by-side view and the profiled one
     assert 'class="tk-kernel"' in html and "@numba.njit" in html
     assert "tk-side" in html
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_is_stored_with_its_outputs(name):
+    """``make notebooks`` stores every cell's outputs, so a reader sees them (and the views' pictures) unrun."""
+    nb = nbformat.read(os.path.join(NOTEBOOKS, name), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), f"{name} has cells stored without their outputs: run make notebooks"
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    if name.startswith("05_"):  # views keep a picture JupyterLab shows even where it does not trust the notebook
+        assert any("image/png" in o.get("data", {}) for c in code for o in c.outputs)
