@@ -94,3 +94,20 @@ def test_traced_function_still_computes_the_same():
     g = run_passes(t.graph.copy(), ["dce"])
     assert [n.kind for n in g.nodes()] == [n.kind for n in t.graph.nodes()]
     check_same_values_and_grads(f, g, [x, y])
+
+
+def test_an_unused_unchecked_cast_goes_and_a_write_through_one_stays():
+    """A cast only retypes its input: dead when unused, and a write to its output writes the input."""
+    g = Graph()
+    x = g.add_input("x", T.OptionalType(F))
+    dead = g.insert("prim::unchecked_cast", [x])
+    dead.output().type = F
+    live = g.insert("prim::unchecked_cast", [x])
+    live.output().type = F
+    one = g.insert_constant(1)
+    aten(g, "add_", live.output(), live.output(), one, typ=F)  # writes the input through the cast
+    g.register_output(g.insert_constant(None))
+    eliminate_dead_code(g)
+    g.verify()
+    kinds = [n.kind for n in g.nodes()]
+    assert kinds.count("prim::unchecked_cast") == 1 and "aten::add_" in kinds

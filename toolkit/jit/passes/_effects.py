@@ -13,11 +13,12 @@ from ..ir import Graph, Node, Value
 # prim:: kinds that only build or take apart values.
 PURE_PRIMS = frozenset({
     "prim::Constant", "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
-    "prim::ListUnpack", "prim::TupleUnpack", "prim::GetAttr",
+    "prim::ListUnpack", "prim::TupleUnpack", "prim::GetAttr", "prim::unchecked_cast",
 })
 # Kinds whose outputs share memory with their inputs (so a write to one is a write to the others).
 _ALIASING_PRIMS = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
-                             "prim::ListUnpack", "prim::TupleUnpack", "aten::__getitem__"})
+                             "prim::ListUnpack", "prim::TupleUnpack", "aten::__getitem__",
+                             "prim::unchecked_cast"})  # the cast's output is its input, retyped
 
 
 # Kinds without a registry op that write their first input (scripted code's ``aten::append`` on lists).
