@@ -395,16 +395,11 @@ def adaptive_avg_pool2d(self, output_size):
     """Average pooling to a fixed output size: two averaging matmuls (rows, then columns)."""
     ho, wo = _adaptive_check(self.shape, output_size)
     if self.dtype.kind != "f":
-        raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{_dt_title(self.dtype)}'")
+        raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{_dt.title(self.dtype)}'")
     h, w = self.shape[-2:]
     if h % max(ho, 1) == 0 and w % max(wo, 1) == 0 and ho and wo:
         return self.reshape(self.shape[:-2] + (ho, h // ho, wo, w // wo)).mean(axis=(-3, -1), dtype=self.dtype)
     return _avg_matrix(h, ho, self.dtype) @ self @ _avg_matrix(w, wo, self.dtype).T
-
-
-def _dt_title(d) -> str:
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}.get(
-        np.dtype(d).name, str(d))
 
 
 @adaptive_avg_pool2d.meta_rule

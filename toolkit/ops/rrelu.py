@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
 from ._generator import get_generator
@@ -22,10 +23,6 @@ from .registry import INPLACE, RANDOM, op
 
 _MASK53 = np.uint64((1 << 53) - 1)
 _DEFAULTS = "Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False"
-
-
-_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                "float16": "Half", "float32": "Float", "float64": "Double"}
 
 
 def _check_bounds(lower, upper) -> None:
@@ -37,7 +34,7 @@ def _check(name: str, dtype: np.dtype, lower, upper) -> None:
     """PyTorch's errors: bounds out of order, then a kernel without an integer version."""
     _check_bounds(lower, upper)
     if np.dtype(dtype).kind != "f":
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_DTYPE_NAMES[np.dtype(dtype).name]}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_dt.title(dtype)}'")
 
 
 def _slopes(x: np.ndarray, lower: float, upper: float, generator) -> np.ndarray:
@@ -60,8 +57,8 @@ def rrelu_with_noise_functional(self, noise, lower=0.125, upper=1.0 / 3, trainin
     in eval ``leaky_relu(self, (lower + upper) / 2)`` and ``noise`` unchanged."""
     _check("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu", self.dtype, lower, upper)
     if noise.dtype != self.dtype:
-        raise RuntimeError(f"expected scalar type {_DTYPE_NAMES[self.dtype.name]} but found "
-                           f"{_DTYPE_NAMES[noise.dtype.name]}")
+        raise RuntimeError(f"expected scalar type {_dt.title(self.dtype)} but found "
+                           f"{_dt.title(noise.dtype)}")
     if not training:
         slope = (float(lower) + float(upper)) / 2
         return np.where(self > 0, self, self * self.dtype.type(slope)).astype(self.dtype), np.array(noise)
