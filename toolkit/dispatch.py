@@ -154,7 +154,7 @@ def _plan(op: OpDef):
             defaults.append(p.default if not p.type.startswith("int[") or p.default is None else _default_ints(p))
         else:
             defaults.append(None)
-    if positional and positional[-1].type == "Tensor[]":
+    if op.tensor_varargs is not None:
         n_min = len(positional) + 1  # ``einsum(eq, a, b)``: trailing tensors are packed by _bind_slow
     plan = (n_min, len(positional), tuple(p.type == "Tensor" for p in params), tuple(defaults), len(params))
     op._bind_plan = plan
@@ -180,8 +180,8 @@ def bind(op: OpDef, args: tuple, kwargs: dict) -> list:
 def _bind_slow(op: OpDef, args: tuple, kwargs: dict) -> list:
     params = op.args
     positional = [p for p in params if not p.kwarg_only]
-    k = len(positional) - 1
-    if k >= 0 and positional[k].type == "Tensor[]" and len(args) > k and all(isinstance(a, Tensor) for a in args[k:]):
+    k = op.tensor_varargs
+    if k is not None and len(args) > k and all(isinstance(a, Tensor) for a in args[k:]):
         args = tuple(args[:k]) + (list(args[k:]),)  # tensors passed as separate arguments, as torch.einsum allows
     if len(args) > len(positional):
         last = positional[-1] if positional else None

@@ -150,6 +150,10 @@ class OpDef:
         self.overlap_args = tuple(
             (i, schema.args[i].name in no_overlap) for i in self.tensor_args
             if i and schema.args[i].name not in overlap_ok and not schema.args[i].is_tensor_list)
+        positional = [a for a in schema.args if not a.kwarg_only]
+        # A last positional ``Tensor[]`` may also be given as separate tensors (``einsum(eq, a, b)``,
+        # ``broadcast_tensors(a, b)``), as PyTorch's Python API takes them: its index, for eager and script binding.
+        self.tensor_varargs = len(positional) - 1 if positional and positional[-1].type == "Tensor[]" else None
         self.n_outputs = len(schema.returns)
         self.returns_list = bool(schema.returns) and schema.returns[0].type == "Tensor[]"
         self.returns_tensor = bool(schema.returns) and schema.returns[0].type.startswith("Tensor")

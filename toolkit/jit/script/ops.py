@@ -154,8 +154,8 @@ def bind_op(c, op, args: list, kwargs: dict, node) -> list | None:
         k = len(positional) - 1
         if all(isinstance(a.type, T.IntType) for a in args[k:]):
             args = args[:k] + [c.list_of(args[k:], T.INT, node)]
-    k = len(positional) - 1
-    if k >= 0 and positional[k].type == "Tensor[]" and len(args) > k and all(
+    k = op.tensor_varargs
+    if k is not None and len(args) > k and all(
             isinstance(a.type, T.TensorType) for a in args[k:]):  # ``broadcast_tensors(a, b)``, as eager packs them
         args = args[:k] + [c.list_of(args[k:], T.TENSOR, node)]
     if len(args) > len(positional):
