@@ -4,18 +4,6 @@
   "use strict";
   var SVGNS = "http://www.w3.org/2000/svg";
 
-  function esc(s) {
-    return String(s).replace(/[&<>"]/g, function (c) {
-      return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c];
-    });
-  }
-
-  function fmtTime(us) {
-    if (us >= 1e6) return (us / 1e6).toFixed(3) + "s";
-    if (us >= 1e3) return (us / 1e3).toFixed(3) + "ms";
-    return us.toFixed(3) + "us";
-  }
-
   // -- sortable tables ------------------------------------------------------------------------
   function setupTables(root) {
     root.querySelectorAll("table.tk-table").forEach(function (table) {
