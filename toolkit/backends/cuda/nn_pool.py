@@ -16,6 +16,7 @@ import functools
 import numpy as np
 from numba import cuda  # imported when CUDA is first used (register_kernels), never by import toolkit
 
+from ..._core import dtypes as _dt
 from ...ops import registry as R
 from . import runtime
 from .array import CudaArray
@@ -185,11 +186,9 @@ def _adaptive_bwd():
 
 
 def adaptive_avg_pool2d(self, output_size):
-    from ...ops.pooling import _dt_title
-
     meta = meta_of(R.get("adaptive_avg_pool2d"), [self, output_size])
     if self.dtype.kind != "f":
-        raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{_dt_title(self.dtype)}'")
+        raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for '{_dt.title(self.dtype)}'")
     h, w = self.shape[-2:]
     ho, wo = meta.shape[-2:]
     out = CudaArray.empty(tuple(meta.shape), self.dtype)
