@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator as _operator
 
+from . import dispatch as _dispatch  # plugs itself in below: ops reach it through ops.runtime
 from . import ops as _ops  # registers every op
 from ._core import dtypes as _dtypes
 from ._core.device import device

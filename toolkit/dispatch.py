@@ -24,24 +24,11 @@ from ._core.overlap import (
     writable_alias,
 )
 from ._core.shape import fmt_shape
+from ._core.state import LOCAL, STATE
 from .ops import registry as R
+from .ops import runtime as _runtime
 from .ops.registry import OpDef
 from .tensor import Tensor, _wrap
-
-
-class _State:
-    """Global switches read on every call; autograd's grad modes flip them."""
-
-    __slots__ = ("grad_enabled", "inference_mode", "observers", "record")
-
-    def __init__(self):
-        self.grad_enabled = True
-        self.inference_mode = False
-        self.observers: list = []  # tracer, profiler: objects with on_call(op, bound, run)
-        self.record = None  # autograd's recorder: record(op, bound, outputs, saved_self)
-
-
-STATE = _State()
 
 _ELEMENTWISE_KINDS = (R.ELEMENTWISE, R.COMPARISON)
 _NUMBER = (int, float, bool, np.number, np.bool_)
@@ -471,8 +458,6 @@ def _needs_grad(op: OpDef, bound: list) -> bool:
 
 def _refuse_grad(op: OpDef, bound: list) -> None:
     """PyTorch's check_no_requires_grad: some tensor args (loss weights) may not require grad."""
-    from .autograd.grad_mode import LOCAL  # autograd sits above dispatch
-
     if not LOCAL.grad_enabled:  # STATE's flag summarizes all threads; this thread's mode decides
         return
     for name in op.refuse_grad_args:
@@ -618,14 +603,10 @@ def _run_inplace(op: OpDef, bound: list):
     if STATE.grad_enabled and op.derivative is not None and (
         _needs_grad(op, bound) or (self_t._view_chain is not None and self_t._base._requires_grad)
     ):
-        from .autograd.grad_mode import LOCAL
-
         recording = LOCAL.grad_enabled  # STATE's flag summarizes all threads; this thread's mode decides
     if recording:
-        _check_inplace_allowed(op, self_t)
+        STATE.check_inplace(op, self_t)  # autograd refuses what it cannot record
     if self_t._extra and self_t._extra.get("inference"):
-        from .autograd.grad_mode import LOCAL
-
         if not LOCAL.inference_mode:
             raise RuntimeError(
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
@@ -719,20 +700,17 @@ def _write_read_only(op: OpDef, self_t: Tensor, out) -> None:
 
 
 def _mark_inference(outputs) -> None:
-    from .autograd.grad_mode import LOCAL
-
     if not LOCAL.inference_mode:
         return  # STATE's flag is set while any thread is in inference mode
     for o in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
         o._extras()["inference"] = True
 
 
-def _check_inplace_allowed(op: OpDef, t: Tensor):
-    """Refuse in-place ops autograd cannot record (leaves requiring grad, their views, multi-output views)."""
-    from .autograd.recording import check_inplace
-
-    check_inplace(op, t)
 
 
 def is_number(v) -> bool:
     return isinstance(v, numbers.Number)
+
+
+_runtime.install(_runtime.Dispatcher(bind=bind, execute=execute, call_op=call_op, call_overloads=call_overloads,
+                                     wrap=_wrap))

@@ -388,9 +388,10 @@ def bind_methods() -> None:
     An op's ``dunders`` name Python's operators: ``"add"`` binds ``__add__``,
     ``"radd"`` the reflected form, ``"iadd"`` the in-place variant.
     """
-    from .dispatch import call_overloads
     from .ops import registry
+    from .ops.runtime import DISPATCHER
 
+    call_overloads = DISPATCHER.call_overloads
     grouped: dict[str, list] = {}
     for d in registry.all_ops():
         if d.method:
@@ -419,9 +420,9 @@ def bind_methods() -> None:
 
 def _make_method(name, ops, call_overloads):
     if len(ops) == 1:
-        from .dispatch import bind, execute
+        from .ops.runtime import DISPATCHER
 
-        o = ops[0]
+        bind, execute, o = DISPATCHER.bind, DISPATCHER.execute, ops[0]
 
         def method(self, *args, **kwargs):
             return execute(o, bind(o, (self, *args), kwargs))

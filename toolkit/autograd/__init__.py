@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import STATE
+from .._core.state import STATE
 from ..tensor import Tensor, _wrap
 from . import recording as _recording
 from .engine import run_backward
@@ -18,6 +18,7 @@ from .grad_mode import (
 )
 
 STATE.record = _recording.record
+STATE.check_inplace = _recording.check_inplace
 
 
 def _as_tuple(x):

@@ -1,70 +1,19 @@
 """Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode``.
 
 Each is a context manager and a decorator, as in PyTorch, and like PyTorch's
-they are thread-local: a ``no_grad`` block in one thread does not stop another
-thread from recording.
-
-The truth lives in a ``threading.local`` (``LOCAL``). The dispatcher's hot path
-reads only the plain flags on ``dispatch.STATE``, which are kept as a cheap,
-conservative summary over all threads: ``STATE.grad_enabled`` is False only
-while the one running thread has grad disabled, and ``STATE.inference_mode`` is
-True while any thread is in inference mode. The recorder and the inference
-marker then consult ``LOCAL``, so an op pays for the thread-local lookup only
-when it is about to record (a few microseconds anyway), never on the plain path.
-(Making ``STATE`` itself a ``threading.local`` costs about 100 ns on every op.)
-``threading.Thread.start`` is wrapped to raise the summary flag, since a new
-thread starts with grad enabled; threads started with the low-level
-``_thread.start_new_thread`` while the only other thread is in ``no_grad`` do
-not record until some thread changes grad mode.
+they are thread-local. The state they switch lives in ``toolkit._core.state``
+(its one owner, read by the dispatcher below autograd); see there for how the
+thread-local truth and the dispatcher's cross-thread summary relate.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import threading
 
-from ..dispatch import STATE
-
-
-class _Local(threading.local):
-    def __init__(self):
-        self.grad_enabled = True
-        self.inference_mode = False
-
-
-LOCAL = _Local()
-_inference_threads: set = set()
-_lock = threading.Lock()
-
-
-_thread_start = threading.Thread.start
-
-
-def _start_thread(self, *args, **kwargs):
-    # A new thread starts with grad enabled: the summary flag must let its ops reach the recorder.
-    STATE.grad_enabled = True
-    return _thread_start(self, *args, **kwargs)
-
-
-_start_thread.__doc__ = _thread_start.__doc__
-threading.Thread.start = _start_thread
-
-
-def _set_grad(mode: bool) -> None:
-    LOCAL.grad_enabled = mode
-    STATE.grad_enabled = mode or threading.active_count() > 1
-
-
-def _set_inference(mode: bool) -> None:
-    LOCAL.inference_mode = mode
-    ident = threading.get_ident()
-    with _lock:
-        if mode:
-            _inference_threads.add(ident)
-        else:
-            _inference_threads.discard(ident)
-        STATE.inference_mode = bool(_inference_threads)
+from .._core.state import LOCAL
+from .._core.state import set_grad as _set_grad
+from .._core.state import set_inference as _set_inference
 
 
 def is_grad_enabled() -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.device import CPU, as_device
+from . import runtime as _runtime
 
 DEFAULT_SEED = 67280421310721
 _N, _M = 624, 397
@@ -112,9 +113,7 @@ class Generator:
     # --------------------------------------------------------------------------------- state
     def get_state(self):
         """The full state as a uint8 tensor, in PyTorch's byte layout (5056 bytes)."""
-        from ..tensor import _wrap
-
-        return _wrap(self._state_bytes())
+        return _runtime.DISPATCHER.wrap(self._state_bytes())
 
     def _state_bytes(self) -> np.ndarray:
         rec = np.zeros((), dtype=_STATE_DTYPE)

@@ -8,6 +8,7 @@ every call takes the one dispatch path.
 from __future__ import annotations
 
 from . import registry as _registry
+from . import runtime as _runtime
 
 _cache: dict = {}
 
@@ -20,7 +21,8 @@ def function_for(name: str):
     ops = _registry.overloads(name)
     if not ops:
         raise AttributeError(f"no op named {name!r}")
-    from ..dispatch import bind, call_overloads, execute
+    d = _runtime.DISPATCHER
+    bind, execute, call_overloads = d.bind, d.execute, d.call_overloads
 
     if len(ops) == 1:
         o = ops[0]

@@ -202,9 +202,7 @@ def matrix_norm_grad(grad, x, ord, dims, keepdim, norm):
         k = S.shape[-1]
         pick = np.zeros(k)
         pick[0 if ord == 2 else k - 1] = 1
-        from ..factories import tensor
-
-        gS = gm.unsqueeze(-1) * tensor(pick, dtype=S.dtype)
+        gS = gm.unsqueeze(-1) * S.new_tensor(pick)
     return svd_backward(None, gS, None, U, S, Vh).movedim((-2, -1), (d0, d1))
 
 

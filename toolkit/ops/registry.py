@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from . import runtime as _runtime
 from .schema import Schema, parse_schema
 
 # Kinds: passes and tests ask kinds, never names.
@@ -277,9 +278,7 @@ class OpDef:
         return f"<OpDef {self.qualified_name}: {self.schema}>"
 
     def __call__(self, *args, **kwargs):
-        from ..dispatch import call_op
-
-        return call_op(self, args, kwargs)
+        return _runtime.DISPATCHER.call_op(self, args, kwargs)
 
 
 # name -> overloads, in registration order (the first whose arguments fit wins).

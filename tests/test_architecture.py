@@ -1,0 +1,43 @@
+"""The layers (ARCHITECTURE.md) hold: ``lint-imports`` checks pyproject.toml's contract on the code as it is.
+
+A new import from a lower layer into a higher one (``toolkit.ops`` importing
+``toolkit.dispatch``, say), at module level or inside a function, fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _lint_imports() -> str:
+    exe = os.path.join(os.path.dirname(sys.executable), "lint-imports")
+    if not os.path.exists(exe):
+        pytest.skip("lint-imports is not installed (the dev extra installs import-linter)")
+    return exe
+
+
+def test_layers_import_only_downward():
+    run = subprocess.run([_lint_imports(), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "Contracts: 1 kept, 0 broken." in run.stdout
+
+
+def test_an_upward_import_is_caught(tmp_path):
+    # The contract must be able to fail: lint a copy of the package with one upward import added.
+    copy = tmp_path / "repo"
+    shutil.copytree(os.path.join(ROOT, "toolkit"), copy / "toolkit",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    shutil.copy(os.path.join(ROOT, "pyproject.toml"), copy / "pyproject.toml")
+    runtime = copy / "toolkit" / "ops" / "runtime.py"
+    runtime.write_text(runtime.read_text() + "\nfrom .. import dispatch  # upward\n")
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    run = subprocess.run([_lint_imports(), "--no-cache"], cwd=copy, capture_output=True, text=True, env=env)
+    assert run.returncode != 0
+    assert "toolkit.ops is not allowed to import toolkit.dispatch" in run.stdout
