@@ -42,7 +42,6 @@ from .verify import verify
 
 PROFILING_RUNS = 1
 MAX_SPECIALIZATIONS = 8
-OPTIMIZATION_PASSES = ("constant_propagation", "peephole", "cse", "dce")
 UNROLL_BUDGET = 256  # nodes a specialization may add by unrolling constant-count loops
 
 
@@ -233,7 +232,7 @@ class ProfilingExecutor:
 
     # -- specialization ---------------------------------------------------------------------
     def _specialize(self, key: tuple, inputs: list) -> ExecutionPlan:
-        from .passes import fuse, run_passes, unroll_loops
+        from .passes import DEFAULT_PIPELINE, fuse, run_passes, unroll_loops
 
         with self._lock:
             observed = self._observed.pop(key)
@@ -244,7 +243,7 @@ class ProfilingExecutor:
                     v.type = t
             unroll_loops(g, max_nodes=UNROLL_BUDGET)  # short constant loops become straight code that fuses
             _check_with_meta(g)
-            run_passes(g, list(OPTIMIZATION_PASSES))
+            run_passes(g, list(DEFAULT_PIPELINE))
             fused = SETTINGS.fusion_enabled
             plan = None
             records_grad = key[0] and _has_grad_leaves(g)  # the grad mode of the signature (this thread's)
@@ -253,7 +252,7 @@ class ProfilingExecutor:
 
                 plan = autodiff.build(g, inputs)
             if plan is not None:
-                run_passes(plan.backward_graph, list(OPTIMIZATION_PASSES))
+                run_passes(plan.backward_graph, list(DEFAULT_PIPELINE))
                 for graph in (plan.graph, plan.backward_graph):
                     if fused:
                         fuse.fuse(graph)

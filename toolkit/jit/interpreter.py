@@ -13,8 +13,6 @@ from collections.abc import Callable
 from .. import dispatch
 from .ir import Block, Graph, Node, Value, values_read
 
-_LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
-
 
 class Interpreter:
     """Executes one graph; the plan (what to free after each node) is made once."""
@@ -92,7 +90,7 @@ def _step_for(n: Node) -> Callable:
     if op is None:
         return _exec_op  # raises the clear "cannot run" error when reached
     ins = tuple(n.inputs)
-    list_args = tuple(i for i, a in enumerate(op.args[: len(ins)]) if a.type.startswith(_LIST_ARG_PREFIXES))
+    list_args = tuple(i for i, a in enumerate(op.args[: len(ins)]) if a.is_number_list)
     outs = tuple(n.outputs)
     single = outs[0] if len(outs) == 1 else None
     execute = dispatch.execute
@@ -170,7 +168,7 @@ def _exec_op(n: Node, env: dict) -> None:
         raise RuntimeError(f"the interpreter cannot run {n.kind}")
     args = [env[v] for v in n.inputs]
     for i, a in enumerate(op.args):
-        if isinstance(args[i], list) and a.type.startswith(_LIST_ARG_PREFIXES):
+        if isinstance(args[i], list) and a.is_number_list:
             args[i] = tuple(args[i])
     out = dispatch.execute(op, args)
     outs = n.outputs

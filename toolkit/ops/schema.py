@@ -32,6 +32,11 @@ class Arg:
     def optional(self) -> bool:
         return self.type.endswith("?")
 
+    @property
+    def is_number_list(self) -> bool:
+        """``int[]``/``SymInt[]``/``float[]`` (sizes, dims, strides): kernels take these as tuples."""
+        return self.type.startswith(("int[", "SymInt[", "float["))
+
 
 @dataclass(frozen=True)
 class Return:

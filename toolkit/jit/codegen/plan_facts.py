@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from ...ops import registry as R
 from .. import types as T
-from ..interpreter import _LIST_ARG_PREFIXES
 from ..ir import Graph, Node, Value
 
 # non-tensor argument types whose run-time value cannot change a result's dtype
@@ -191,7 +190,7 @@ def direct_call(n: Node, known: dict) -> DirectCall | None:
                 args.append("scalar")
             else:
                 return None
-        elif a.type.startswith(_LIST_ARG_PREFIXES):
+        elif a.is_number_list:
             args.append("ints")
         else:
             args.append("value")

@@ -19,7 +19,6 @@ from ._effects import FUNCTION_KINDS, MUTATING_KINDS, AliasSets, is_pure
 from .manager import register_pass
 
 MAX_ELEMENTS = 1 << 16
-_LIST_ARG_PREFIXES = ("int[", "SymInt[", "float[")
 
 
 def _const(v):
@@ -43,7 +42,7 @@ def _evaluate(n: Node) -> list:
             raise LookupError
         return list(seq)
     for i, a in enumerate(n.op.args):
-        if isinstance(args[i], list) and a.type.startswith(_LIST_ARG_PREFIXES):
+        if isinstance(args[i], list) and a.is_number_list:
             args[i] = tuple(args[i])
     with no_grad():
         out = dispatch.execute(n.op, args)
