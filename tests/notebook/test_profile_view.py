@@ -15,22 +15,11 @@ from toolkit.notebook.profile_static import STATIC_MAX_BARS, drawn_bars, nice_ti
 from toolkit.notebook.profile_view import event_kind
 
 from .untrusted import sanitize, untrusted_mime
-from .views_helpers import traced_chain
-
-
-def _profile():
-    tr, x, y = traced_chain()
-    w = toolkit.randn(4, 8, requires_grad=True)
-    tr.graph_for(x, y)
-    with toolkit.profiler.profile(record_shapes=True) as prof:
-        with toolkit.profiler.record_function("step"):
-            out = tr(x, y) * w
-            out.sum().backward()
-    return prof
+from .views_helpers import profiled_chain
 
 
 def test_rows_are_the_key_averages_sorted_by_self_time():
-    prof = _profile()
+    prof = profiled_chain()
     view = ProfileView(prof)
     rows = view.rows()
     avg = {a.key: a for a in prof.key_averages()}
@@ -47,7 +36,7 @@ def test_rows_are_the_key_averages_sorted_by_self_time():
 
 
 def test_timeline_holds_every_event_with_nesting_depth():
-    prof = _profile()
+    prof = profiled_chain()
     bars = ProfileView(prof).timeline()
     assert len(bars) == len(prof.events())
     assert bars == sorted(bars, key=lambda b: b["start_us"]) and bars[0]["start_us"] == 0
@@ -59,7 +48,7 @@ def test_timeline_holds_every_event_with_nesting_depth():
 
 
 def test_html_has_sortable_table_bars_and_timeline():
-    prof = _profile()
+    prof = profiled_chain()
     html = ProfileView(prof).to_html()
     assert '<table class="tk-table tk-ops"' in html and "tk-bar tk-fused" in html and "tk-bar tk-bwd" in html
     data = _timeline_json(html)
@@ -75,7 +64,7 @@ def _timeline_json(html: str) -> dict:
 
 
 def test_bundle_carries_a_static_drawing_jupyterlab_shows_untrusted():
-    prof = _profile()
+    prof = profiled_chain()
     bundle = ProfileView(prof)._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html", "image/svg+xml"}
     assert bundle["text/plain"].startswith("<ProfileView ")
@@ -93,7 +82,7 @@ def test_bundle_carries_a_static_drawing_jupyterlab_shows_untrusted():
 
 
 def test_row_limit_is_honoured_in_the_view():
-    prof = _profile()
+    prof = profiled_chain()
     view = ProfileView(prof, row_limit=3)
     body = view.to_html().split("<tbody>", 1)[1].split("</tbody>", 1)[0]
     assert body.count("<tr>") == 3
@@ -117,7 +106,7 @@ def test_long_names_are_cut_with_an_ellipsis_not_overprinted():
 
 
 def test_static_drawings_state_what_they_leave_out():
-    prof = _profile()
+    prof = profiled_chain()
     bars = ProfileView(prof).timeline()
     kept, note = drawn_bars(bars, limit=5)
     assert len(kept) == 5 and kept == sorted(kept, key=lambda b: b["start_us"])
@@ -140,7 +129,7 @@ def test_many_events_are_all_in_the_interactive_timeline_and_the_cut_is_stated()
 
 
 def test_colours_follow_the_jupyterlab_theme():
-    html = ProfileView(_profile()).to_html()
+    html = ProfileView(profiled_chain()).to_html()
     for var in ("--jp-layout-color1", "--jp-layout-color2", "--jp-ui-font-color1", "--jp-border-color1"):
         assert f"var({var}, #" in html  # a theme variable with a light fallback
     assert "table.tk-table th { background: var(--jp-layout-color2" in html
@@ -153,13 +142,13 @@ def test_ticks_are_round_numbers_covering_the_span():
 
 
 def test_averages_alone_have_no_timeline():
-    view = ProfileView(_profile().key_averages())
+    view = ProfileView(profiled_chain().key_averages())
     assert view.events is None and view.timeline() == []
     assert "no timeline" in view.to_html()
 
 
 def test_event_kind_of_backward_engine_events():
-    prof = _profile()
+    prof = profiled_chain()
     engine = [e for e in prof.events() if e.name.startswith("autograd::engine")]
     assert engine and all(event_kind(e) == "backward" for e in engine)
 
@@ -170,7 +159,7 @@ def test_interactive_timeline_in_a_browser(tmp_path):
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     if not os.path.exists(chromium):
         pytest.skip("Debian's chromium is not installed")
-    prof = _profile()
+    prof = profiled_chain()
     dark = ("<style>body { --jp-layout-color1: rgb(17, 17, 17); --jp-ui-font-color1: rgb(221, 221, 221); }</style>")
     path = tmp_path / "profile.html"
     path.write_text(dark + ProfileView(prof).to_html(), encoding="utf-8")

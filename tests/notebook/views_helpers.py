@@ -1,4 +1,4 @@
-"""Graphs the view tests draw: a fused elementwise chain (traced) and a scripted loop with a branch."""
+"""Graphs the view tests draw: a fused elementwise chain (traced) and a scripted loop with a branch; a profile."""
 
 from __future__ import annotations
 
@@ -23,3 +23,15 @@ def looped(x, n: int):
 def traced_chain():
     x, y = toolkit.randn(4, 8), toolkit.randn(4, 8)
     return toolkit.jit.trace(chain, (x, y)), x, y
+
+
+def profiled_chain():
+    """A profile of the traced chain run forward and backward inside a ``record_function`` range."""
+    tr, x, y = traced_chain()
+    w = toolkit.randn(4, 8, requires_grad=True)
+    tr.graph_for(x, y)
+    with toolkit.profiler.profile(record_shapes=True) as prof:
+        with toolkit.profiler.record_function("step"):
+            out = tr(x, y) * w
+            out.sum().backward()
+    return prof

@@ -6,6 +6,12 @@ One box per graph node, named by its class (``MulBackward0``, ``AccumulateGrad``
 saved for backward are orange boxes with their shapes. The drawing comes from Graphviz's ``dot`` as SVG, and as
 PNG too since JupyterLab draws SVG outputs only in trusted notebooks (a PNG shows either way); no JavaScript.
 
+The SVG carries a small stylesheet (``static/autograd.css``) reading JupyterLab's theme variables, so where the
+drawing sits inline in a themed page (an HTML export of a notebook, a page that embeds it) its card, plain boxes,
+text and edges follow a light or dark theme; the coloured boxes keep their light fills and black text in both.
+Where the variables are missing (the SVG shown as an image, a viewer of its own) the fallbacks are the light
+drawing ``dot`` made, and the PNG is always that one.
+
     >>> AutogradView(loss, params=dict(model.named_parameters()))      # in a notebook cell: draws it
     >>> AutogradView(loss, show_saved=True).save("loss.svg")
 
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+
+from . import _html
 
 _COLORS = {"leaf": "lightblue", "saved": "orange", "output": "darkolivegreen1"}
 _NODE_ATTR = {"style": "filled", "shape": "box", "align": "left", "fontsize": "10", "ranksep": "0.1",
@@ -171,7 +179,7 @@ class AutogradView:
 
     def svg(self) -> str:
         """The drawing as SVG text, laid out by Graphviz's ``dot`` program (Debian's ``graphviz`` package)."""
-        return self._render("svg").decode("utf-8")
+        return _themed(self._render("svg").decode("utf-8"))
 
     def png(self) -> bytes:
         """The drawing as PNG bytes (what a notebook shows while it is untrusted: JupyterLab draws SVG outputs
@@ -228,6 +236,17 @@ class AutogradView:
         except RuntimeError as e:
             bundle["text/plain"] += f"\n({e})"
         return bundle
+
+
+def _themed(svg: str) -> str:
+    """``dot``'s SVG marked ``tk-autograd`` with the theme stylesheet inside, its rules scoped to that class (a
+    stylesheet in an inline SVG applies to the whole page, and graph views draw with ``dot`` too)."""
+    start = svg.find("<svg ")
+    if start < 0:
+        return svg
+    end = svg.index(">", start) + 1
+    return (svg[:start] + '<svg class="tk-autograd" ' + svg[start + 5:end]
+            + f"<style>{_html.static_text('autograd.css')}</style>" + svg[end:])
 
 
 def _holds_tensors(value) -> bool:

@@ -85,7 +85,7 @@ def plot_svg(name: str, points: list, color: str, labels: bool = True, x: float 
            f'font-size="9">',
            f'<rect class="tk-plot-bg" x="{left}" y="6" width="{PLOT_W - left - 6}" height="{PLOT_H - bottom - 6}" '
            f'fill="{PLOT_BG}" fill-opacity="0.5"/>',
-           f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{line}"/>']
+           f'<polyline fill="none" stroke="{color}" style="--tk-line:{color}" stroke-width="1.5" points="{line}"/>']
     if labels:
         out += [f'<text x="{left - 3}" y="12" text-anchor="end" fill="{TEXT_GRAY}">{hi:.4g}</text>',
                 f'<text x="{left - 3}" y="{PLOT_H - bottom}" text-anchor="end" fill="{TEXT_GRAY}">{lo:.4g}</text>',
