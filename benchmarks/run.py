@@ -2,7 +2,8 @@
 
 Prints markdown tables; ``--write`` also stores them in benchmarks/RESULTS.md
 with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``jit``, ``fusion``, ``profiler``,
-``script``, ``tensorboard``, ``distributed``, ``cuda``, ``serialization``) runs one suite only and just prints it.
+``script``, ``tensorboard``, ``graph_view``, ``distributed``, ``cuda``, ``serialization``) runs one suite only and
+just prints it.
 ``TOOLKIT_BENCH_ROUNDS`` and ``TOOLKIT_BENCH_REPEAT`` set the rounds of fresh processes and the timed
 samples in each (3 and 5 by default).
 """
@@ -20,6 +21,7 @@ from benchmarks import (  # noqa: E402
     bench_cuda,
     bench_distributed,
     bench_fusion,
+    bench_graph_view,
     bench_jit,
     bench_nn,
     bench_profiler,
@@ -31,7 +33,7 @@ from benchmarks.common import machine  # noqa: E402
 from benchmarks.harness import REPEAT, ROUNDS  # noqa: E402
 
 SUITES = [bench_core, bench_nn, bench_jit, bench_fusion, bench_profiler, bench_script, bench_tensorboard,
-          bench_distributed, bench_cuda, bench_serialization]
+          bench_graph_view, bench_distributed, bench_cuda, bench_serialization]
 
 
 def _suites() -> list:

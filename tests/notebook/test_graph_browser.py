@@ -1,5 +1,7 @@
 """Graph views' script in Debian's Chromium (headless, Playwright): the output pair IPython displays, the
-scrolling canvas and its zoom, details and expanded groups opening beside their box.
+scrolling canvas and its zoom, details and expanded groups opening beside their box, and real models' views (a
+50-layer MLP, a TransformerEncoderLayer) drawn legibly at their own size, their load-to-drawn times kept beside a
+screenshot (in the test's temporary directory, and in ``$TOOLKIT_TEST_ARTIFACTS`` when set).
 
 The page mimics JupyterLab's output area (``.jp-OutputArea-child`` holding a ``.jp-RenderedSVG`` picture,
 then the interactive HTML), so the test checks what the views do there without starting a server.
@@ -7,9 +9,14 @@ then the interactive HTML), so the test checks what the views do there without s
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+
 import pytest
 
 import toolkit
+from benchmarks.chromium import load_to_drawn
 from toolkit.notebook import GraphView
 
 from .chromium import playwright_or_skip
@@ -220,3 +227,68 @@ def test_node_labels_keep_their_contrast_in_light_and_dark_themes(browser, tmp_p
     for n in nodes:
         assert _contrast(n["text"], n["fill"]) >= 4.5, n
     assert errors == []
+
+
+def _encoder_layer():
+    layer = toolkit.nn.TransformerEncoderLayer(16, 2).eval()
+    return toolkit.jit.trace(layer, (toolkit.randn(5, 3, 16),))
+
+
+# the main canvas's drawing: its labels' computed font sizes (px), its own size (viewBox) against the size it is
+# drawn at, and the canvas it scrolls in
+_LEGIBILITY = """() => {
+  const canvas = document.querySelector(".tk-view .tk-canvas"), svg = canvas.querySelector(":scope > svg");
+  const box = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
+  return {
+    fonts: Array.from(svg.querySelectorAll("g.tk-node text")).map(t => parseFloat(getComputedStyle(t).fontSize)),
+    nodes: svg.querySelectorAll("g.tk-node").length,
+    natural: [vb.width, vb.height], drawn: [box.width, box.height],
+    canvas: {client: [canvas.clientWidth, canvas.clientHeight], scroll: [canvas.scrollWidth, canvas.scrollHeight],
+             overflow: getComputedStyle(canvas).overflow},
+  };
+}"""
+
+
+# (name, traced model, at least this many boxes at the top, a submodule box to open there)
+REAL_MODELS = [("mlp50", lambda: _mlp(50), 100, False), ("encoder_layer", _encoder_layer, 10, True)]
+
+
+@pytest.mark.parametrize("name, make, boxes, submodule", REAL_MODELS, ids=[m[0] for m in REAL_MODELS])
+def test_real_model_views_draw_legibly_at_their_own_size_and_record_load_time(browser, tmp_path, name, make, boxes,
+                                                                             submodule):
+    path = GraphView(make()).save(tmp_path / f"graph_{name}.html")
+    url = "file://" + os.path.abspath(path)
+    loads = []
+    for _ in range(3):  # the first load is cold; the times are recorded, never asserted
+        page = browser.new_page(viewport={"width": 1200, "height": 800})
+        errors: list = []
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        loads.append(load_to_drawn(page, url))
+        assert errors == []
+        if len(loads) < 3:
+            page.close()
+    found = page.evaluate(_LEGIBILITY)
+    modules = page.locator(".tk-view:visible > .tk-stage .tk-node.tk-module")
+    assert (modules.count() > 0) == submodule
+    if submodule:
+        modules.first.click()  # its own drawing opens in a panel beside it
+    panel_fonts = page.locator(".tk-panel:visible g.tk-node text").evaluate_all(
+        "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")
+
+    shot, record = tmp_path / f"graph_{name}.png", tmp_path / f"graph_{name}_load.json"
+    page.screenshot(path=str(shot))
+    page.close()
+    record.write_text(json.dumps({"model": name, "loads_ms": loads, "panel_fonts": panel_fonts, **found}, indent=1),
+                      encoding="utf-8")
+    if os.environ.get("TOOLKIT_TEST_ARTIFACTS"):
+        os.makedirs(os.environ["TOOLKIT_TEST_ARTIFACTS"], exist_ok=True)
+        for f in (shot, record):
+            shutil.copy(f, os.environ["TOOLKIT_TEST_ARTIFACTS"])
+
+    assert found["nodes"] >= boxes and len(found["fonts"]) >= found["nodes"] and bool(panel_fonts) == submodule
+    assert min(found["fonts"] + panel_fonts) >= 10, (found["fonts"], panel_fonts)
+    # drawn at its own size (1:1, text as laid out), never shrunk to fit the canvas: the rest is a scroll away
+    assert found["drawn"] == [pytest.approx(v, abs=0.5) for v in found["natural"]]
+    assert found["canvas"]["overflow"] == "auto"
+    client, scroll = found["canvas"]["client"], found["canvas"]["scroll"]
+    assert found["natural"][1] > client[1] and scroll[1] >= found["natural"][1] - 1
