@@ -3,7 +3,7 @@
 In-place ops move a tensor's history onto a new node. When the tensor is a
 view, the history of its base moves instead (onto ``CopySlices``), and the
 view's own ``grad_fn`` is rebuilt from the base by replaying its view chain,
-which ``dispatch._wrap_one`` records on every view as ``(view op, args)`` pairs.
+which ``dispatch.running._wrap_one`` records on every view as ``(view op, args)`` pairs.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import inspect
 import textwrap
 
 from .._core.dtypes import _FROM_NP as _from_np
+from ..dispatch import run as _run
 from ..ops import registry as R
 from ..tensor import Tensor
 from .grad_mode import LOCAL, _set_grad
@@ -52,8 +53,6 @@ def _multi_output(op) -> bool:
 
 def replay_view(t: Tensor, chain: tuple) -> Tensor:
     """Apply a view chain to ``t`` (another tensor of the base's shape), without tracer or profiler events."""
-    from ..dispatch import _run
-
     for op, args in chain:
         t = _run(op, [t, *args])
     return t
@@ -71,8 +70,6 @@ def regenerate_view_history(t: Tensor) -> None:
                 return
             outs = replay_view(base, chain[:-1]) if len(chain) > 1 else base
             op, args = chain[-1]
-            from ..dispatch import _run
-
             ptr = t._data.__array_interface__["data"][0]
             r = next((o for o in _run(op, [outs, *args]) if o._data.__array_interface__["data"][0] == ptr
                       and o._data.shape == t._data.shape), None)

@@ -26,7 +26,7 @@ from .passes.dce import remove_dead_traced_nodes
 
 _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _TENSOR_FILE = os.path.join(_TOOLKIT_DIR, "tensor.py")
-_DISPATCH_FILE = os.path.join(_TOOLKIT_DIR, "dispatch.py")
+_BINDING_FILE = os.path.join(_TOOLKIT_DIR, "dispatch", "binding.py")  # where arguments are bound
 
 
 class TracerWarning(Warning):
@@ -222,7 +222,7 @@ class Tracer(CallFrames):
         f = sys._getframe(1)
         while f is not None and f.f_code.co_filename == _TENSOR_FILE:
             f = f.f_back
-        if f is not None and f.f_code.co_filename == _DISPATCH_FILE:
+        if f is not None and f.f_code.co_filename == _BINDING_FILE:
             # Binding tries overloads in turn: the conversion counts only if the chosen one took a number.
             self._pending.append((t, what, user_frame()))
             return

@@ -148,7 +148,7 @@ class _Emitter:
         self.raw_names: dict = {}  # input tensor -> the local holding its array
         self.globals = {"_wrap": _wrap, "_wrap_list": _wrap_list, "_wrap_view": _wrap_view,
                         "_wrap_view_list": _wrap_view_list, "_asarray": np.asarray,
-                        "_ndarray": np.ndarray, "_scalar_as": dispatch._scalar_as, "_P": _PLANS,
+                        "_ndarray": np.ndarray, "_scalar_as": dispatch.scalar_as, "_P": _PLANS,
                         "_plans": self.plans, "__builtins__": __builtins__}
         self._ids = itertools.count()
 
@@ -362,7 +362,7 @@ class _Emitter:
                 args.append(self.as_raw(v))
             elif how == "scalar":
                 if v in self.constants:
-                    args.append(self._literal(dispatch._scalar_as(self.constants[v], dc.scalar_dtype)))
+                    args.append(self._literal(dispatch.scalar_as(self.constants[v], dc.scalar_dtype)))
                 else:
                     args.append(f"_scalar_as({self.expr(v)}, {self._global(dc.scalar_dtype, 'd')})")
             elif how == "ints":

@@ -135,7 +135,7 @@ def _normalize(c, v: Value, arg, op, pos: int, node) -> Value | None:
     if isinstance(value, _Tensor):
         return v
     try:
-        norm = dispatch._check(op, arg, value, pos)
+        norm = dispatch.check_arg(op, arg, value, pos)
     except (TypeError, ValueError):
         return None
     if norm is value or (type(norm) is type(value) and norm == value and not isinstance(value, (list, tuple))):
@@ -181,7 +181,7 @@ def bind_op(c, op, args: list, kwargs: dict, node) -> list | None:
     result = []
     for i, (p, v) in enumerate(zip(params, out)):
         if v is None:
-            d = p.default if not p.type.startswith("int[") or p.default is None else dispatch._default_ints(p)
+            d = p.default if not p.type.startswith("int[") or p.default is None else dispatch.default_ints(p)
             result.append(c.const(d, node, T.NONE if d is None else None))
             continue
         nv = _normalize(c, v, p, op, i, node)

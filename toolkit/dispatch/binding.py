@@ -1,0 +1,199 @@
+"""Binding a call's arguments to an op's schema, as PyTorch's argument parser does.
+
+Each op gets a plan once (which positions are tensors, numbers, lists, defaults); ``bind`` then checks and
+normalizes the arguments against it and returns them as one list in schema order.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._core import dtypes as _dt
+from ..ops.registry import OpDef
+from ..tensor import Tensor
+
+_NUMBER = (int, float, bool, np.number, np.bool_)
+
+
+class _BindError(TypeError):
+    pass
+
+
+def type_name(v) -> str:
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def _as_int(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, Tensor):
+        if v.numel() == 1 and not v.dtype.is_floating_point:
+            return int(v.item())
+        raise _BindError("Tensor")
+    try:
+        return v.__index__()
+    except (AttributeError, TypeError):
+        raise _BindError(type(v).__name__) from None
+
+
+# Ops PyTorch lets take a number as ``self`` (Scalar_Self overloads) besides those with a reflected operator.
+def check_arg(op: OpDef, arg, v, pos: int):
+    """Validate and normalize one argument; raise PyTorch's kind of TypeError when it does not fit."""
+    t = arg.type
+    try:
+        if t == "Tensor":
+            if isinstance(v, Tensor):
+                return v
+            if op.scalar_tensors and isinstance(v, _NUMBER) and (pos or op.scalar_self):
+                return v
+            raise _BindError(type_name(v))
+        if v is None:
+            if t.endswith("?") or (arg.has_default and arg.default is None):
+                return None
+            raise _BindError("NoneType")
+        if t == "Tensor?":
+            if isinstance(v, Tensor):
+                return v
+            raise _BindError(type_name(v))
+        if t in ("Tensor[]", "Tensor?[]"):
+            if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
+                raise _BindError(type_name(v))
+            for e in v:
+                if not (isinstance(e, Tensor) or (e is None and t == "Tensor?[]")):
+                    raise _BindError(f"{type(v).__name__} of {type_name(e)}")
+            return list(v)
+        if t in ("int", "int?", "SymInt", "SymInt?"):
+            return _as_int(v)
+        if t.startswith("int[") or t.startswith("SymInt["):
+            if isinstance(v, (list, tuple)):
+                return tuple(_as_int(e) for e in v)
+            return (_as_int(v),) * _list_size(t)
+        if t in ("float", "float?"):
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+                return v
+            if isinstance(v, Tensor) and v.numel() == 1:
+                return v.item()
+            raise _BindError(type(v).__name__)
+        if t.startswith("float["):
+            if isinstance(v, (list, tuple)):
+                return tuple(float(e) for e in v)
+            return (float(v),)
+        if t in ("Scalar", "Scalar?"):
+            if isinstance(v, _NUMBER):
+                return v
+            if isinstance(v, Tensor) and v.numel() == 1:
+                return v.item()
+            raise _BindError(type_name(v))
+        if t in ("bool", "bool?"):
+            if isinstance(v, (bool, np.bool_)):
+                return bool(v)
+            raise _BindError(type(v).__name__)
+        if t in ("str", "str?"):
+            if isinstance(v, str):
+                return v
+            raise _BindError(type(v).__name__)
+        if t in ("ScalarType", "ScalarType?"):
+            return _dt.as_dtype(v)
+        if t in ("Device", "Device?"):
+            from .._core.device import as_device
+
+            return as_device(v)
+        return v  # Generator?, Any, Layout?: checked by the kernel
+    except _BindError as e:
+        raise TypeError(
+            f"{op.name}(): argument '{arg.name}' (position {pos + 1}) must be {t}, not {e.args[0]}"
+        ) from None
+
+
+def _plan(op: OpDef):
+    """Per-op binding plan, made once: positional range, tensor flags, default values."""
+    params = op.args
+    positional = [p for p in params if not p.kwarg_only]
+    n_min = 0
+    for i, p in enumerate(positional):
+        if not p.has_default:
+            n_min = i + 1
+    defaults = []
+    for p in params:
+        if p.has_default:
+            defaults.append(p.default if not p.type.startswith("int[") or p.default is None else default_ints(p))
+        else:
+            defaults.append(None)
+    if op.tensor_varargs is not None:
+        n_min = len(positional) + 1  # ``einsum(eq, a, b)``: trailing tensors are packed by _bind_slow
+    plan = (n_min, len(positional), tuple(p.type == "Tensor" for p in params), tuple(defaults), len(params))
+    op._bind_plan = plan
+    return plan
+
+
+def bind(op: OpDef, args: tuple, kwargs: dict) -> list:
+    """Arguments in schema order with defaults filled in, validated."""
+    plan = op._bind_plan or _plan(op)
+    n = len(args)
+    if not kwargs and plan[0] <= n <= plan[1]:
+        is_tensor, params = plan[2], op.args
+        out = []
+        for i in range(n):
+            v = args[i]
+            out.append(v if is_tensor[i] and type(v) is Tensor else check_arg(op, params[i], v, i))
+        if n < plan[4]:
+            out.extend(plan[3][n:])
+        return out
+    return _bind_slow(op, args, kwargs)
+
+
+def _bind_slow(op: OpDef, args: tuple, kwargs: dict) -> list:
+    params = op.args
+    positional = [p for p in params if not p.kwarg_only]
+    k = op.tensor_varargs
+    if k is not None and len(args) > k and all(isinstance(a, Tensor) for a in args[k:]):
+        args = tuple(args[:k]) + (list(args[k:]),)  # tensors passed as separate arguments, as torch.einsum allows
+    if len(args) > len(positional):
+        last = positional[-1] if positional else None
+        if last is not None and last.type.startswith("int[") and len(args) > len(positional):
+            k = len(positional) - 1
+            args = tuple(args[:k]) + (tuple(args[k:]),)
+        else:
+            raise TypeError(
+                f"{op.name}() takes {len(positional)} positional arguments but {len(args)} were given"
+            )
+    out = []
+    for i, p in enumerate(params):
+        if i < len(args) and not p.kwarg_only:
+            if p.name in kwargs:
+                raise TypeError(f"{op.name}() got multiple values for argument '{p.name}'")
+            out.append(check_arg(op, p, args[i], i))
+        elif p.name in kwargs:
+            out.append(check_arg(op, p, kwargs[p.name], i))
+        elif p.has_default:
+            out.append(p.default if not p.type.startswith("int[") or p.default is None else default_ints(p))
+        else:
+            raise TypeError(f"{op.name}() missing required argument '{p.name}' (pos {i + 1})")
+    if kwargs:
+        for k in kwargs:
+            if k not in op.arg_names:
+                raise TypeError(f"{op.name}() got an unexpected keyword argument '{k}'")
+    return out
+
+
+def default_ints(p):
+    d = p.default
+    return tuple(d) if isinstance(d, (list, tuple)) else (d,) * _list_size(p.type)
+
+
+_LIST_SIZES: dict = {}
+
+
+def _list_size(t: str) -> int:
+    """``int[2]``'s 2: one int stands for that many, as in PyTorch (``kernel_size=2`` is ``[2, 2]``)."""
+    n = _LIST_SIZES.get(t)
+    if n is None:
+        size = t.partition("[")[2].partition("]")[0]
+        n = _LIST_SIZES[t] = int(size) if size.isdigit() else 1
+    return n
+
+
+def is_number(v) -> bool:
+    return isinstance(v, numbers.Number)

@@ -1,0 +1,57 @@
+"""Which device an op runs on, and that device's kernel (CUDA kernels are set up on first use)."""
+
+from __future__ import annotations
+
+from .._core.device import CPU
+from ..ops.registry import OpDef
+from ..tensor import Tensor
+
+
+def device_of(op: OpDef, bound: list):
+    dev = None
+    for i in op.tensor_args:
+        v = bound[i]
+        if isinstance(v, Tensor):
+            d = v._storage.device
+            if dev is None:
+                dev = d
+            elif d != dev:
+                raise RuntimeError(
+                    f"{op.name}: Expected all tensors to be on the same device, but found at least two devices, "
+                    f"{dev} and {d}!"
+                )
+        elif isinstance(v, list):
+            for e in v:
+                if e is not None:
+                    d = e._storage.device
+                    if dev is None:
+                        dev = d
+                    elif d != dev:
+                        raise RuntimeError(
+                            f"{op.name}: Expected all tensors to be on the same device, but found at least two "
+                            f"devices, {dev} and {d}!"
+                        )
+    return dev or CPU
+
+
+def cuda_device(dev):
+    """``cuda`` as ``cuda:<current device>`` (what tensors report, as in PyTorch); checks CUDA is usable."""
+    from .. import cuda
+
+    cuda._lazy_init()
+    return dev if dev.index is not None else type(dev)("cuda", cuda.current_device())
+
+
+def kernel_for(op: OpDef, dev):
+    k = op.kernels.get(dev.type)
+    if k is None:
+        if dev.type == "cuda":
+            from .. import cuda
+
+            if not cuda.is_available():
+                raise RuntimeError(
+                    f"{op.name}: a tensor on '{dev}' was asked for, but CUDA is not available "
+                    "(numba.cuda finds no GPU); use device='cpu'"
+                )
+        raise NotImplementedError(f"{op.name}: no kernel for device '{dev.type}'")
+    return k
