@@ -88,3 +88,10 @@ def test_lbfgs_errors():
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         opt.step(closure)
     assert toolkit.optim.LBFGS([p]).defaults["max_eval"] == 25
+
+
+@pytest.mark.parametrize("lib", [torch, toolkit], ids=["torch", "toolkit"])
+def test_lbfgs_step_without_a_closure_is_refused_as_pytorch_refuses_it(lib):
+    opt = lib.optim.LBFGS([lib.zeros(2, requires_grad=True)])
+    with pytest.raises(TypeError, match="'NoneType' object is not callable"):
+        opt.step(None)

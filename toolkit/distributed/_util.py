@@ -1,9 +1,12 @@
-"""Helpers shared by the collectives: tensor buffers, ranks, reduction ops and the cross-rank agreement check."""
+"""Helpers shared by the collectives: tensor buffers, ranks, reduction ops, the cross-rank agreement check, and
+``launch``, which runs a collective."""
 
 from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -20,12 +23,13 @@ _BY_NUM = {np.dtype(t).num: np.dtype(t) for t in
            (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64)}
 
 
-def group_or_none(group, what: str) -> ProcessGroup | None:
-    """The group of a call, checked alive; None (with PyTorch's warning) when this rank is not a member."""
+def group_or_none(group, what: str, stacklevel: int = 3) -> ProcessGroup | None:
+    """The group of a call, checked alive; None (with PyTorch's warning, pointing ``stacklevel`` frames up at
+    the user's call) when this rank is not a member."""
     pg = _resolve(group)
     if pg is None:
         warnings.warn(f"Running {what} on global rank {mpi().COMM_WORLD.Get_rank()} which does not belong to "
-                      "the given group.", stacklevel=3)
+                      "the given group.", stacklevel=stacklevel)
         return None
     pg._check_alive()
     return pg
@@ -131,13 +135,50 @@ def average(buf: np.ndarray, op, n: int) -> None:
             np.copyto(buf, np.trunc(buf / n), casting="unsafe")
 
 
-def finish_work(pg: ProcessGroup, what: str, requests: list, finish, outputs: list, async_op: bool,
-                statuses=None):
-    """Return the Work for an async call, or wait for it and return None."""
-    work = Work(pg, what, requests, finish, outputs, statuses)
+class Checked(NamedTuple):
+    """What the argument checks of a collective settled: the tensor whose shape and dtype every rank must
+    share (``a``), the reduce op, the root (a group rank) and all_to_all's element counts, which ``agree``
+    compares across the ranks; and ``mpi_op``, the MPI op a reduction runs with."""
+
+    a: np.ndarray | None
+    op: RedOpType | None = None
+    root: int = -1
+    counts: tuple[np.ndarray, np.ndarray] | None = None
+    mpi_op: Any = None
+
+
+#: What ``start`` of a collective returns: its MPI requests, the finishing step run once they are done (or
+#: None), and the output tensors of its ``Work``.
+Started = tuple[list, Callable[[], Any] | None, list]
+
+
+def launch(what: str, group, async_op: bool, check: Callable[[ProcessGroup], Checked] | None,
+           start: Callable[[ProcessGroup, Checked | None], Started], timeout=None) -> Work | None:
+    """Run one collective the way every collective runs, and return its ``Work`` (``async_op``) or wait for it.
+
+    The group is looked up (a rank outside it gets PyTorch's warning and None); ``check(pg)`` runs the argument
+    checks that need the group, so that a failure there reaches the other ranks too (``validated``); the ranks
+    then ``agree`` on what ``check`` settled; ``start(pg, checked)`` starts the MPI operation. Without
+    ``async_op`` the call waits for it (``timeout``, else the group's) and returns None. A collective with
+    nothing to check (``check=None``) starts at once, with no agreement.
+
+    Example (``barrier``, the shortest use; ``broadcast`` shows ``check`` and ``start`` in full)::
+
+        launch("barrier", group, async_op, None, lambda pg, _: ([pg._comm.Ibarrier()], None, []), timeout)
+    """
+    pg = group_or_none(group, what, stacklevel=4)
+    if pg is None:
+        return None
+    checked = None
+    if check is not None:
+        with validated(pg, what):
+            checked = check(pg)
+        agree(pg, what, checked.a, checked.op, checked.root, checked.counts)
+    requests, finish, outputs = start(pg, checked)
+    work = Work(pg, what, requests, finish, outputs)
     if async_op:
         return work
-    work.wait()
+    work.wait(timeout)
     return None
 
 

@@ -11,9 +11,10 @@ import itertools
 import json
 import os
 import secrets
-import tempfile
 from functools import cache
 from pathlib import Path
+
+from .._core import files
 
 STATIC = Path(__file__).with_name("static")
 _COUNTER = itertools.count()
@@ -61,22 +62,10 @@ def document(fragment: str, title: str) -> str:
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> str:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so readers never see half a file."""
+    """Write ``text`` to ``path`` through a temporary file and a rename, so readers never see half a file;
+    the page gets the permissions ``open`` would give it (readable by others unless the umask says no)."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".html")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    files.write_atomic(path, text, mode=0o666, makedirs=True)
     return path
 
 

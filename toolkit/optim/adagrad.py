@@ -10,7 +10,9 @@ from toolkit.tensor import Tensor
 from .optimizer import (
     Optimizer,
     _check_fused,
+    _check_options,
     _get_value,
+    _run_closure,
     _scalar_value,
     _step_counter,
     _steps_as_tensors,
@@ -26,18 +28,8 @@ class Adagrad(Optimizer):
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_options({"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
+                        "initial_accumulator_value": initial_accumulator_value, "eps": eps})
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "fused": fused}
@@ -64,10 +56,7 @@ class Adagrad(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; returns the closure's loss when one is given."""
-        loss = None
-        if closure is not None:
-            with toolkit.enable_grad():
-                loss = closure()
+        loss = _run_closure(closure)
         for group in self.param_groups:
             params, grads, state_sums, state_steps = [], [], [], []
             for p in group["params"]:

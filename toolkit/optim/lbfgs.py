@@ -7,7 +7,7 @@ from typing import Any
 import toolkit
 from toolkit.tensor import Tensor
 
-from .optimizer import Optimizer, _scalar_value, _to_scalar
+from .optimizer import Optimizer, _check_options, _run_closure, _scalar_value, _to_scalar
 
 __all__ = ["LBFGS"]
 
@@ -119,10 +119,7 @@ class LBFGS(Optimizer):
     def __init__(self, params: Any, lr: float | Tensor = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_options({"lr": lr})
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = {"lr": lr, "max_iter": max_iter, "max_eval": max_eval, "tolerance_grad": tolerance_grad,
@@ -164,20 +161,21 @@ class LBFGS(Optimizer):
 
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(t, d)
-        loss = float(closure())
+        loss = float(_run_closure(closure))
         flat_grad = self._gather_flat_grad()
         self._set_param(x)
         return loss, flat_grad
 
     def step(self, closure):
         """Perform up to ``max_iter`` L-BFGS iterations; returns the closure's first loss."""
+        if not callable(closure):
+            raise TypeError(f"{type(closure).__name__!r} object is not callable")  # as calling it would say
         with toolkit.no_grad():
             return self._step(closure)
 
     def _step(self, closure):
         if len(self.param_groups) != 1:
             raise AssertionError(f"Expected exactly one param_group, but got {len(self.param_groups)}")
-        closure = toolkit.enable_grad()(closure)
         group = self.param_groups[0]
         lr = _to_scalar(group["lr"])
         max_iter = group["max_iter"]
@@ -190,7 +188,7 @@ class LBFGS(Optimizer):
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
-        orig_loss = closure()
+        orig_loss = _run_closure(closure)
         loss = float(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
@@ -272,8 +270,7 @@ class LBFGS(Optimizer):
             else:
                 self._add_grad(t, d)
                 if n_iter != max_iter:
-                    with toolkit.enable_grad():
-                        loss = float(closure())
+                    loss = float(_run_closure(closure))
                     flat_grad = self._gather_flat_grad()
                     opt_cond = flat_grad.abs().max() <= tolerance_grad
                     ls_func_evals = 1

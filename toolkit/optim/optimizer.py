@@ -134,6 +134,41 @@ def _check_fused(fused, differentiable, foreach) -> None:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+_OPTION_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def _check_options(options: dict[str, Any], *, refuse_nan: bool = True) -> None:
+    """PyTorch's checks of an optimizer's hyperparameters, with its messages, in the order ``options`` gives them.
+
+    A tensor ``lr`` must hold one element; ``betas[0]`` and ``betas[1]`` must lie in [0, 1), every other
+    option must be at least 0. ``refuse_nan=False`` is SGD's form of the check (``value < 0.0`` refuses),
+    which lets a NaN through where the other optimizers' (``not 0.0 <= value``) refuses it.
+
+    Example::
+
+        _check_options({"lr": lr, "eps": eps, "betas": betas})   # ValueError("Invalid learning rate: -1")
+    """
+    lr = options.get("lr")
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    for name, value in options.items():
+        if name == "betas":
+            for i in (0, 1):
+                if not 0.0 <= value[i] < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {value[i]}")
+        elif not 0.0 <= value if refuse_nan else value < 0.0:
+            raise ValueError(f"Invalid {_OPTION_NAMES.get(name, name + ' value')}: {value}")
+
+
+def _run_closure(closure: Callable[[], Any] | None) -> Any:
+    """The loss ``closure`` returns, computed with grad mode on (``step`` itself runs without it, and the
+    closure calls ``backward``); None without a closure."""
+    if closure is None:
+        return None
+    with toolkit.enable_grad():
+        return closure()
+
+
 def _steps_as_tensors(optimizer) -> None:
     """State loaded from an older format may hold ``step`` as a number: make it the 0-d counter tensor."""
     for group in optimizer.param_groups:

@@ -9,7 +9,9 @@ from toolkit.tensor import Tensor
 
 from .optimizer import (
     Optimizer,
+    _check_options,
     _lerp_,
+    _run_closure,
     _scalar_value,
     _step_counter,
     _steps_as_tensors,
@@ -25,18 +27,7 @@ class RMSprop(Optimizer):
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_options({"lr": lr, "eps": eps, "momentum": momentum, "weight_decay": weight_decay, "alpha": alpha})
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
                     "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable}
@@ -56,10 +47,7 @@ class RMSprop(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; returns the closure's loss when one is given."""
-        loss = None
-        if closure is not None:
-            with toolkit.enable_grad():
-                loss = closure()
+        loss = _run_closure(closure)
         for group in self.param_groups:
             params, grads, square_avgs, grad_avgs, bufs, steps = [], [], [], [], [], []
             for p in group["params"]:

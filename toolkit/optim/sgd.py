@@ -6,7 +6,14 @@ from typing import Any
 
 from toolkit.tensor import Tensor
 
-from .optimizer import Optimizer, _check_fused, _scalar_value, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer,
+    _check_fused,
+    _check_options,
+    _run_closure,
+    _scalar_value,
+    _use_grad_for_differentiable,
+)
 
 __all__ = ["SGD", "sgd"]
 
@@ -17,14 +24,7 @@ class SGD(Optimizer):
     def __init__(self, params: Any, lr: float | Tensor = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float | Tensor = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_options({"lr": lr, "momentum": momentum, "weight_decay": weight_decay}, refuse_nan=False)
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening, "weight_decay": weight_decay,
                     "nesterov": nesterov, "maximize": maximize, "foreach": foreach,
                     "differentiable": differentiable, "fused": fused}
@@ -45,12 +45,7 @@ class SGD(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; returns the closure's loss when one is given."""
-        loss = None
-        if closure is not None:
-            import toolkit
-
-            with toolkit.enable_grad():
-                loss = closure()
+        loss = _run_closure(closure)
         for group in self.param_groups:
             params, grads, bufs = [], [], []
             for p in group["params"]:

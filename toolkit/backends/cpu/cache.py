@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
+from ..._core.files import write_atomic
+
 _lock = threading.RLock()
 
 
@@ -50,31 +52,25 @@ def source_hash(source: str) -> str:
 
 
 def write_once(path: Path, text: str) -> bool:
-    """Make ``path`` hold ``text``: write a temp file, then link it into place (atomic; never a torn file).
+    """Make ``path`` hold ``text``, atomically (never a torn file); return whether this call wrote it.
 
-    An existing file with the same text is left untouched (returns False); a
-    different one is replaced atomically.
+    An existing file with the same text is left untouched (returns False), so numba's cache of it stays
+    valid; a different one is replaced atomically. When another process places the file first, its file
+    is kept if it holds the same text. No fsync: the text is compared on every load, so a file that a
+    machine crash lost or truncated is simply written again.
     """
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        try:
-            os.link(tmp, path)  # fails if another process got there first: keep its (identical) file
-        except FileExistsError:
-            if path.read_text(encoding="utf-8") != text:
-                os.replace(tmp, path)
-        except OSError:  # no hard links here
-            os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if _holds(path, text):
+        return False
+    if not write_atomic(path, text, once=True, durable=False) and not _holds(path, text):
+        write_atomic(path, text, durable=False)
     return True
+
+
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (FileNotFoundError, UnicodeDecodeError):
+        return False
 
 
 def load_source(source: str, prefix: str = "kernel") -> ModuleType:

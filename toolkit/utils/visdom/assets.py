@@ -22,6 +22,8 @@ import sys
 import tarfile
 import tempfile
 
+from ..._core.files import write_atomic
+
 # npm package -> version: the versions pinned in visdom 0.2.4's download list (server/build.py). The
 # CDN files without a version in their address are the last releases of their lines: d3js.org's
 # d3.v3.min.js is d3 3.5.17 and d3-selection-multi.v1.js is d3-selection-multi 1.0.1; cdn.plot.ly's
@@ -133,12 +135,9 @@ def _mathjax_member(rel: str) -> bool:
 
 
 def _write(root: str, rel: str, data: bytes) -> None:
-    dest = os.path.join(root, rel)
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    tmp = dest + ".part"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, dest)
+    """One asset, atomically (the server never serves half a file); without fsyncs, as an install writes
+    hundreds of files that a rerun fetches again."""
+    write_atomic(os.path.join(root, rel), data, mode=0o666, makedirs=True, durable=False)
 
 
 def _unpack(tarball: str, package: str, root: str) -> int:
