@@ -194,3 +194,80 @@ def test_scalar_constant_is_an_argument_of_its_user():
     (mul,) = [n for n in m["nodes"].values() if n["role"] == "op"]
     assert mul["call"] == ["mul(%a, 2)"]  # the constant is drawn as the second argument, not left out
     assert [i["constant"] for i in mul["inputs"]] == [None, "2"]
+
+
+def _calls(m):
+    return [n for n in m["nodes"].values() if n["kind"] == "prim::CallMethod"]
+
+
+def test_module_call_boxes_show_the_shapes_their_values_were_traced_with():
+    from toolkit.demo import seed_net
+
+    traced = toolkit.jit.trace(seed_net().eval(), (toolkit.randn(2, 1, 28, 28),))
+    m = graph_model(traced.graph)
+    calls = _calls(m)
+    assert [n["type"] for n in calls] == ["Float(2, 10, 24, 24)", "Float(2, 20, 8, 8)", "Float(2, 20, 8, 8)",
+                                          "Float(2, 50)", "Float(2, 10)"]
+    conv2_drop = calls[2]  # its input is conv2's result: typed in the details as the trace saw it
+    assert conv2_drop["inputs"][1]["type"].startswith("Float(2, 20, 8, 8, strides=[1280, 64, 8, 1]")
+    assert conv2_drop["outputs"][0]["type"].startswith("Float(2, 20, 8, 8, strides=")
+    assert all(e["label"] for e in m["views"][m["root"]]["edges"])  # every edge, calls' results included
+    # the IR itself keeps PyTorch's typing of a call's result
+    printed = [line for line in str(traced.graph).splitlines() if "prim::CallMethod" in line]
+    assert len(printed) == 5 and all(" : Tensor = prim::CallMethod" in line for line in printed)
+
+
+def test_nested_and_tuple_module_calls_carry_their_traced_shapes():
+    nn = toolkit.nn
+
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 3), nn.Linear(4, 5)
+
+        def forward(self, x):
+            return self.a(x), self.b(x)
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.seq = nn.Sequential(nn.Sequential(nn.Linear(4, 6), nn.ReLU()), nn.Linear(6, 4))
+            self.pair = Pair()
+
+        def forward(self, x):
+            return self.pair(self.seq(x))
+
+    traced = toolkit.jit.trace(Outer().eval(), (toolkit.randn(2, 4),))
+    m = graph_model(traced.graph)
+    seq, pair = _calls(m)
+    assert seq["type"] == "Float(2, 4)"  # the outer Sequential returns its inner call's result
+    assert pair["type"] == "(Float(2, 3), Float(2, 5))"
+    labels = {e["value"]: e["label"] for e in m["views"][m["root"]]["edges"]}
+    assert labels[seq["outputs"][0]["name"]] == "[2, 4]"
+    assert labels[pair["outputs"][0]["name"]] == "([2, 3], [2, 5])"
+    assert "%3 : Tensor = prim::CallMethod" in str(traced.graph)
+    assert "(Tensor, Tensor) = prim::CallMethod" in str(traced.graph)
+
+
+def test_sequential_call_results_reach_the_return_with_their_shapes():
+    net = toolkit.nn.Sequential(toolkit.nn.Linear(4, 3), toolkit.nn.ReLU())
+    traced = toolkit.jit.trace(net, (toolkit.randn(2, 4),))
+    m = graph_model(traced.graph)
+    assert [n["type"] for n in _calls(m)] == ["Float(2, 3)", "Float(2, 3)"]
+    (ret,) = [n for n in m["nodes"].values() if n["role"] == "output"]
+    assert ret["type"] == "Float(2, 3)" and ret["inputs"][0]["type"].startswith("Float(2, 3, strides=[3, 1]")
+    assert [e["label"] for e in m["views"][m["root"]]["edges"]] == ["[2, 4]", "[2, 3]", "[2, 3]"]
+    assert str(traced.graph).count(" : Tensor = prim::CallMethod") == 2
+
+
+def test_module_call_results_print_as_plain_tensor_like_pytorch():
+    torch = pytest.importorskip("torch")
+
+    def call_types(graph_text: str) -> list:
+        return [line.split(" = ")[0].split(" : ", 1)[1] for line in graph_text.splitlines() if "CallMethod" in line]
+
+    ours = toolkit.jit.trace(toolkit.nn.Sequential(toolkit.nn.Linear(4, 3), toolkit.nn.ReLU()),
+                             (toolkit.randn(2, 4),))
+    theirs = torch.jit.trace(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()), (torch.randn(2, 4),))
+    assert call_types(str(ours.graph)) == call_types(str(theirs.graph)) == ["Tensor", "Tensor"]
+    assert [n["type"] for n in _calls(graph_model(ours.graph))] == ["Float(2, 3)", "Float(2, 3)"]

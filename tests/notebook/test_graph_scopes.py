@@ -45,3 +45,34 @@ def test_graphs_without_big_modules_keep_their_view_and_html_draws_the_collapsed
     html = view.to_html()
     assert 'class="node tk-node tk-module"' in html and "tk-module-panel" in html
     assert "tk-module" not in view.to_svg()  # the static picture shows every module as a cluster
+
+
+def test_a_module_box_fed_by_a_module_call_shows_the_traced_shapes():
+    nn = toolkit.nn
+
+    class Head(nn.Module):  # a list argument keeps the call inlined: its nodes form a scope box
+        def forward(self, x, dims):
+            return x.permute(dims).relu() * 2
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 6)
+            self.head = Head()
+
+        def forward(self, x):
+            return self.head(self.proj(x), [1, 0])
+
+    traced = toolkit.jit.trace(Net().eval(), (toolkit.randn(2, 4),))
+    assert " : Tensor = prim::CallMethod" in str(traced.graph)  # the call of proj stays a call
+    m = GraphView(traced.graph).model
+    (box,) = [m["nodes"][i] for i in m["views"][m["top"]]["nodes"] if m["nodes"][i]["role"] == "module"]
+    assert box["label"] == "head"
+    (inp,) = box["inputs"]
+    assert inp["type"].startswith("Float(2, 6, strides=[6, 1]")  # proj's result, as traced
+    assert box["outputs"][0]["type"].startswith("Float(6, 2, ")
+    inner = m["views"][box["children"][0]]
+    first, last = (m["nodes"][inner["nodes"][0]], m["nodes"][inner["nodes"][-1]])
+    assert first["type"] == "Float(2, 6)" and first["outputs"][0]["type"] == inp["type"]
+    assert last["label"] == "->" and last["inputs"][0]["type"] == box["outputs"][0]["type"]
+    assert all(e["label"] for v in (m["views"][m["top"]], inner) for e in v["edges"])

@@ -23,7 +23,11 @@ view embeds.
 from __future__ import annotations
 
 import linecache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..jit.ir import Value
+    from ..jit.types import JitType
 
 _FOLDABLE = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct", "prim::TupleConstruct")
 _POSITIONAL = ("self", "input", "other")  # schema names shown without ``name=``
@@ -42,7 +46,28 @@ def short_type(t) -> str:
         if t.sizes is None:
             return head
         return f"{head}({', '.join('*' if s is None else str(s) for s in t.sizes)})"
+    if isinstance(t, T.TupleType):  # a call returning several tensors: each element as short as a tensor's
+        return "(" + ", ".join(short_type(e) for e in t.elems) + ("," if len(t.elems) == 1 else "") + ")"
     return str(t)
+
+
+def traced_type(v: Value) -> JitType:
+    """The type the view shows for value ``v``: its IR type, or for a ``prim::CallMethod`` result the type its
+    callee returned when traced.
+
+    The IR types a call's result plain ``Tensor`` (as PyTorch prints it), but the callee's graph, held by the
+    node, returns the value the trace saw, shape and dtype included; a nested call is followed down to it.
+    """
+    from ..jit.ir import Graph
+    from ..jit.passes.inline_calls import CALLEE
+
+    n = v.node
+    if n is None or n.kind != "prim::CallMethod" or v not in n.outputs:
+        return v.type
+    callee = n.attributes.get(CALLEE)
+    if not isinstance(callee, Graph) or len(callee.outputs) != len(n.outputs):
+        return v.type
+    return traced_type(callee.outputs[n.outputs.index(v)])
 
 
 def edge_label(t) -> str:
@@ -53,6 +78,8 @@ def edge_label(t) -> str:
         if t.sizes is None:
             return ""
         return "[" + ", ".join("*" if s is None else str(s) for s in t.sizes) + "]"
+    if isinstance(t, T.TupleType):
+        return "(" + ", ".join(edge_label(e) or short_type(e) for e in t.elems) + ("," if len(t.elems) == 1 else "") + ")"
     return str(t)
 
 
@@ -184,13 +211,13 @@ class _Builder:
         elif kind == "prim::PythonOp":  # runs as Python (script fallback, @ignore): drawn apart from compiled ops
             role = "python"
             label = f"PythonOp {n.attributes['name']}" if "name" in n.attributes else "PythonOp"
-        outs = ", ".join(short_type(o.type) for o in n.outputs)
+        outs = ", ".join(short_type(traced_type(o)) for o in n.outputs)
         entry = self._node_entry(role, kind, label, outs)
         if role in ("op", "python"):
             entry["call"] = self._call(n)
-        entry["inputs"] = [{"name": "%" + v.debug_name, "type": str(v.type),
+        entry["inputs"] = [{"name": "%" + v.debug_name, "type": str(traced_type(v)),
                             "constant": constant_text[v][0] if v in constant_text else None} for v in n.inputs]
-        entry["outputs"] = [{"name": "%" + o.debug_name, "type": str(o.type)} for o in n.outputs]
+        entry["outputs"] = [{"name": "%" + o.debug_name, "type": str(traced_type(o))} for o in n.outputs]
         entry["attributes"] = {k: (short_type(v) if k == "Subgraph" else _attr_text(v))
                                for k, v in n.attributes.items() if k != "Subgraph"}
         if n.source:
@@ -242,22 +269,22 @@ class _Builder:
             for o in n.outputs:
                 producer[o] = e["id"]
         ret = self._node_entry("output", "return", "return" if block.owning_node is None else "->",
-                               ", ".join(short_type(v.type) for v in outputs))
-        ret["inputs"] = [{"name": "%" + v.debug_name, "type": str(v.type),
+                               ", ".join(short_type(traced_type(v)) for v in outputs))
+        ret["inputs"] = [{"name": "%" + v.debug_name, "type": str(traced_type(v)),
                           "constant": constant_text[v][0] if v in constant_text else None} for v in outputs]
         view["nodes"].append(ret["id"])
         for v in outputs:
             if v in constant_text:
                 continue
             edges.append((producer.get(v) or self._outer(view, producer, v), ret["id"], v))
-        view["edges"] = [{"src": a, "dst": b, "value": "%" + v.debug_name, "label": edge_label(v.type)}
+        view["edges"] = [{"src": a, "dst": b, "value": "%" + v.debug_name, "label": edge_label(traced_type(v))}
                          for a, b, v in edges]
         return vid
 
     def _outer(self, view: dict, producer: dict, v) -> str:
         """A value defined outside this block (captured by it) enters as an input node of its own."""
-        e = self._node_entry("input", "outer", "%" + v.debug_name, short_type(v.type))
-        e["outputs"] = [{"name": "%" + v.debug_name, "type": str(v.type)}]
+        e = self._node_entry("input", "outer", "%" + v.debug_name, short_type(traced_type(v)))
+        e["outputs"] = [{"name": "%" + v.debug_name, "type": str(traced_type(v))}]
         producer[v] = e["id"]
         view["nodes"].insert(0, e["id"])
         return e["id"]

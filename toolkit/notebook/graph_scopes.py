@@ -38,10 +38,21 @@ def _new_view(model: dict, title: str) -> dict:
     return view
 
 
+def _value_types(model: dict, view: dict) -> dict:
+    """``{value name: type}`` of the values made in ``view``, as the details of their producers list them (a
+    node with several outputs gives each its own type; a module call's result has the shape it was traced with)."""
+    out: dict = {}
+    for nid in view["nodes"]:
+        for o in model["nodes"][nid]["outputs"]:
+            out.setdefault(o["name"], o["type"])
+    return out
+
+
 def collapse_scopes(model: dict, vid: str, depth: int = 0) -> str:
     """The id of a view like ``vid`` with its modules (at scope ``depth``) as expandable boxes; ``vid`` itself
     when no module has ``MIN_NODES`` nodes. The model gains the new nodes and views; nothing is changed."""
     view, nodes = model["views"][vid], model["nodes"]
+    types = _value_types(model, view)
     groups: dict = {}
     for nid in view["nodes"]:
         parts = scope_parts(nodes[nid]["scope"])
@@ -82,19 +93,19 @@ def collapse_scopes(model: dict, vid: str, depth: int = 0) -> str:
             inside_src, inside_dst = e["src"] in members, e["dst"] in members
             if inside_dst and not inside_src and (e["src"], e["value"]) not in entry:
                 n = _new_node(model, "input", "input", e["value"], nodes[e["src"]]["type"])
-                n["outputs"] = [{"name": e["value"], "type": nodes[e["src"]]["type"]}]
+                n["outputs"] = [{"name": e["value"], "type": types.get(e["value"], n["type"])}]
                 entry[(e["src"], e["value"])] = n["id"]
-                box["inputs"].append({"name": e["value"], "type": nodes[e["src"]]["type"], "constant": None})
+                box["inputs"].append({"name": e["value"], "type": n["outputs"][0]["type"], "constant": None})
             elif inside_src and not inside_dst and e["value"] not in [v for _, v in leaving]:
                 leaving.append((e["src"], e["value"]))
         inner["nodes"] = [entry[k] for k in entry] + list(ids)
         inner["edges"] = [{**e, "src": entry.get((e["src"], e["value"]), e["src"])} for e in view["edges"]
                           if e["dst"] in members]
         ret = _new_node(model, "output", "return", "->", "")
-        ret["inputs"] = [{"name": v, "type": "", "constant": None} for _, v in leaving]
+        ret["inputs"] = [{"name": v, "type": types.get(v, nodes[s]["type"]), "constant": None} for s, v in leaving]
         inner["nodes"].append(ret["id"])
         labels = {e["value"]: e["label"] for e in view["edges"]}
         inner["edges"] += [{"src": s, "dst": ret["id"], "value": v, "label": labels.get(v, "")} for s, v in leaving]
-        box["outputs"] = [{"name": v, "type": nodes[s]["type"]} for s, v in leaving]
+        box["outputs"] = [{"name": v, "type": types.get(v, nodes[s]["type"])} for s, v in leaving]
         box["children"] = [collapse_scopes(model, inner["id"], depth + 1)]
     return top["id"]
