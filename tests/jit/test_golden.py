@@ -125,7 +125,7 @@ def test_foo_golden_and_parity():
 
 NET_GOLDEN = """\
 graph(%self : __torch__.MOD.Net,
-      %x : Float(2, 1, 28, 28, strides=[784, 784, 28, 1], requires_grad=0, device=cpu)):
+      %x.1 : Float(2, 1, 28, 28, strides=[784, 784, 28, 1], requires_grad=0, device=cpu)):
   %conv1 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv1"](%self), scope: __module.conv1
   %weight : Float(10, 1, 5, 5, strides=[25, 25, 5, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%conv1), scope: __module.conv1
   %bias : Float(10, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%conv1), scope: __module.conv1
@@ -139,7 +139,7 @@ graph(%self : __torch__.MOD.Net,
   %12 : int = prim::Constant[value=1](), scope: __module.conv1
   %13 : int[] = prim::ListConstruct(%11, %12), scope: __module.conv1
   %14 : int = prim::Constant[value=1](), scope: __module.conv1
-  %15 : Float(2, 10, 24, 24, strides=[5760, 576, 24, 1], requires_grad=1, device=cpu) = aten::conv2d(%x, %weight, %bias, %7, %10, %13, %14), scope: __module.conv1
+  %input.1 : Float(2, 10, 24, 24, strides=[5760, 576, 24, 1], requires_grad=1, device=cpu) = aten::conv2d(%x.1, %weight, %bias, %7, %10, %13, %14), scope: __module.conv1
   %16 : int = prim::Constant[value=2]()
   %17 : int = prim::Constant[value=2]()
   %18 : int[] = prim::ListConstruct(%16, %17)
@@ -151,8 +151,8 @@ graph(%self : __torch__.MOD.Net,
   %24 : int = prim::Constant[value=1]()
   %25 : int[] = prim::ListConstruct(%23, %24)
   %26 : bool = prim::Constant[value=0]()
-  %27 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%15, %18, %19, %22, %25, %26)
-  %28 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::relu(%27)
+  %input.3 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%input.1, %18, %19, %22, %25, %26)
+  %input.5 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::relu(%input.3)
   %conv2 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv2"](%self), scope: __module.conv2
   %weight.1 : Float(20, 10, 5, 5, strides=[250, 25, 5, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%conv2), scope: __module.conv2
   %bias.1 : Float(20, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%conv2), scope: __module.conv2
@@ -166,10 +166,10 @@ graph(%self : __torch__.MOD.Net,
   %39 : int = prim::Constant[value=1](), scope: __module.conv2
   %40 : int[] = prim::ListConstruct(%38, %39), scope: __module.conv2
   %41 : int = prim::Constant[value=1](), scope: __module.conv2
-  %42 : Float(2, 20, 8, 8, strides=[1280, 64, 8, 1], requires_grad=1, device=cpu) = aten::conv2d(%28, %weight.1, %bias.1, %34, %37, %40, %41), scope: __module.conv2
+  %input.7 : Float(2, 20, 8, 8, strides=[1280, 64, 8, 1], requires_grad=1, device=cpu) = aten::conv2d(%input.5, %weight.1, %bias.1, %34, %37, %40, %41), scope: __module.conv2
   %43 : float = prim::Constant[value=0.5](), scope: __module.conv2_drop
   %44 : bool = prim::Constant[value=0](), scope: __module.conv2_drop
-  %45 : Float(2, 20, 8, 8, strides=[1280, 64, 8, 1], requires_grad=1, device=cpu) = aten::feature_dropout(%42, %43, %44), scope: __module.conv2_drop
+  %input.9 : Float(2, 20, 8, 8, strides=[1280, 64, 8, 1], requires_grad=1, device=cpu) = aten::feature_dropout(%input.7, %43, %44), scope: __module.conv2_drop
   %46 : int = prim::Constant[value=2]()
   %47 : int = prim::Constant[value=2]()
   %48 : int[] = prim::ListConstruct(%46, %47)
@@ -181,36 +181,36 @@ graph(%self : __torch__.MOD.Net,
   %54 : int = prim::Constant[value=1]()
   %55 : int[] = prim::ListConstruct(%53, %54)
   %56 : bool = prim::Constant[value=0]()
-  %57 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%45, %48, %49, %52, %55, %56)
-  %58 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::relu(%57)
+  %input.11 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%input.9, %48, %49, %52, %55, %56)
+  %x : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::relu(%input.11)
   %59 : int = prim::Constant[value=-1]()
   %60 : int = prim::Constant[value=320]()
   %61 : int[] = prim::ListConstruct(%59, %60)
-  %62 : Float(2, 320, strides=[320, 1], requires_grad=1, device=cpu) = aten::view(%58, %61)
+  %input.13 : Float(2, 320, strides=[320, 1], requires_grad=1, device=cpu) = aten::view(%x, %61)
   %fc1 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc1"](%self), scope: __module.fc1
   %weight.2 : Float(50, 320, strides=[320, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%fc1), scope: __module.fc1
   %bias.2 : Float(50, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%fc1), scope: __module.fc1
-  %66 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::linear(%62, %weight.2, %bias.2), scope: __module.fc1
-  %67 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::relu(%66)
+  %input.15 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::linear(%input.13, %weight.2, %bias.2), scope: __module.fc1
+  %input.17 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::relu(%input.15)
   %68 : float = prim::Constant[value=0.5]()
   %69 : bool = prim::Constant[value=0]()
-  %70 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::dropout(%67, %68, %69)
+  %input.19 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::dropout(%input.17, %68, %69)
   %fc2 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc2"](%self), scope: __module.fc2
   %weight.3 : Float(10, 50, strides=[50, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%fc2), scope: __module.fc2
   %bias.3 : Float(10, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name="bias"](%fc2), scope: __module.fc2
-  %74 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::linear(%70, %weight.3, %bias.3), scope: __module.fc2
+  %input : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::linear(%input.19, %weight.3, %bias.3), scope: __module.fc2
   %75 : int = prim::Constant[value=1]()
   %76 : NoneType = prim::Constant()
-  %77 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::log_softmax(%74, %75, %76)
+  %77 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::log_softmax(%input, %75, %76)
   return (%77)
 """
 
 # ``.graph`` calls the submodules, as TorchScript's traced modules do; each callee has its own graph.
 NET_CALLS_GOLDEN = """\
 graph(%self : __torch__.MOD.Net,
-      %x : Float(2, 1, 28, 28, strides=[784, 784, 28, 1], requires_grad=0, device=cpu)):
+      %x.1 : Float(2, 1, 28, 28, strides=[784, 784, 28, 1], requires_grad=0, device=cpu)):
   %conv1 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv1"](%self), scope: __module.conv1
-  %3 : Tensor = prim::CallMethod[name="forward"](%conv1, %x)
+  %3 : Tensor = prim::CallMethod[name="forward"](%conv1, %x.1)
   %4 : int = prim::Constant[value=2]()
   %5 : int = prim::Constant[value=2]()
   %6 : int[] = prim::ListConstruct(%4, %5)
@@ -222,10 +222,10 @@ graph(%self : __torch__.MOD.Net,
   %12 : int = prim::Constant[value=1]()
   %13 : int[] = prim::ListConstruct(%11, %12)
   %14 : bool = prim::Constant[value=0]()
-  %15 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%3, %6, %7, %10, %13, %14)
-  %16 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::relu(%15)
+  %input.3 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%3, %6, %7, %10, %13, %14)
+  %input.5 : Float(2, 10, 12, 12, strides=[1440, 144, 12, 1], requires_grad=1, device=cpu) = aten::relu(%input.3)
   %conv2 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv2"](%self), scope: __module.conv2
-  %18 : Tensor = prim::CallMethod[name="forward"](%conv2, %16)
+  %18 : Tensor = prim::CallMethod[name="forward"](%conv2, %input.5)
   %conv2_drop : __torch__.toolkit.nn.modules.dropout.Dropout2d = prim::GetAttr[name="conv2_drop"](%self), scope: __module.conv2_drop
   %20 : Tensor = prim::CallMethod[name="forward"](%conv2_drop, %18)
   %21 : int = prim::Constant[value=2]()
@@ -239,20 +239,20 @@ graph(%self : __torch__.MOD.Net,
   %29 : int = prim::Constant[value=1]()
   %30 : int[] = prim::ListConstruct(%28, %29)
   %31 : bool = prim::Constant[value=0]()
-  %32 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%20, %23, %24, %27, %30, %31)
-  %33 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::relu(%32)
+  %input.11 : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::max_pool2d(%20, %23, %24, %27, %30, %31)
+  %x : Float(2, 20, 4, 4, strides=[320, 16, 4, 1], requires_grad=1, device=cpu) = aten::relu(%input.11)
   %34 : int = prim::Constant[value=-1]()
   %35 : int = prim::Constant[value=320]()
   %36 : int[] = prim::ListConstruct(%34, %35)
-  %37 : Float(2, 320, strides=[320, 1], requires_grad=1, device=cpu) = aten::view(%33, %36)
+  %input.13 : Float(2, 320, strides=[320, 1], requires_grad=1, device=cpu) = aten::view(%x, %36)
   %fc1 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc1"](%self), scope: __module.fc1
-  %39 : Tensor = prim::CallMethod[name="forward"](%fc1, %37)
-  %40 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::relu(%39)
+  %39 : Tensor = prim::CallMethod[name="forward"](%fc1, %input.13)
+  %input.17 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::relu(%39)
   %41 : float = prim::Constant[value=0.5]()
   %42 : bool = prim::Constant[value=0]()
-  %43 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::dropout(%40, %41, %42)
+  %input.19 : Float(2, 50, strides=[50, 1], requires_grad=1, device=cpu) = aten::dropout(%input.17, %41, %42)
   %fc2 : __torch__.toolkit.nn.modules.linear.Linear = prim::GetAttr[name="fc2"](%self), scope: __module.fc2
-  %45 : Tensor = prim::CallMethod[name="forward"](%fc2, %43)
+  %45 : Tensor = prim::CallMethod[name="forward"](%fc2, %input.19)
   %46 : int = prim::Constant[value=1]()
   %47 : NoneType = prim::Constant()
   %48 : Float(2, 10, strides=[10, 1], requires_grad=1, device=cpu) = aten::log_softmax(%45, %46, %47)
@@ -274,8 +274,8 @@ graph(%self : __torch__.toolkit.nn.modules.conv.Conv2d,
   %11 : int = prim::Constant[value=1](), scope: __module.conv1
   %12 : int[] = prim::ListConstruct(%10, %11), scope: __module.conv1
   %13 : int = prim::Constant[value=1](), scope: __module.conv1
-  %14 : Float(2, 10, 24, 24, strides=[5760, 576, 24, 1], requires_grad=1, device=cpu) = aten::conv2d(%input, %weight, %bias, %6, %9, %12, %13), scope: __module.conv1
-  return (%14)
+  %input.1 : Float(2, 10, 24, 24, strides=[5760, 576, 24, 1], requires_grad=1, device=cpu) = aten::conv2d(%input, %weight, %bias, %6, %9, %12, %13), scope: __module.conv1
+  return (%input.1)
 """
 
 
@@ -296,26 +296,26 @@ graph(%input : Float(3, 10, strides=[10, 1], requires_grad=0, device=cpu),
       %w_hh : Float(80, 20, strides=[20, 1], requires_grad=0, device=cpu),
       %b_ih : Float(80, strides=[1], requires_grad=0, device=cpu),
       %b_hh : Float(80, strides=[1], requires_grad=0, device=cpu)):
-  %2 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu), %3 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = prim::TupleUnpack(%hidden)
+  %hx : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu), %cx : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = prim::TupleUnpack(%hidden)
   %8 : Float(3, 80, strides=[80, 1], requires_grad=0, device=cpu) = aten::linear(%input, %w_ih, %b_ih)
-  %9 : Float(3, 80, strides=[80, 1], requires_grad=0, device=cpu) = aten::linear(%2, %w_hh, %b_hh)
+  %9 : Float(3, 80, strides=[80, 1], requires_grad=0, device=cpu) = aten::linear(%hx, %w_hh, %b_hh)
   %10 : int = prim::Constant[value=1]()
-  %11 : Float(3, 80, strides=[80, 1], requires_grad=0, device=cpu) = aten::add(%8, %9, %10)
+  %gates : Float(3, 80, strides=[80, 1], requires_grad=0, device=cpu) = aten::add(%8, %9, %10)
   %12 : int = prim::Constant[value=4]()
   %13 : int = prim::Constant[value=1]()
-  %14 : Tensor[] = aten::chunk(%11, %12, %13)
-  %15 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu), %16 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu), %17 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu), %18 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%14)
-  %19 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::sigmoid(%15)
-  %20 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::sigmoid(%16)
-  %21 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::tanh(%17)
-  %22 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::sigmoid(%18)
-  %23 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%20, %3)
-  %24 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%19, %21)
+  %14 : Tensor[] = aten::chunk(%gates, %12, %13)
+  %ingate.1 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu), %forgetgate.1 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu), %cellgate.1 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu), %outgate.1 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%14)
+  %ingate : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::sigmoid(%ingate.1)
+  %forgetgate : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::sigmoid(%forgetgate.1)
+  %cellgate : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::tanh(%cellgate.1)
+  %outgate : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::sigmoid(%outgate.1)
+  %23 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%forgetgate, %cx)
+  %24 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%ingate, %cellgate)
   %25 : int = prim::Constant[value=1]()
-  %26 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::add(%23, %24, %25)
-  %27 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::tanh(%26)
-  %28 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%22, %27)
-  %29 : (Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu), Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu)) = prim::TupleConstruct(%28, %26)
+  %cy : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::add(%23, %24, %25)
+  %27 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::tanh(%cy)
+  %28 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%outgate, %27)
+  %29 : (Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu), Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu)) = prim::TupleConstruct(%28, %cy)
   return (%29)
 """
 
@@ -358,7 +358,7 @@ graph(%self : __torch__.MOD.BasicBlock,
   %12 : int = prim::Constant[value=1](), scope: __module.conv1
   %13 : int[] = prim::ListConstruct(%11, %12), scope: __module.conv1
   %14 : int = prim::Constant[value=1](), scope: __module.conv1
-  %15 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::conv2d(%x, %weight, %4, %7, %10, %13, %14), scope: __module.conv1
+  %input.1 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::conv2d(%x, %weight, %4, %7, %10, %13, %14), scope: __module.conv1
   %bn1 : __torch__.toolkit.nn.modules.normalization.BatchNorm2d = prim::GetAttr[name="bn1"](%self), scope: __module.bn1
   %running_mean : Float(4, strides=[1], requires_grad=0, device=cpu) = prim::GetAttr[name="running_mean"](%bn1), scope: __module.bn1
   %running_var : Float(4, strides=[1], requires_grad=0, device=cpu) = prim::GetAttr[name="running_var"](%bn1), scope: __module.bn1
@@ -367,8 +367,8 @@ graph(%self : __torch__.MOD.BasicBlock,
   %21 : bool = prim::Constant[value=0](), scope: __module.bn1
   %22 : float = prim::Constant[value=0.1](), scope: __module.bn1
   %23 : float = prim::Constant[value=1e-05](), scope: __module.bn1
-  %24 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::batch_norm(%15, %running_mean, %running_var, %weight.1, %bias, %21, %22, %23), scope: __module.bn1
-  %25 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::relu_(%24), scope: __module.relu
+  %input.3 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::batch_norm(%input.1, %running_mean, %running_var, %weight.1, %bias, %21, %22, %23), scope: __module.bn1
+  %input.5 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::relu_(%input.3), scope: __module.relu
   %conv2 : __torch__.toolkit.nn.modules.conv.Conv2d = prim::GetAttr[name="conv2"](%self), scope: __module.conv2
   %weight.2 : Float(4, 4, 3, 3, strides=[36, 9, 3, 1], requires_grad=1, device=cpu) = prim::GetAttr[name="weight"](%conv2), scope: __module.conv2
   %28 : NoneType = prim::Constant(), scope: __module.conv2
@@ -382,7 +382,7 @@ graph(%self : __torch__.MOD.BasicBlock,
   %36 : int = prim::Constant[value=1](), scope: __module.conv2
   %37 : int[] = prim::ListConstruct(%35, %36), scope: __module.conv2
   %38 : int = prim::Constant[value=1](), scope: __module.conv2
-  %39 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::conv2d(%25, %weight.2, %28, %31, %34, %37, %38), scope: __module.conv2
+  %input.7 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::conv2d(%input.5, %weight.2, %28, %31, %34, %37, %38), scope: __module.conv2
   %bn2 : __torch__.toolkit.nn.modules.normalization.BatchNorm2d = prim::GetAttr[name="bn2"](%self), scope: __module.bn2
   %running_mean.1 : Float(4, strides=[1], requires_grad=0, device=cpu) = prim::GetAttr[name="running_mean"](%bn2), scope: __module.bn2
   %running_var.1 : Float(4, strides=[1], requires_grad=0, device=cpu) = prim::GetAttr[name="running_var"](%bn2), scope: __module.bn2
@@ -391,10 +391,10 @@ graph(%self : __torch__.MOD.BasicBlock,
   %45 : bool = prim::Constant[value=0](), scope: __module.bn2
   %46 : float = prim::Constant[value=0.1](), scope: __module.bn2
   %47 : float = prim::Constant[value=1e-05](), scope: __module.bn2
-  %48 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::batch_norm(%39, %running_mean.1, %running_var.1, %weight.3, %bias.1, %45, %46, %47), scope: __module.bn2
+  %out : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::batch_norm(%input.7, %running_mean.1, %running_var.1, %weight.3, %bias.1, %45, %46, %47), scope: __module.bn2
   %49 : int = prim::Constant[value=1]()
-  %50 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::add_(%48, %x, %49)
-  %51 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::relu_(%50), scope: __module.relu
+  %input : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::add_(%out, %x, %49)
+  %51 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::relu_(%input), scope: __module.relu
   return (%51)
 """
 
@@ -413,8 +413,8 @@ graph(%self : __torch__.MOD.BasicBlock,
   %bn2 : __torch__.toolkit.nn.modules.normalization.BatchNorm2d = prim::GetAttr[name="bn2"](%self), scope: __module.bn2
   %11 : Tensor = prim::CallMethod[name="forward"](%bn2, %9)
   %12 : int = prim::Constant[value=1]()
-  %13 : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::add_(%11, %x, %12)
-  %14 : Tensor = prim::CallMethod[name="forward1"](%relu, %13)
+  %input : Float(1, 4, 5, 5, strides=[100, 25, 5, 1], requires_grad=1, device=cpu) = aten::add_(%11, %x, %12)
+  %14 : Tensor = prim::CallMethod[name="forward1"](%relu, %input)
   return (%14)
 """
 

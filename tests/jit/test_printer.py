@@ -62,10 +62,10 @@ def test_lstm_cell_like_graph_with_tuple_output_and_list_unpack():
     t = toolkit.jit.trace(cell, args)
     text = t.graph.to_string(source_locations=False)
     assert "%5 : Float(10, 80, strides=[1, 10], requires_grad=0, device=cpu) = aten::t(%w_ih)" in text
-    assert "%13 : Tensor[] = aten::chunk(%10, %11, %12)" in text
-    assert "%17 : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%13)" in text
+    assert "%13 : Tensor[] = aten::chunk(%gates, %11, %12)" in text  # values named after variables, as PyTorch's tracer does
+    assert "%o : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%13)" in text
     assert "%27 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%25, %26)" in text
-    assert "  _6, _7, _8, _9 = _5\n" in t.code
+    assert "  i, f, g, o = _4\n" in t.code
     assert text.rstrip().endswith("return (%28)")
     assert "%28 : (Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu), " in text
     hy, cy = t(*args)

@@ -165,12 +165,12 @@ def test_module_plumbing_is_folded_into_its_users_by_default():
     m = graph_model(g)
     kinds = [m["nodes"][i]["kind"] for i in m["views"][m["root"]]["nodes"]]
     assert "prim::GetAttr" not in kinds and "prim::ListConstruct" not in kinds and "prim::Constant" not in kinds
-    assert _labels(m, m["root"])[0] == "%x"  # ``self`` is read only by folded GetAttrs: not drawn
+    assert _labels(m, m["root"])[0] == "%x.1"  # ``self`` is read only by folded GetAttrs: not drawn
     conv1 = next(n for n in m["nodes"].values() if n["scope"] == "__module.conv1")
-    assert conv1["call"] == ["conv2d(%x, weight=self.conv1.weight,", "  bias=self.conv1.bias)"]
+    assert conv1["call"] == ["conv2d(%x.1, weight=self.conv1.weight,", "  bias=self.conv1.bias)"]
     assert [i["constant"] for i in conv1["inputs"]][1:4] == ["self.conv1.weight", "self.conv1.bias", "[1, 1]"]
     pool = next(n for n in m["nodes"].values() if n["kind"] == "aten::max_pool2d")
-    assert pool["call"] == ["max_pool2d(%15, kernel_size=[2, 2])"]  # stride=[], padding=[0, 0], ... defaults
+    assert pool["call"] == ["max_pool2d(%input.1, kernel_size=[2, 2])"]  # stride=[], padding=[0, 0], ... defaults
     drop = next(n for n in m["nodes"].values() if n["kind"] == "aten::dropout")
     assert "p=0.5, train=False" in drop["call"][0]
     assert count(m, "op") == 13 == sum(1 for n in g.nodes() if n.kind.startswith("aten::"))
@@ -183,7 +183,7 @@ def test_show_plumbing_draws_getattr_boxes_named_by_their_attribute():
     assert {n["label"] for n in getattrs} >= {"GetAttr .conv1", "GetAttr .weight", "GetAttr .bias"}
     assert count(m, "constant") > 0
     assert any(n["kind"] == "prim::ListConstruct" for n in m["nodes"].values())
-    assert _labels(m, m["root"])[:2] == ["%self", "%x"]
+    assert _labels(m, m["root"])[:2] == ["%self", "%x.1"]
     conv1 = next(n for n in m["nodes"].values() if n["kind"] == "aten::conv2d")
     assert conv1["call"] == []  # nothing folded: the box is the op's name
 

@@ -1,6 +1,9 @@
 """add_graph: the traced model as a GraphDef with scopes, shapes, dtypes, fusion groups and nested inputs/outputs."""
 
+import warnings
+
 import pytest
+import torch
 from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.compat.proto import types_pb2
 
@@ -129,6 +132,11 @@ class LSTMCellNet(nn.Module):
         return toolkit.sigmoid(o) * toolkit.tanh(c2), c2
 
 
+def _variable_names(g) -> set:
+    """The names a traced graph's ops gave their results after the variables holding them."""
+    return {v.debug_name for n in g.nodes() if n.kind != "prim::GetAttr" for v in n.outputs if v.has_debug_name()}
+
+
 def test_fused_ops_are_named_after_their_ops_and_coloured_as_their_group_when_read_back(tmp_path):
     with SummaryWriter(str(tmp_path)) as w:
         w.add_graph(LSTMCellNet(), (toolkit.randn(2, 4), toolkit.randn(2, 4), toolkit.randn(2, 4)))
@@ -141,13 +149,14 @@ def test_fused_ops_are_named_after_their_ops_and_coloured_as_their_group_when_re
     assert {n.name.split("/")[1] for n in fused} == {"FusionGroup_0"}
     sigmoids = sorted(n.name.rsplit("/", 1)[1] for n in fused if n.op == "aten::sigmoid")
     assert sigmoids == ["sigmoid", "sigmoid_1", "sigmoid_2"]
-    for n in fused:  # each named after its op, never a bare value number
+    variables = _variable_names(toolkit.jit.trace(LSTMCellNet(), (toolkit.randn(2, 4),) * 3).inlined_graph)
+    for n in fused:  # each named after its variable where the trace named it, else after its op; never a number
         leaf = n.name.rsplit("/", 1)[1]
-        assert not leaf.isdigit() and leaf.split("_")[0] == n.op.split("::")[1], n.name
+        assert not leaf.isdigit() and (leaf in variables or leaf.split("_")[0] == n.op.split("::")[1]), n.name
         assert n.attr["_XlaCluster"].s == b"FusionGroup_0"
         assert n.device == "/device:CPU:0/FusionGroup_0"
     chunk = next(n for n in fused if n.op == "aten::chunk")
-    assert chunk.input[0] == "LSTMCellNet/FusionGroup_0/add"
+    assert chunk.input[0] == "LSTMCellNet/FusionGroup_0/gates"
     unfused = [n for n in gd.node if n.op.startswith("aten::") and "/FusionGroup_" not in n.name]
     assert [n.op for n in unfused] == ["aten::linear", "aten::linear"]
     assert {n.device for n in unfused} == {"/device:CPU:0"} and all("_XlaCluster" not in n.attr for n in unfused)
@@ -157,4 +166,48 @@ def test_fused_ops_are_named_after_their_ops_and_coloured_as_their_group_when_re
             assert i in nodes, (n.name, i)
     out = nodes[nodes["output/output.1"].input[0]]
     assert out.op == "prim::TupleConstruct"
-    assert out.input == ["LSTMCellNet/FusionGroup_0/mul_2", "LSTMCellNet/FusionGroup_0/add_1"]
+    assert out.input == ["LSTMCellNet/FusionGroup_0/mul_2", "LSTMCellNet/FusionGroup_0/c2"]
+
+
+def _gates_cell(lib):
+    """The seed's LSTM cell as a module's forward (its weights as parameters), built from ``lib``."""
+
+    class GatesCell(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w_ih = lib.nn.Parameter(lib.randn(20, 4))
+            self.w_hh = lib.nn.Parameter(lib.randn(20, 5))
+            self.b = lib.nn.Parameter(lib.randn(20))
+
+        def forward(self, x, h, c):
+            gates = x.mm(self.w_ih.t()) + h.mm(self.w_hh.t()) + self.b
+            ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+            ingate = ingate.sigmoid()
+            forgetgate = forgetgate.sigmoid()
+            cellgate = cellgate.tanh()
+            outgate = outgate.sigmoid()
+            cy = forgetgate * c + ingate * cellgate
+            hy = outgate * cy.tanh()
+            return hy, cy
+
+    return GatesCell()
+
+
+def test_fused_ops_carry_the_names_pytorchs_tracer_gives_their_variables(tmp_path):
+    inputs = [(3, 4), (3, 5), (3, 5)]
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_graph(_gates_cell(toolkit), tuple(toolkit.randn(*s) for s in inputs))
+    acc = event_accumulator.EventAccumulator(str(tmp_path))
+    acc.Reload()
+    fused = {n.name.rsplit("/", 1)[1]: n for n in acc.Graph().node if "/FusionGroup_0/" in n.name}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        g = torch.jit.trace(_gates_cell(torch), tuple(torch.randn(*s) for s in inputs)).inlined_graph
+    named = {v.debugName() for n in g.nodes() if n.kind() != "prim::GetAttr" for v in n.outputs()
+             if not v.debugName().isdigit()}
+    assert named >= {"gates", "ingate", "forgetgate", "cellgate", "outgate", "cy"}
+    assert named <= set(fused), sorted(set(fused))
+    assert {fused[name].op for name in ("ingate", "forgetgate", "outgate")} == {"aten::sigmoid"}
+    assert fused["cellgate"].op == "aten::tanh" and fused["gates"].op == fused["cy"].op == "aten::add"
+    for leaf, n in fused.items():  # the rest keep their op's name
+        assert leaf in named or leaf.split("_")[0] == n.op.split("::")[1], leaf

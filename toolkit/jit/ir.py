@@ -83,6 +83,29 @@ class Value:
         self._name = name
         return self
 
+    def take_debug_name(self, name: str) -> Value:
+        """Name the value ``name`` even if another value has it: that one is renamed ``name.N``.
+
+        This is how TorchScript's tracer resolves a clash, so a traced graph names the latest
+        binding of a reassigned variable plainly (``%y``) and the earlier ones ``%y.1``, ``%y.3``:
+        each base name's suffixes only grow, skipping one after each rename, as PyTorch's do.
+        ``set_debug_name`` (the new value takes the suffix) is what script mode keeps.
+        """
+        names, suffixes = self.graph._names, self.graph._name_suffixes
+        owner = names.get(name)
+        if owner is not None and owner is not self:
+            base, k = name, 1
+            m = _NAME_SUFFIX.match(name)
+            if m:
+                base, k = m.group(1), int(m.group(2))
+            if base in suffixes:
+                k = max(k, suffixes[base] + 1)
+            while f"{base}.{k}" in names:
+                k += 1
+            suffixes[base] = k + 1
+            owner.set_debug_name(f"{base}.{k}")
+        return self.set_debug_name(name)
+
     # -- uses -------------------------------------------------------------------------------
     def replace_all_uses_with(self, other: Value) -> None:
         for u in list(self.uses):
@@ -251,6 +274,7 @@ class Graph:
     def __init__(self):
         self._unique = 0
         self._names: dict[str, Value] = {}
+        self._name_suffixes: dict[str, int] = {}  # base name -> the next suffix ``take_debug_name`` may give
         self.block = Block(self, None)
         self._insert = (self.block, None)  # (block, node to insert before; None = the end)
 

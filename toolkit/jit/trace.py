@@ -6,6 +6,10 @@ become graph values by identity; Python numbers and lists become
 ``prim::Constant`` and ``prim::ListConstruct``; a traced module's parameters and
 buffers are read with ``prim::GetAttr`` on ``self``. Python control flow is not
 recorded: loops are unrolled, and branches keep the path the example took.
+
+As TorchScript's tracer does, a value used again by a recorded op is named after
+the variable holding it in the calling code (``%gates``; a reassigned variable's
+earlier values become ``%x.1``, ``%x.3``), so traced graphs read like the source.
 """
 
 from __future__ import annotations
@@ -52,14 +56,45 @@ def is_library_frame(f) -> bool:
             and f.f_globals.get("__name__") != "__main__")
 
 
+# toolkit.nn is Python in PyTorch too: its frames are code whose variables name traced values (``%input``).
+_CODE_DIRS = (os.path.join(_TOOLKIT_DIR, "nn") + os.sep,)
+
+
+def is_machinery_frame(f) -> bool:
+    """Whether frame ``f`` runs toolkit's machinery (ops, dispatch, the Tensor, autograd, the JIT...), the part
+    PyTorch runs in C++: the frames a traced value's name is never taken from."""
+    return is_library_frame(f) and not f.f_code.co_filename.startswith(_CODE_DIRS)
+
+
+def caller_frame(skip=is_library_frame):
+    """The innermost frame of the running call stack that ``skip`` does not skip, or None."""
+    f = sys._getframe(1)
+    while f is not None and skip(f):
+        f = f.f_back
+    return f
+
+
 def user_frame():
     """(file, line) of the innermost frame outside toolkit's own code: the user's line that made the call."""
-    f = sys._getframe(1)
-    while f is not None and is_library_frame(f):
-        f = f.f_back
+    f = caller_frame()
     if f is None:
         return None
     return f.f_code.co_filename, f.f_lineno
+
+
+def caller_variables() -> dict:
+    """The local variables of the innermost frame of code calling into toolkit (``{}`` for none)."""
+    f = caller_frame(is_machinery_frame)
+    return f.f_locals if f is not None else {}
+
+
+def variable_name(t, variables: dict) -> str:
+    """The name of the first variable in ``variables`` bound to ``t`` itself, ``""`` for none: PyTorch's
+    tracer names values this way (``self`` is never a name)."""
+    for k, x in variables.items():
+        if x is t:
+            return "" if k == "self" else k
+    return ""
 
 
 def _warn(message: str, loc=None) -> None:
@@ -84,12 +119,18 @@ def _attr_name(name: str) -> str:
 
 
 class Tracer(CallFrames):
-    """The dispatch observer that builds the graph; one per trace."""
+    """The dispatch observer that builds the graph; one per trace.
+
+    With ``name_values`` (as ``record`` traces) values take their variables' names; other tracers, such as
+    the one recording a backward pass, whose calling code is not the user's, keep them numbered.
+    """
 
     records_graph = True  # compiled functions called while tracing run op by op, so the trace inlines them
 
-    def __init__(self, module=None, snapshot: bool = False):
+    def __init__(self, module=None, snapshot: bool = False, name_values: bool = False):
         self.graph = Graph()
+        # with ``name_values``: the values already given their variable's name, or found to have none
+        self._looked_up: set[Value] | None = set() if name_values else None
         self.snapshot = snapshot  # keep a copy of every op's results (for check_trace)
         self.module = module
         self._values: dict[int, tuple[Tensor, Value]] = {}
@@ -144,12 +185,21 @@ class Tracer(CallFrames):
         self.bind_tensor(t, v)
         return v
 
-    def arg_value(self, a, arg_type: str = "") -> Value:
-        """The graph value of one bound argument: tensors by identity, Python values as constants."""
+    def arg_value(self, a, arg_type: str = "", variables: list | None = None) -> Value:
+        """The graph value of one bound argument: tensors by identity, Python values as constants.
+
+        A tensor met before whose value has no name yet takes the caller's variable name; ``variables``
+        (empty, or holding the caller's variables) lets the arguments of one call share one frame search.
+        """
         if isinstance(a, Tensor):
-            return self.tensor_value(a)
+            v = self.lookup(a)
+            if v is None:
+                return self.tensor_value(a)
+            if self._looked_up is not None and not v.has_debug_name() and v not in self._looked_up:
+                self._name_value(a, v, [] if variables is None else variables)
+            return v
         if isinstance(a, (list, tuple)) and (arg_type.startswith("Tensor") or any(isinstance(e, Tensor) for e in a)):
-            elems = [self.arg_value(e) for e in a]
+            elems = [self.arg_value(e, variables=variables) for e in a]
             n = self._insert("prim::ListConstruct", elems)
             has_none = any(e is None for e in a)
             n.output().type = T.ListType(T.OptionalType(T.TENSOR) if has_none else T.TENSOR)
@@ -162,6 +212,16 @@ class Tracer(CallFrames):
         v = self.graph.insert_constant(a)
         self._stamp(v.node)
         return v
+
+    def _name_value(self, t: Tensor, v: Value, variables: list) -> None:
+        """Name ``v`` after the caller's variable holding ``t``, as PyTorch's tracer does when a value it
+        has met is used again: looked for once per value, whatever the outcome."""
+        self._looked_up.add(v)
+        if not variables:
+            variables.append(caller_variables())
+        name = variable_name(t, variables[0])
+        if name:
+            v.take_debug_name(name)
 
     # -- nodes -----------------------------------------------------------------------------
     def _mark(self, n: Node) -> Node:
@@ -188,7 +248,8 @@ class Tracer(CallFrames):
             self._flush_pending(bound)
         if self._depth or not op.returns_tensor:
             return run()
-        inputs = [self.arg_value(a, arg.type) for a, arg in zip(bound, op.args)]
+        variables: list = []  # the caller's variables, found at the first argument that needs a name
+        inputs = [self.arg_value(a, arg.type, variables) for a, arg in zip(bound, op.args)]
         self._depth += 1
         try:
             out = run()
@@ -460,7 +521,7 @@ def _as_args(example_inputs) -> tuple:
 def record(fn, args: tuple, module=None, method=None, strict: bool = True, names: list | None = None,
            snapshot: bool = False):
     """Trace ``fn(*args)`` (or ``method`` of ``module``); returns (graph, tracer, eager outputs)."""
-    tracer = Tracer(module, snapshot)
+    tracer = Tracer(module, snapshot, name_values=True)
     g = tracer.graph
     target = method if method is not None else fn
     if module is not None:
