@@ -1,9 +1,11 @@
 """``import toolkit`` is light: it compiles nothing and loads none of the heavy libraries (numba, llvmlite, torch,
-scipy, matplotlib, IPython are imported lazily, where they are used). Checked by what was imported, not timed."""
+scipy, matplotlib, IPython are imported lazily, where they are used). Checked by what was imported, and by
+the CPU time of the import (never wall time)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -14,3 +16,15 @@ def test_import_loads_no_heavy_library():
     code = "import sys, json, toolkit; print(json.dumps(sorted(sys.modules)))"
     loaded = set(json.loads(subprocess.check_output([sys.executable, "-c", code], text=True)))
     assert not [m for m in HEAVY if m in loaded], "imported by `import toolkit`"
+
+
+def test_import_takes_at_most_a_third_of_a_second_of_cpu(tmp_path):
+    # CPU time of the importing process (not wall time, so busy neighbours do not count), with bytecode
+    # compiled once beforehand as any installed package has it; the least of three fresh processes.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    code = "import time; t = time.process_time(); import toolkit; print(time.process_time() - t)"
+    subprocess.check_call([sys.executable, "-c", "import toolkit"], env=env)
+    seconds = min(float(subprocess.check_output([sys.executable, "-c", code], env=env, text=True))
+                  for _ in range(3))
+    assert seconds <= 0.35, f"import toolkit took {seconds:.3f} s of CPU"
