@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator as _operator
 
+from . import _tensor_methods  # noqa: E402
 from . import dispatch as _dispatch  # plugs itself in below: ops reach it through ops.runtime
 from . import ops as _ops  # registers every op
 from ._core import dtypes as _dtypes
@@ -35,11 +36,6 @@ from ._core.dtypes import (
 )
 from ._core.shape import Size
 from .tensor import Tensor
-from .tensor import bind_methods as _bind_methods
-
-_bind_methods()
-
-from . import _tensor_methods  # noqa: E402
 
 _tensor_methods.install()
 from . import indexing as _indexing  # noqa: E402

@@ -1,25 +1,30 @@
 """The Tensor: an array, the storage it shares with its views, and autograd metadata.
 
 Tensors are thin on purpose: data lives in a numpy array (a strided view of
-the storage's buffer), and every operation is an op from the registry, bound
-as a method or operator by ``bind_methods``. The class is slotted so that
-creating one on the hot path costs a few attribute stores.
+the storage's buffer), and every operation is an op from the registry, made a
+method or operator when the class is created (``registry_methods``, which
+reaches the dispatcher above through ``toolkit.ops.runtime``). The class is
+slotted so that creating one on the hot path costs a few attribute stores.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import ops as _ops  # noqa: F401  (every op family registers before the class below is made)
 from ._core import dtypes as _dt
 from ._core.device import CPU, as_device
 from ._core.shape import Size, wrap_dim
+from ._core.state import STATE
 from ._core.storage import Storage
+from .ops.runtime import registry_methods
 
 _from_np = _dt._FROM_NP
 # Called as hook(tensor, "number" | "bool") when a tensor becomes a Python value (the tracer warns).
 CONVERSION_HOOKS: list = []
 
 
+@registry_methods
 class Tensor:
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
@@ -193,7 +198,7 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same data, detached from autograd (shares storage)."""
-        t = _wrap(self._data, self._storage)
+        t = wrap(self._data, self._storage)
         return t
 
     @data.setter
@@ -310,7 +315,7 @@ class Tensor:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
             )
-        t = _wrap(self._data.copy(), None, self._storage.device)
+        t = wrap(self._data.copy(), None, self._storage.device)
         t._requires_grad = self._requires_grad
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
@@ -318,24 +323,26 @@ class Tensor:
         return t
 
     # ------------------------------------------------------------------------ autograd API
+    # toolkit.autograd sits above the Tensor: it plugs these in when imported (STATE.autograd).
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        """Accumulate the gradient of this tensor into the leaves' ``.grad`` (``toolkit.autograd.backward``)."""
+        STATE.autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
-        from .autograd.hooks import register_tensor_hook
-
-        return register_tensor_hook(self, hook)
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a replacement."""
+        return STATE.autograd.register_hook(self, hook)
 
     def retain_grad(self) -> None:
-        from .autograd.hooks import retain_grad
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        STATE.autograd.retain_grad(self)
 
-        retain_grad(self)
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after this leaf's ``.grad`` has been accumulated."""
+        return STATE.autograd.register_post_accumulate_grad_hook(self, hook)
 
     def detach(self) -> Tensor:
         """A new tensor sharing storage and version counter, cut from the graph (not a view for autograd)."""
-        return _wrap(self._data, self._storage)
+        return wrap(self._data, self._storage)
 
     def detach_(self) -> Tensor:
         if self._view_chain is not None:
@@ -351,7 +358,7 @@ class Tensor:
 
 
 def _rebuild(data, requires_grad, device):
-    t = _wrap(np.array(data), None, as_device(device))
+    t = wrap(np.array(data), None, as_device(device))
     t._requires_grad = requires_grad
     return t
 
@@ -359,8 +366,14 @@ def _rebuild(data, requires_grad, device):
 _new = object.__new__
 
 
-def _wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor:
-    """Make a Tensor around an array; with ``storage`` it is a view sharing that storage."""
+def wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor:
+    """A new Tensor over ``arr`` itself, without copying it or going through the dispatcher.
+
+    With ``storage`` the tensor is a view sharing that storage (and its version
+    counter); without, it gets the storage of ``arr``'s base array, or a new one
+    over ``arr``, on ``device``. The tensor starts with no autograd history.
+    This is how kernels' results, saved values and loaded data become tensors.
+    """
     t = _new(Tensor)
     t._data = arr
     if storage is None:
@@ -378,114 +391,4 @@ def _wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor
     return t
 
 
-# ---------------------------------------------------------------------------------------------
-# Methods and operators from the registry
-# ---------------------------------------------------------------------------------------------
-def bind_methods() -> None:
-    """Bind every registry op that is a method or operator onto Tensor.
-
-    Called once when ``toolkit`` is imported, after all op families are registered.
-    An op's ``dunders`` name Python's operators: ``"add"`` binds ``__add__``,
-    ``"radd"`` the reflected form, ``"iadd"`` the in-place variant.
-    """
-    from .ops import registry
-    from .ops.runtime import DISPATCHER
-
-    call_overloads = DISPATCHER.call_overloads
-    grouped: dict[str, list] = {}
-    for d in registry.all_ops():
-        if d.method:
-            grouped.setdefault(d.method if isinstance(d.method, str) else d.name, []).append(d)
-    for name, ops in grouped.items():
-        existing = Tensor.__dict__.get(name)
-        if existing is not None and not getattr(existing, "_from_registry", False):
-            continue  # a hand-written method or property takes precedence
-        setattr(Tensor, name, _make_method(name, ops, call_overloads))
-    for d in registry.all_ops():
-        if not d.dunders:
-            continue
-        ops = [o for o in registry.overloads(d.name) if o.dunders]
-        for dunder in d.dunders:
-            if dunder.startswith("i") and dunder[1:] in d.dunders:
-                target = [o.inplace_variant for o in ops if o.inplace_variant is not None]
-                fn = _make_method(f"__{dunder}__", target, call_overloads)
-            elif dunder.startswith("r") and dunder[1:] in d.dunders:
-                fn = _make_reflected(dunder, ops, call_overloads)
-            elif dunder in _BINARY_OPERATORS:
-                fn = _make_binary(dunder, ops, call_overloads)
-            else:
-                fn = _make_method(f"__{dunder}__", ops, call_overloads)
-            setattr(Tensor, f"__{dunder}__", fn)
-
-
-def _make_method(name, ops, call_overloads):
-    if len(ops) == 1:
-        from .ops.runtime import DISPATCHER
-
-        bind, execute, o = DISPATCHER.bind, DISPATCHER.execute, ops[0]
-
-        def method(self, *args, **kwargs):
-            return execute(o, bind(o, (self, *args), kwargs))
-
-    else:
-
-        def method(self, *args, **kwargs):
-            return call_overloads(ops, (self, *args), kwargs)
-
-    method.__name__ = name
-    method.__qualname__ = f"Tensor.{name}"
-    method.__doc__ = ops[0].doc
-    method._from_registry = True
-    return method
-
-
-_BINARY_OPERATORS = frozenset((
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift",
-    "eq", "ne", "lt", "le", "gt", "ge",
-))
-
-
-def _make_binary(name, ops, call_overloads):
-    # Python's protocol: an unsupported operand gives NotImplemented, so ``t == None`` is False and
-    # ``t < None`` raises Python's TypeError, as in PyTorch.
-    def method(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
-            if not isinstance(other, np.ndarray):
-                return NotImplemented
-            other = _wrap(other, None, CPU)
-        return call_overloads(ops, (self, other), {})
-
-    method.__name__ = f"__{name}__"
-    method.__qualname__ = f"Tensor.__{name}__"
-    method.__doc__ = ops[0].doc
-    method._from_registry = True
-    return method
-
-
-# ``2 * x`` runs (and traces) as PyTorch's Tensor runs it: commutative operators take the tensor first
-# (``mul(x, 2)``), ``2 - x`` is ``rsub(x, 2)``, ``2 / x`` is ``reciprocal(x) * 2``; the others take the
-# number first (``pow(2, x)``, ``remainder(2, x)``).
-_REFLECTED_TENSOR_FIRST = frozenset(("radd", "rmul", "rand", "ror", "rxor"))
-
-
-def _make_reflected(name, ops, call_overloads):
-    from .ops import registry
-
-    tensor_first = name in _REFLECTED_TENSOR_FIRST
-    if name == "rsub":
-        ops, tensor_first = registry.overloads("rsub"), True
-
-    def method(self, other):
-        if isinstance(other, np.ndarray):
-            other = _wrap(other, None, CPU)  # numpy defers to us (__array_priority__): result is a Tensor
-        elif not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
-            return NotImplemented
-        if tensor_first:
-            return call_overloads(ops, (self, other), {})
-        if name == "rtruediv":
-            return self.reciprocal() * other
-        return call_overloads(ops, (other, self), {})
-
-    method.__name__ = f"__{name}__"
-    method._from_registry = True
-    return method
+_wrap = wrap  # the old name, kept only while toolkit.jit still imports it

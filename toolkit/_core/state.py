@@ -15,21 +15,33 @@ enabled; threads started with the low-level ``_thread.start_new_thread`` while
 the only other thread is in ``no_grad`` do not record until some thread changes
 grad mode.
 
-``STATE`` also holds what the layers above plug into the dispatcher, which sits
-below them and imports none of them: the observers (tracer, profiler) and
-autograd's recorder and in-place check, installed when ``toolkit.autograd`` is
-imported.
+``STATE`` also holds what the layers above plug into the dispatcher and the
+Tensor, which sit below them and import none of them: the observers (tracer,
+profiler), autograd's recorder and in-place check, and autograd's entry points
+for the Tensor's own methods (``backward``, hooks), installed when
+``toolkit.autograd`` is imported.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+class TensorAutograd(NamedTuple):
+    """What ``Tensor.backward`` and the Tensor's hook methods call in ``toolkit.autograd``."""
+
+    backward: Callable  # backward(tensor, gradient, retain_graph, create_graph, inputs=...)
+    register_hook: Callable  # register_hook(tensor, hook) -> handle
+    retain_grad: Callable  # retain_grad(tensor)
+    register_post_accumulate_grad_hook: Callable  # (tensor, hook) -> handle
 
 
 class _State:
     """Global switches read on every call; the setters below and autograd's import fill them."""
 
-    __slots__ = ("grad_enabled", "inference_mode", "observers", "record", "check_inplace")
+    __slots__ = ("grad_enabled", "inference_mode", "observers", "record", "check_inplace", "autograd")
 
     def __init__(self):
         self.grad_enabled = True
@@ -37,6 +49,7 @@ class _State:
         self.observers: list = []  # tracer, profiler: objects with on_call(op, bound, run)
         self.record = None  # autograd's recorder: record(op, bound, outputs, saved_self)
         self.check_inplace = None  # autograd's refusal of in-place ops it cannot record: check_inplace(op, t)
+        self.autograd: TensorAutograd | None = None  # the Tensor methods' way into autograd
 
 
 STATE = _State()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core.state import STATE
-from ..tensor import Tensor, _wrap
+from .._core.state import STATE, TensorAutograd
+from ..tensor import Tensor, wrap
 from . import recording as _recording
 from .engine import run_backward
 from .grad_mode import (
@@ -16,6 +16,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .hooks import register_post_accumulate_grad_hook, register_tensor_hook, retain_grad
 
 STATE.record = _recording.record
 STATE.check_inplace = _recording.check_inplace
@@ -44,7 +45,7 @@ def _make_grads(outputs, grad_outputs) -> list:
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {t.dtype}"
                     )
-                g = _wrap(np.ones(t._data.shape, t._data.dtype), None, t.device) if t.device.type == "cpu" \
+                g = wrap(np.ones(t._data.shape, t._data.dtype), None, t.device) if t.device.type == "cpu" \
                     else t.new_ones(t.shape)
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient must be a Tensor or None, got {type(g).__name__}")
@@ -218,14 +219,8 @@ def is_anomaly_check_nan_enabled() -> bool:
     return _anomaly[1]
 
 
-def _install_tensor_methods() -> None:
-    from .hooks import register_post_accumulate_grad_hook
-
-    if "register_post_accumulate_grad_hook" not in Tensor.__dict__:
-        Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
-
-
-_install_tensor_methods()
+STATE.autograd = TensorAutograd(backward=backward, register_hook=register_tensor_hook, retain_grad=retain_grad,
+                                register_post_accumulate_grad_hook=register_post_accumulate_grad_hook)
 
 from . import function, graph, profiler  # noqa: E402
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402

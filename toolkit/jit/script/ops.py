@@ -13,7 +13,7 @@ import inspect
 
 from ... import dispatch
 from ...ops import registry as R
-from ...tensor import _REFLECTED_TENSOR_FIRST
+from ...ops.runtime import REFLECTED_TENSOR_FIRST as _REFLECTED_OPERATORS
 from ...tensor import Tensor as _Tensor
 from .. import types as T
 from ..ir import Value
@@ -23,7 +23,7 @@ from ..propagate import infer_node
 _METHODS: dict | None = None
 _DUNDERS: dict | None = None
 # ``2 * x`` compiles as Tensor runs it: operators whose reflected form takes the tensor first (``mul(x, 2)``).
-REFLECTED_TENSOR_FIRST = frozenset(r[1:] for r in _REFLECTED_TENSOR_FIRST)
+REFLECTED_TENSOR_FIRST = frozenset(r[1:] for r in _REFLECTED_OPERATORS)
 
 
 def method_ops(name: str) -> list | None:
