@@ -49,9 +49,9 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
 def type_(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     """With no argument, the type string (``'torch.FloatTensor'``); with a dtype, type or string, a conversion."""
     if dtype is None:
-        from .autograd.saved import _type_str
+        from .autograd.saved import legacy_type_name
 
-        return _type_str(self).replace("toolkit.", "torch.")
+        return legacy_type_name(self).replace("toolkit.", "torch.")
     from ._legacy import legacy_type
 
     legacy = legacy_type(dtype)

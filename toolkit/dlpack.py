@@ -25,7 +25,7 @@ from . import _dlpack_abi as abi
 from ._core import dtypes as _dt
 from ._core.device import as_device
 from .factories import from_numpy
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, wrap
 
 __all__ = ["DLDeviceType", "dlpack", "dlpack_device", "from_dlpack"]
 
@@ -277,7 +277,7 @@ def _import_cuda(info: abi.Imported, copy: bool | None, what: str) -> Tensor:
     except BaseException:
         lease.release()
         raise
-    return _wrap(arr, None, as_device(f"cuda:{index}"))
+    return wrap(arr, None, as_device(f"cuda:{index}"))
 
 
 def _wrap_device_memory(info: abi.Imported, index: int, lease: abi.Lease):

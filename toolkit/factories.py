@@ -11,7 +11,7 @@ import numpy as np
 from ._core import dtypes as _dt
 from ._core.device import CPU, as_device
 from .ops import api
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, wrap
 
 # Called with the function's name ("tensor", "as_tensor", "from_numpy") while a tracer listens (toolkit.jit).
 CREATION_HOOKS: list = []
@@ -153,7 +153,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     else:
         d = _dt.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     arr = _to_array(data, d)
-    t = _to_device(_wrap(np.ascontiguousarray(arr) if arr.ndim else arr, None, CPU), device)
+    t = _to_device(wrap(np.ascontiguousarray(arr) if arr.ndim else arr, None, CPU), device)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -201,7 +201,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         )
     if not ndarray.dtype.isnative:
         raise TypeError("given numpy array has byte order different from the native byte order.")
-    return _wrap(ndarray, None, CPU)
+    return wrap(ndarray, None, CPU)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -220,7 +220,7 @@ def _legacy_tensor_init(self: Tensor, data=None, *args, **kwargs) -> None:
         arr = np.zeros(tuple(int(s) for s in sizes), dtype=_dt.get_default_dtype().np)
     else:
         arr = _to_array(data, _dt.get_default_dtype())
-    t = _wrap(np.ascontiguousarray(arr), None, as_device(device))
+    t = wrap(np.ascontiguousarray(arr), None, as_device(device))
     for slot in Tensor.__slots__:
         if slot != "__weakref__":
             setattr(self, slot, getattr(t, slot))

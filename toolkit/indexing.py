@@ -23,7 +23,7 @@ from ._core import dtypes as _dt
 from .dispatch import execute
 from .ops import api, registry
 from .ops.indexing import INDEX_DTYPE_ERROR
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, wrap
 
 _SELECT = registry.get("select")
 _SLICE = registry.get("slice")
@@ -48,15 +48,15 @@ def _to_index_tensor(obj) -> Tensor:
     """Lists and numpy arrays used as indices become tensors (ints int64, bools masks)."""
     a = np.asarray(obj)
     if a.dtype.kind == "b":
-        return _wrap(np.array(a))
+        return wrap(np.array(a))
     if a.size == 0 and a.dtype.kind == "f":
-        return _wrap(a.astype(np.int64))
+        return wrap(a.astype(np.int64))
     if a.dtype.kind in "iu" and isinstance(obj, (list, tuple)):
-        return _wrap(a.astype(np.int64))
+        return wrap(a.astype(np.int64))
     if a.dtype.kind in "iu" and a.dtype in _dt._FROM_NP:
-        return _wrap(np.array(a))
+        return wrap(np.array(a))
     if a.dtype.kind in "iu":
-        return _wrap(a.astype(np.int64))
+        return wrap(a.astype(np.int64))
     raise IndexError(INDEX_DTYPE_ERROR)
 
 
@@ -134,7 +134,7 @@ def _apply(self: Tensor, idx) -> tuple[Tensor, list, bool]:
             real_dim += ndim - specified
         elif isinstance(e, (bool, np.bool_)):
             result = execute(_UNSQUEEZE, [result, dim])
-            record(_wrap(np.zeros(1 if e else 0, np.int64)), dim, 1)
+            record(wrap(np.zeros(1 if e else 0, np.int64)), dim, 1)
             dim += 1
         elif isinstance(e, slice):
             result = _apply_slice(result, dim, e)
@@ -143,7 +143,7 @@ def _apply(self: Tensor, idx) -> tuple[Tensor, list, bool]:
         elif isinstance(e, Tensor):
             if e.ndim == 0 and e.dtype in _MASK_DTYPES:
                 result = execute(_UNSQUEEZE, [result, dim])
-                record(_wrap(np.zeros(1 if e._data.item() else 0, np.int64)), dim, 1)
+                record(wrap(np.zeros(1 if e._data.item() else 0, np.int64)), dim, 1)
                 dim += 1
             elif e.ndim == 0 and not e.dtype.is_floating_point:
                 result = _select(result, dim, real_dim, int(e._data))
@@ -238,7 +238,7 @@ def _value_tensor(self: Tensor, value) -> Tensor:
         return value
     if isinstance(value, _NUMBER):
         try:
-            v = _wrap(np.array(value).astype(self._data.dtype))
+            v = wrap(np.array(value).astype(self._data.dtype))
             return v if self.device.type == "cpu" else v.to(self.device)
         except OverflowError:
             raise RuntimeError(f"value cannot be converted to type {self.dtype} without overflow") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 
-def _structseq(name: str, fields: tuple[str, ...]) -> type:
+def structseq(name: str, fields: tuple[str, ...]) -> type:
     """A tuple class with named fields that prints one field a line, like PyTorch's structseq."""
     base = namedtuple(name, fields)
 
@@ -24,13 +24,13 @@ def _structseq(name: str, fields: tuple[str, ...]) -> type:
     return cls
 
 
-max = _structseq("max", ("values", "indices"))  # noqa: A001
-min = _structseq("min", ("values", "indices"))  # noqa: A001
-aminmax = _structseq("aminmax", ("min", "max"))
-sort = _structseq("sort", ("values", "indices"))
-topk = _structseq("topk", ("values", "indices"))
-median = _structseq("median", ("values", "indices"))
-mode = _structseq("mode", ("values", "indices"))
-kthvalue = _structseq("kthvalue", ("values", "indices"))
+max = structseq("max", ("values", "indices"))  # noqa: A001
+min = structseq("min", ("values", "indices"))  # noqa: A001
+aminmax = structseq("aminmax", ("min", "max"))
+sort = structseq("sort", ("values", "indices"))
+topk = structseq("topk", ("values", "indices"))
+median = structseq("median", ("values", "indices"))
+mode = structseq("mode", ("values", "indices"))
+kthvalue = structseq("kthvalue", ("values", "indices"))
 
 __all__ = ["max", "min", "aminmax", "sort", "topk", "median", "mode", "kthvalue"]

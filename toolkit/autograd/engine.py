@@ -16,7 +16,7 @@ import itertools
 import numpy as np
 
 from ..dispatch import STATE
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL, _set_grad
 from .node import AccumulateGrad, Node, OpNode
 
@@ -29,7 +29,7 @@ def accumulate_grad(t: Tensor, grad) -> None:
         t._grad = grad.clone() if t._grad is None else t._grad + grad
     elif t._grad is None:
         # The same gradient tensor may reach several leaves (``a + b``): each leaf gets its own copy.
-        t._grad = _wrap(grad._data.copy(), None, grad.device)  # C order (numpy's default and CudaArray's)
+        t._grad = wrap(grad._data.copy(), None, grad.device)  # C order (numpy's default and CudaArray's)
     else:
         g = t._grad
         if g._data.flags.writeable and g._data.shape == grad._data.shape and g._data.dtype == grad._data.dtype:
@@ -66,7 +66,7 @@ def _add(a, b):
     return a + b
 
 
-def _discover(roots: list) -> list:
+def reachable_nodes(roots: list) -> list:
     """Every node reachable from the roots, children before parents (iterative post-order DFS)."""
     seen = set()
     post = []
@@ -151,7 +151,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append(edge)
-    post = _discover([n for n, _ in root_edges])
+    post = reachable_nodes([n for n, _ in root_edges])
 
     capture_at: dict = {}
     captures = None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL, no_grad
 from .node import FREED_MESSAGE, Node
 from .saved import SavedTensor
@@ -240,7 +240,7 @@ def _wrap_outputs(ctx: BackwardCFunction, inputs: list, output):
             check_inplace(None, o)
             t = o
         elif id(o) in input_ids:
-            t = _wrap(o._data, o._storage)  # returned unchanged: an alias with its own history
+            t = wrap(o._data, o._storage)  # returned unchanged: an alias with its own history
         else:
             t = o
         differentiable = id(o) not in non_diff and o._data.dtype.kind == "f"
@@ -289,7 +289,7 @@ def once_differentiable(fn):
         res = []
         for o in (outputs,) if single else outputs:
             if isinstance(o, Tensor) and o._data.dtype.kind == "f":
-                o = _wrap(o._data, o._storage)
+                o = wrap(o._data, o._storage)
                 o.grad_fn = err
                 o._requires_grad = True
             res.append(o)

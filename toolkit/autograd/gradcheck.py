@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, wrap
 
 
 class GradcheckError(RuntimeError):
@@ -43,7 +43,7 @@ def _diff_outputs(out) -> list:
 
 
 def _mat(a: np.ndarray) -> Tensor:
-    return _wrap(np.asarray(a, dtype=np.float64), None)
+    return wrap(np.asarray(a, dtype=np.float64), None)
 
 
 def _fail(raise_exception: bool, msg: str) -> bool:
@@ -130,9 +130,9 @@ def _analytical_jacobians(outs: list, diff_inputs: list, raise_exception: bool) 
                 if oj == oi:
                     c = z.copy()
                     c.reshape(-1)[k] = 1
-                    cot.append(_wrap(c, None))
+                    cot.append(wrap(c, None))
                 else:
-                    cot.append(_wrap(z, None))
+                    cot.append(wrap(z, None))
             for j, g in enumerate(_vjp(outs, diff_inputs, cot)):
                 if g is None:
                     continue
@@ -165,7 +165,7 @@ def _check_undefined_grad(outs: list, diff_inputs: list, raise_exception: bool) 
             continue
         handle = o.grad_fn.register_prehook(lambda gos: tuple(None for _ in gos))
         try:
-            gs = autograd_grad([o], diff_inputs, [_wrap(np.zeros(o._data.shape, o._data.dtype), None)],
+            gs = autograd_grad([o], diff_inputs, [wrap(np.zeros(o._data.shape, o._data.dtype), None)],
                                retain_graph=True, allow_unused=True)
         except (RuntimeError, TypeError) as e:
             return _fail(raise_exception, "Expected backward function to handle undefined output grads. Please "
@@ -251,7 +251,7 @@ def _fast_check(func, inputs, diff, outs, eps, atol, rtol, raise_exception) -> b
     diff_inputs = [inputs[i] for i in diff]
     vs = [rng.uniform(-1, 1, o._data.shape) for o in outs]
     v_flat = np.concatenate([v.ravel() for v in vs])
-    cots = [_wrap(v.astype(o._data.dtype), None) for v, o in zip(vs, outs)]
+    cots = [wrap(v.astype(o._data.dtype), None) for v, o in zip(vs, outs)]
     grads = _vjp(outs, diff_inputs, cots)
     for j, i in enumerate(diff):
         a = inputs[i]._data
@@ -310,7 +310,7 @@ def gradgradcheck(
             g = rng.standard_normal(o._data.shape).astype(o._data.dtype)
             if gen_non_contig_grad_outputs and g.ndim:
                 g = np.repeat(g[..., None], 2, axis=-1)[..., 0]
-            grad_outputs.append(_wrap(g, None).requires_grad_())
+            grad_outputs.append(wrap(g, None).requires_grad_())
     grad_outputs = tuple(grad_outputs)
     n_in = len(inputs)
 

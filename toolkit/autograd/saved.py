@@ -6,7 +6,7 @@ an in-place change raises PyTorch's error instead of computing a wrong gradient.
 
 from __future__ import annotations
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, wrap
 
 INFERENCE_SAVE_MESSAGE = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
@@ -31,14 +31,14 @@ class SavedTensor:
         self.is_output = is_output
         self.output_nr = output_nr
         # An output is kept as a bare alias so the node does not keep itself alive through it.
-        self.tensor = _wrap(t._data, t._storage) if is_output else t
+        self.tensor = wrap(t._data, t._storage) if is_output else t
 
     def unpack(self, node) -> Tensor:
         t = self.tensor
         if t._storage.version != self.version:
             raise RuntimeError(self._modified_message(node))
         if self.is_output:
-            alias = _wrap(t._data, t._storage)
+            alias = wrap(t._data, t._storage)
             alias.grad_fn = node
             alias._requires_grad = True
             alias._output_nr = self.output_nr
@@ -49,7 +49,7 @@ class SavedTensor:
         from .node import short_name
 
         t = self.tensor
-        what = f"[{_type_str(t)} {list(t._data.shape)}]"
+        what = f"[{legacy_type_name(t)} {list(t._data.shape)}]"
         if self.is_output:
             what += f", which is output {self.output_nr} of {short_name(node)},"
         elif t.grad_fn is not None:
@@ -69,6 +69,8 @@ _TYPE_NAMES = {
 }
 
 
-def _type_str(t: Tensor) -> str:
+def legacy_type_name(t: Tensor) -> str:
+    """The legacy type of ``t``, such as ``'toolkit.cuda.FloatTensor'``: the version-check error names
+    a tensor by it, and ``Tensor.type()`` returns it."""
     prefix = "toolkit.cuda." if t.is_cuda else "toolkit."
     return prefix + _TYPE_NAMES.get(t.dtype.name, "Tensor")

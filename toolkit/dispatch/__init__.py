@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .._core.state import STATE
 from ..ops import runtime as _runtime
-from ..tensor import _wrap
+from ..tensor import wrap as _wrap
 from .binding import bind, check_arg, default_ints, is_number
 from .calls import call_op, call_overloads
 from .promotion import promotion_for, scalar_as

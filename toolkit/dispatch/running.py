@@ -24,7 +24,8 @@ from .._core.shape import fmt_shape
 from .._core.state import LOCAL, STATE
 from ..ops import registry as R
 from ..ops.registry import OpDef
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor
+from ..tensor import wrap as _wrap
 from .binding import type_name
 from .devices import cuda_device, device_of, kernel_for
 from .promotion import (

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._mpi import mpi
-from .process_group import ProcessGroup, RedOpType, _resolve
+from .process_group import ProcessGroup, RedOpType, resolve_group
 from .work import Work, wait_requests
 
 _KINDS = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "gather", "scatter",
@@ -26,7 +26,7 @@ _BY_NUM = {np.dtype(t).num: np.dtype(t) for t in
 def group_or_none(group, what: str, stacklevel: int = 3) -> ProcessGroup | None:
     """The group of a call, checked alive; None (with PyTorch's warning, pointing ``stacklevel`` frames up at
     the user's call) when this rank is not a member."""
-    pg = _resolve(group)
+    pg = resolve_group(group)
     if pg is None:
         warnings.warn(f"Running {what} on global rank {mpi().COMM_WORLD.Get_rank()} which does not belong to "
                       "the given group.", stacklevel=stacklevel)
@@ -90,7 +90,7 @@ def group_root(pg: ProcessGroup, rank, group_rank, what: str, arg: str) -> int:
             raise ValueError(f"{what}: either {arg} or group_{arg} must be given")
     if group_rank is None:
         if rank not in pg._ranks:
-            if pg is _resolve(None):
+            if pg is resolve_group(None):
                 raise RuntimeError(f"{what}: invalid root rank: {rank} (the group has ranks 0..{pg.size() - 1})")
             raise ValueError(f"Global rank {rank} is not part of group {pg}")
         return pg._ranks.index(rank)

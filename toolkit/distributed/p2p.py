@@ -103,7 +103,12 @@ def recv(tensor, src: int | None = None, group=None, tag: int = 0, group_src: in
     return w._source_rank
 
 
-def _allgather_bytes(pg, data: bytes, what: str) -> list[bytes]:
+def allgather_bytes(pg, data: bytes, what: str) -> list[bytes]:
+    """Every rank's ``data`` (byte strings of any lengths), in rank order; the sizes travel first.
+
+    The transport under the object collectives, and under DistributedDataParallel's check that every rank
+    holds the same parameters.
+    """
     n = pg.size()
     size = np.array([len(data)], dtype=np.int64)
     sizes = np.empty(n, dtype=np.int64)
@@ -123,7 +128,7 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
     if len(object_list) != pg.size():
         raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries, the group has "
                          f"{pg.size()} ranks")
-    for i, b in enumerate(_allgather_bytes(pg, pickle.dumps(obj), "all_gather_object")):
+    for i, b in enumerate(allgather_bytes(pg, pickle.dumps(obj), "all_gather_object")):
         object_list[i] = pickle.loads(b)
 
 

@@ -174,7 +174,7 @@ def _world() -> ProcessGroup:
     return _STATE.world
 
 
-def _resolve(group_arg) -> ProcessGroup | None:
+def resolve_group(group_arg) -> ProcessGroup | None:
     """The group a call acts on; None when this rank is not a member."""
     world = _world()
     if group_arg is None or group_arg is GroupMember.WORLD:
@@ -274,18 +274,18 @@ def destroy_process_group(group=None) -> None:
 
 def get_rank(group=None) -> int:
     """This process's rank in ``group`` (-1 when not a member)."""
-    pg = _resolve(group)
+    pg = resolve_group(group)
     return -1 if pg is None else pg.rank()
 
 
 def get_world_size(group=None) -> int:
     """How many processes ``group`` has (-1 when this process is not a member)."""
-    pg = _resolve(group)
+    pg = resolve_group(group)
     return -1 if pg is None else pg.size()
 
 
 def get_backend(group=None) -> Backend:
-    pg = _resolve(group)
+    pg = resolve_group(group)
     if pg is None:
         raise ValueError("Invalid process group specified")
     return Backend(Backend.MPI)
@@ -293,7 +293,7 @@ def get_backend(group=None) -> Backend:
 
 def get_process_group_ranks(group) -> list[int]:
     """The global ranks of ``group``'s members, in group-rank order."""
-    pg = _resolve(group)
+    pg = resolve_group(group)
     if pg is None:
         raise ValueError("Invalid process group specified")
     return list(pg._ranks)

@@ -10,9 +10,9 @@ __all__ = ["Parameter", "Buffer", "is_lazy"]
 
 
 def _empty() -> Tensor:
-    from ..tensor import _wrap
+    from ..tensor import wrap
 
-    return _wrap(np.empty((0,), dtype=np.float32))
+    return wrap(np.empty((0,), dtype=np.float32))
 
 
 class Parameter(Tensor):

@@ -13,7 +13,8 @@ import numpy as np
 
 
 @numba.njit(cache=True, inline="always")
-def _gt_or_nan(x, y):
+def gt_or_nan(x, y):
+    """``x`` comes after ``y`` in ascending order, NaN after every number (as torch orders NaN)."""
     return (x != x and y == y) or x > y
 
 
@@ -63,7 +64,7 @@ def _swap(arr, idx, i, j):
     idx[i], idx[j] = idx[j], idx[i]
 
 
-_select = numba.njit(quickselect(_gt_or_nan, _swap))
+_select = numba.njit(quickselect(gt_or_nan, _swap))
 
 
 @numba.njit(cache=True)

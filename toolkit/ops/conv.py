@@ -46,7 +46,7 @@ def _params(nd, stride, padding, dilation):
     return stride, lo, hi, dilation
 
 
-def _conv_setup(name, nd, input, weight, bias, stride, padding, dilation, groups):
+def conv_setup(name, nd, input, weight, bias, stride, padding, dilation, groups):
     """Check a conv call; return (batched, stride, pad_lo, pad_hi, dilation, batched output shape)."""
     batched = check_dims(name, input.shape, nd)
     x_shape = tuple(input.shape) if batched else (1,) + tuple(input.shape)
@@ -61,8 +61,8 @@ def _conv_setup(name, nd, input, weight, bias, stride, padding, dilation, groups
 
 def _conv_kernel(name, nd):
     def kernel(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-        batched, stride, lo, hi, dilation, _ = _conv_setup(name, nd, input, weight, bias, stride, padding,
-                                                           dilation, groups)
+        batched, stride, lo, hi, dilation, _ = conv_setup(name, nd, input, weight, bias, stride, padding,
+                                                          dilation, groups)
         x = input if batched else input[None]
         out = conv_forward(x, weight, bias, stride, lo, hi, dilation, groups)
         return out if batched else out[0]
@@ -72,7 +72,7 @@ def _conv_kernel(name, nd):
 
 def _conv_meta(name, nd):
     def meta(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-        batched, *_, out = _conv_setup(name, nd, input, weight, bias, stride, padding, dilation, groups)
+        batched, *_, out = conv_setup(name, nd, input, weight, bias, stride, padding, dilation, groups)
         return TensorMeta(out if batched else out[1:], input.dtype, input.device)
 
     return meta
@@ -269,7 +269,9 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # Transposed convolutions
 # ---------------------------------------------------------------------------------------------
-def _convt_setup(name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
+def conv_transpose_setup(name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    """Check a transposed conv call; return (batched, stride, padding, output_padding, dilation,
+    batched output shape)."""
     batched = check_dims(name, input.shape, nd)
     x_shape = tuple(input.shape) if batched else (1,) + tuple(input.shape)
     stride = expand_param(stride, nd, "stride")
@@ -284,7 +286,7 @@ def _convt_setup(name, nd, input, weight, bias, stride, padding, output_padding,
 
 def _convt_kernel(name, nd):
     def kernel(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
-        batched, stride, padding, output_padding, dilation, _ = _convt_setup(
+        batched, stride, padding, output_padding, dilation, _ = conv_transpose_setup(
             name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation)
         x = input if batched else input[None]
         out = conv_transpose_forward(x, weight, bias, stride, padding, output_padding, dilation, groups)
@@ -295,8 +297,8 @@ def _convt_kernel(name, nd):
 
 def _convt_meta(name, nd):
     def meta(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
-        batched, *_, out = _convt_setup(name, nd, input, weight, bias, stride, padding, output_padding, groups,
-                                        dilation)
+        batched, *_, out = conv_transpose_setup(name, nd, input, weight, bias, stride, padding,
+                                                output_padding, groups, dilation)
         return TensorMeta(out if batched else out[1:], input.dtype, input.device)
 
     return meta

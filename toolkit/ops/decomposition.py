@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.meta import TensorMeta
-from ..return_types import _structseq
+from ..return_types import structseq
 from .linalg import _dtype, scalar_name
 from .registry import LINALG, op
 
@@ -211,8 +211,8 @@ def slogdet(self):
     return _slogdet(self)
 
 
-linalg_slogdet.return_type = _structseq("linalg_slogdet", ("sign", "logabsdet"))
-slogdet.return_type = _structseq("slogdet", ("sign", "logabsdet"))
+linalg_slogdet.return_type = structseq("linalg_slogdet", ("sign", "logabsdet"))
+slogdet.return_type = structseq("slogdet", ("sign", "logabsdet"))
 
 
 @linalg_slogdet.grad

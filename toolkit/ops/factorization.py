@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.meta import TensorMeta
-from ..return_types import _structseq
+from ..return_types import structseq
 from .decomposition import _diag, _eye_like, check_matrix
 from .linalg import _dtype
 from .registry import LINALG, op
@@ -106,8 +106,8 @@ def qr(self, some=True):
     return _qr("linalg.qr", self, "reduced" if some else "complete")
 
 
-linalg_qr.return_type = _structseq("linalg_qr", ("Q", "R"))
-qr.return_type = _structseq("qr", ("Q", "R"))
+linalg_qr.return_type = structseq("linalg_qr", ("Q", "R"))
+qr.return_type = structseq("qr", ("Q", "R"))
 
 
 @linalg_qr.meta_rule
@@ -210,7 +210,7 @@ def linalg_svd(A, full_matrices=True, driver=None):
     return _svd(A, full_matrices)
 
 
-linalg_svd.return_type = _structseq("linalg_svd", ("U", "S", "Vh"))
+linalg_svd.return_type = structseq("linalg_svd", ("U", "S", "Vh"))
 
 
 @linalg_svd.meta_rule
@@ -248,7 +248,7 @@ def svd(self, some=True, compute_uv=True):
     return u, s, np.swapaxes(vh, -1, -2)
 
 
-svd.return_type = _structseq("svd", ("U", "S", "V"))
+svd.return_type = structseq("svd", ("U", "S", "V"))
 
 
 @svd.meta_rule
@@ -329,7 +329,7 @@ def linalg_eigh(self, UPLO="L"):
     return w, v
 
 
-linalg_eigh.return_type = _structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
+linalg_eigh.return_type = structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
 
 
 @linalg_eigh.meta_rule

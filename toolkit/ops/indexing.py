@@ -18,7 +18,7 @@ from .._core.shape import broadcast_shapes_or_none, wrap_dim
 from .registry import INDEXING, VIEW, op
 
 _INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
-_MASK_INDEX = (np.dtype(np.bool_), np.dtype(np.uint8))
+MASK_INDEX_DTYPES = (np.dtype(np.bool_), np.dtype(np.uint8))  # an index of these dtypes is a mask
 INDEX_DTYPE_ERROR = "tensors used as indices must be long, int, byte or bool tensors"
 
 
@@ -57,7 +57,7 @@ def index_shape(self_shape: tuple, indices, op: str = "index") -> tuple:
             used += 1
             continue
         dt = _np_dtype(idx.dtype)
-        if dt in _MASK_INDEX:
+        if dt in MASK_INDEX_DTYPES:
             kinds.append("mask")
             used += len(idx.shape)
         elif dt in _INT_INDEX:
@@ -112,7 +112,7 @@ def _numpy_key(indices, expand_masks: bool = False) -> tuple:
     for a in indices:
         if a is None:
             key.append(slice(None))
-        elif a.dtype in _MASK_INDEX:
+        elif a.dtype in MASK_INDEX_DTYPES:
             m = a if a.dtype == np.bool_ else a.astype(np.bool_)
             key.extend(np.nonzero(m)) if expand_masks else key.append(m)
         else:
@@ -128,7 +128,7 @@ def _bounds_error(self_shape, indices, err: IndexError) -> IndexError:
         if a is None:
             dim += 1
             continue
-        if a.dtype in _MASK_INDEX:
+        if a.dtype in MASK_INDEX_DTYPES:
             dim += a.ndim
             k += a.ndim
             continue

@@ -73,7 +73,8 @@ def _pointwise_meta(name: str, promote: bool = True):
     return meta
 
 
-def _check_float(name: str, x: np.ndarray, reduction: int) -> None:
+def check_loss_input(name: str, x: np.ndarray, reduction: int) -> None:
+    """Check a loss kernel's ``reduction`` and that ``x`` is floating point, with PyTorch's errors."""
     check_reduction(reduction)
     if x.dtype.kind != "f":
         _require_float(name, _dt.from_numpy_dtype(x.dtype))
@@ -100,7 +101,7 @@ def _regression_samples(extra: dict | None = None):
     namespace="ops.aten", promote_args=("self", "target"))
 def mse_loss(self, target, reduction=MEAN):
     """Squared error ``(self - target)**2``, reduced by ``reduction`` (0 none, 1 mean, 2 sum)."""
-    _check_float("mse", self, reduction)
+    check_loss_input("mse", self, reduction)
     d = self - target
     return reduce_np(d * d, reduction)
 
@@ -119,7 +120,7 @@ def _(grad, self, target, reduction):
     namespace="ops.aten", promote_args=("self", "target"))
 def l1_loss(self, target, reduction=MEAN):
     """Absolute error ``|self - target|``, reduced by ``reduction``."""
-    _check_float("l1", self, reduction)
+    check_loss_input("l1", self, reduction)
     return reduce_np(np.abs(self - target), reduction)
 
 
@@ -140,7 +141,7 @@ def _(grad, self, target, reduction):
     method=False, namespace="ops.aten", promote_args=("self", "target"))
 def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
     """``0.5 z**2 / beta`` where ``|z| < beta``, else ``|z| - 0.5 beta`` (``z = self - target``)."""
-    _check_float("smooth_l1", self, reduction)
+    check_loss_input("smooth_l1", self, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     z = np.abs(self - target)
@@ -165,7 +166,7 @@ def _(grad, self, target, reduction, beta):
     method=False, namespace="ops.aten")
 def huber_loss(self, target, reduction=MEAN, delta=1.0):
     """``0.5 z**2`` where ``|z| < delta``, else ``delta (|z| - 0.5 delta)``; the result has ``self``'s dtype as in aten."""
-    _check_float("huber", self, reduction)
+    check_loss_input("huber", self, reduction)
     if target.dtype.kind != "f":
         _require_float("huber", _dt.from_numpy_dtype(target.dtype))
     if delta <= 0:
@@ -205,7 +206,7 @@ def _check_same_dtype(name: str, self, *others) -> None:
     method=False, namespace="ops.aten", nondiff_args=("weight",), refuse_grad_args=("weight",))
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     """``-w (t log(x) + (1 - t) log(1 - x))`` with each log clamped to >= -100, as PyTorch does."""
-    _check_float("binary_cross_entropy", self, reduction)
+    check_loss_input("binary_cross_entropy", self, reduction)
     _check_same_dtype("binary_cross_entropy", self, target, weight)
     with np.errstate(invalid="ignore"):
         if np.any(~((self >= 0) & (self <= 1))):
@@ -265,7 +266,7 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
     """
     for a in (self, target, weight, pos_weight):
         if a is not None:
-            _check_float("binary_cross_entropy_with_logits", a, reduction)
+            check_loss_input("binary_cross_entropy_with_logits", a, reduction)
     out_dtype = target.dtype
     log_sig = np.minimum(self, 0) - np.log1p(np.exp(-np.abs(self)))
     if pos_weight is not None:
@@ -323,7 +324,7 @@ def _(rng):
     method=False, namespace="ops.aten", promote_args=("self", "target"))
 def kl_div(self, target, reduction=MEAN, log_target=False):
     """Pointwise KL divergence ``t (log t - x)`` (``exp(t) (t - x)`` for log targets); ``x`` holds log-probabilities."""
-    _check_float("kl_div", self, reduction)
+    check_loss_input("kl_div", self, reduction)
     with np.errstate(divide="ignore", invalid="ignore"):
         if log_target:
             loss = np.exp(target) * (target - self)

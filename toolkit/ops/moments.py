@@ -61,8 +61,9 @@ def _mean_backward(grad, self_shape, dim, keepdim):
     return restore_dims(grad, self_shape, dim, keepdim).expand(self_shape) / reduced_count(self_shape, dim)
 
 
-# (overload, its parameters, their normalization to (dim, correction, keepdim), the derivative's signature)
-_OVERLOADS = (
+# (overload, its parameters, their normalization to (dim, correction, keepdim), the derivative's signature);
+# the CUDA backend registers its var/std kernels from the same table
+MOMENT_OVERLOADS = (
     ("", "bool unbiased=True", lambda unbiased=True: (None, 1 if unbiased else 0, False),
      lambda d: lambda grad, self, result, unbiased: d(grad, self, result, unbiased)),
     ("dim", "int[1]? dim, bool unbiased=True, bool keepdim=False",
@@ -135,12 +136,12 @@ for _name, _doc in (
     ("var_mean", "Variance and mean in one pass, as a tuple ``(var, mean)``."),
     ("std_mean", "Standard deviation and mean in one pass, as a tuple ``(std, mean)``."),
 ):
-    for _overload, _params, _normalize, _signature in _OVERLOADS:
+    for _overload, _params, _normalize, _signature in MOMENT_OVERLOADS:
         _make(_name, _overload, _params, _normalize, _signature, _doc)
 
 
 # ----------------------------------------------------------------------------- norm
-def _norm_plan(p, dim, ndim: int):
+def p_norm_plan(p, dim, ndim: int):
     """What ``torch.norm`` computes: ('vector', ord, dim), or ('matrix', ord, dims) for 'nuc' and bad 'fro' dims."""
     if p is None:
         return "vector", 2, dim
@@ -164,7 +165,7 @@ def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
 
     A number or 'fro' gives ``linalg.vector_norm``; 'nuc' gives ``linalg.matrix_norm`` over two dims.
     """
-    kind, order, d = _norm_plan(p, dim, self.ndim)
+    kind, order, d = p_norm_plan(p, dim, self.ndim)
     if kind == "vector":
         _vector_check(self, order, d, keepdim, dtype)
         return _vector_norm(self, order, d, keepdim, dtype)
@@ -174,7 +175,7 @@ def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 @norm.meta_rule
 def _(self, p="fro", dim=None, keepdim=False, dtype=None):
-    kind, order, d = _norm_plan(p, dim, len(self.shape))
+    kind, order, d = p_norm_plan(p, dim, len(self.shape))
     if kind == "vector":
         return _vector_check(self, order, d, keepdim, dtype)
     return _matrix_check(self, order, d, keepdim, dtype)[0]
@@ -182,7 +183,7 @@ def _(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 @norm.grad
 def _(grad, self, result, p, dim, keepdim):
-    kind, order, d = _norm_plan(p, dim, self.ndim)
+    kind, order, d = p_norm_plan(p, dim, self.ndim)
     if kind == "vector":
         return vector_norm_grad(grad, self, order, d, keepdim, result)
     return matrix_norm_grad(grad, self, order, _matrix_dims(self, d), keepdim, result)

@@ -37,7 +37,7 @@ def _out_size(size, k, pad, stride, dil, ceil_mode):
     return out
 
 
-def _pool_shape(name, shape, kernel_size, stride, padding, dilation, ceil_mode):
+def pool_shape(name, shape, kernel_size, stride, padding, dilation, ceil_mode):
     """Check a 2-d pooling call as PyTorch does; return (k, s, p, d, (ho, wo))."""
     k = _two(kernel_size, "kernel_size", name)
     st = (stride,) if isinstance(stride, int) else tuple(stride)
@@ -69,7 +69,7 @@ def _pool_shape(name, shape, kernel_size, stride, padding, dilation, ceil_mode):
 # Max pooling
 # ---------------------------------------------------------------------------------------------
 def _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, name):
-    k, s, p, d, (ho, wo) = _pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    k, s, p, d, (ho, wo) = pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     from ._pool_numba import max_pool2d_fwd
 
     lead = self.shape[:-2]
@@ -95,7 +95,7 @@ def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
 
 
 def _mp_meta(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    *_, out = _pool_shape("max_pool2d", tuple(self.shape), kernel_size, stride, padding, dilation, ceil_mode)
+    *_, out = pool_shape("max_pool2d", tuple(self.shape), kernel_size, stride, padding, dilation, ceil_mode)
     return TensorMeta(tuple(self.shape[:-2]) + out, self.dtype, self.device)
 
 
@@ -149,7 +149,7 @@ def _(grad, indices):
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling over a (N, C, L) or (C, L) input."""
     _check_1d(self.shape)
-    return _max_pool(self[..., None, :], *_as2d(kernel_size, stride, padding, dilation), ceil_mode,
+    return _max_pool(self[..., None, :], *pool1d_as_2d(kernel_size, stride, padding, dilation), ceil_mode,
                      "max_pool1d")[0][..., 0, :]
 
 
@@ -163,7 +163,7 @@ _1D_ARG = {"kernel_size": "an int, list of ints", "stride": "None, an int, list 
            "padding": "an int, list of ints,", "dilation": "an int, list of ints,"}
 
 
-def _as2d(kernel_size, stride, padding, dilation, indices: bool = False):
+def pool1d_as_2d(kernel_size, stride, padding, dilation, indices: bool = False):
     """A 1-d pooling's arguments as the (1, k) 2-d pooling that computes it, checked as PyTorch checks them."""
     for name, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding), ("dilation", dilation)):
         if len(v) != 1 and (v or name != "stride"):
@@ -178,14 +178,14 @@ def _as2d(kernel_size, stride, padding, dilation, indices: bool = False):
 @max_pool1d.meta_rule
 def _(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     _check_1d(self.shape)
-    k, s, p, d = _as2d(kernel_size, stride, padding, dilation)
-    *_, (ho, wo) = _pool_shape("max_pool1d", tuple(self.shape[:-1]) + (1, self.shape[-1]), k, s, p, d, ceil_mode)
+    k, s, p, d = pool1d_as_2d(kernel_size, stride, padding, dilation)
+    *_, (ho, wo) = pool_shape("max_pool1d", tuple(self.shape[:-1]) + (1, self.shape[-1]), k, s, p, d, ceil_mode)
     return TensorMeta(tuple(self.shape[:-1]) + (wo,), self.dtype, self.device)
 
 
 @max_pool1d.grad
 def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
-    args = _as2d(kernel_size, stride, padding, dilation) + (ceil_mode,)
+    args = pool1d_as_2d(kernel_size, stride, padding, dilation) + (ceil_mode,)
     x = self.unsqueeze(-2)
     # detach the input itself (not the unsqueezed view): the JIT's symbolic autodiff follows a detached
     # graph input, while a detached intermediate would be frozen into the backward graph as a constant
@@ -211,8 +211,8 @@ max_pool2d_with_indices.sample_inputs(_mp_samples)
 def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling returning the values and each maximum's index along the last dimension."""
     _check_1d(self.shape)
-    out, idx = _max_pool(self[..., None, :], *_as2d(kernel_size, stride, padding, dilation, True), ceil_mode,
-                         "max_pool1d")
+    out, idx = _max_pool(self[..., None, :], *pool1d_as_2d(kernel_size, stride, padding, dilation, True),
+                         ceil_mode, "max_pool1d")
     return out[..., 0, :], idx[..., 0, :]
 
 
@@ -224,7 +224,7 @@ def _(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False
 
 @max_pool1d_with_indices.grad
 def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result):
-    args = _as2d(kernel_size, stride, padding, dilation) + (ceil_mode,)
+    args = pool1d_as_2d(kernel_size, stride, padding, dilation) + (ceil_mode,)
     return api.max_pool2d_with_indices_backward(grad[0].unsqueeze(-2), self.unsqueeze(-2), *args,
                                                 result[1].unsqueeze(-2)).squeeze(-2)
 
@@ -252,8 +252,9 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # Average pooling
 # ---------------------------------------------------------------------------------------------
-def _avg_setup(shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    k, s, p, _, (ho, wo) = _pool_shape("avg_pool2d", shape, kernel_size, stride, padding, (1,), ceil_mode)
+def avg_pool_setup(shape, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Check an avg_pool2d call; return (k, s, p, (ho, wo), the divisor of each output position)."""
+    k, s, p, _, (ho, wo) = pool_shape("avg_pool2d", shape, kernel_size, stride, padding, (1,), ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     divs = []
@@ -284,8 +285,8 @@ _AP2 = ("int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=
 def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """2-d average pooling: window sums (one strided add per kernel offset) over PyTorch's divisor."""
-    k, s, p, (ho, wo), div = _avg_setup(self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                        divisor_override)
+    k, s, p, (ho, wo), div = avg_pool_setup(self.shape, kernel_size, stride, padding, ceil_mode,
+                                            count_include_pad, divisor_override)
     h, w = self.shape[-2:]
     hn, wn = (ho - 1) * s[0] + k[0], (wo - 1) * s[1] + k[1]
     acc = np.float32 if self.dtype == np.float16 else (self.dtype if self.dtype.kind == "f" else np.int64)
@@ -300,8 +301,8 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
 
 @avg_pool2d.meta_rule
 def _(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None):
-    *_, out, _div = _avg_setup(tuple(self.shape), kernel_size, stride, padding, ceil_mode, count_include_pad,
-                               divisor_override)
+    *_, out, _div = avg_pool_setup(tuple(self.shape), kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override)
     return TensorMeta(tuple(self.shape[:-2]) + out, self.dtype, self.device)
 
 
@@ -318,8 +319,8 @@ def _(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, di
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override):
     """Spread each pooled gradient evenly (by the same divisor) over its window."""
-    k, s, p, (ho, wo), div = _avg_setup(self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                        divisor_override)
+    k, s, p, (ho, wo), div = avg_pool_setup(self.shape, kernel_size, stride, padding, ceil_mode,
+                                            count_include_pad, divisor_override)
     h, w = self.shape[-2:]
     hn, wn = (ho - 1) * s[0] + k[0], (wo - 1) * s[1] + k[1]
     g = (grad_output / div.astype(grad_output.dtype)).astype(self.dtype, copy=False)

@@ -18,7 +18,8 @@ from . import api
 from .registry import SHAPE, op
 
 
-def _promoted(dtypes) -> _dt.dtype:
+def promoted_dtype(dtypes) -> _dt.dtype:
+    """The dtype that cat and stack give inputs of ``dtypes`` (a non-empty sequence): all of them promoted."""
     r = dtypes[0]
     for d in dtypes[1:]:
         r = _dt.promote_types(r, d)
@@ -61,7 +62,7 @@ def cat_shape(shapes, dim: int, name: str = "cat") -> tuple:
 
 def _cat(arrays: list, dim: int, name: str) -> np.ndarray:
     _, d, kept = cat_shape([a.shape for a in arrays], dim, name)
-    dtype = _promoted(_np_dtypes(arrays)).np
+    dtype = promoted_dtype(_np_dtypes(arrays)).np
     if not kept:
         return np.empty((0,), dtype)
     return np.concatenate([arrays[i] for i in kept], axis=d, dtype=dtype, casting="unsafe")
@@ -83,7 +84,7 @@ def cat_backward(grad, shapes, dim: int, name: str = "cat") -> list:
 def _cat_meta(name):
     def rule(tensors, dim=0):
         shape, _, _ = cat_shape([tuple(t.shape) for t in tensors], dim, name)
-        return TensorMeta(shape, _promoted([t.dtype for t in tensors]), tensors[0].device)
+        return TensorMeta(shape, promoted_dtype([t.dtype for t in tensors]), tensors[0].device)
 
     return rule
 
@@ -155,13 +156,13 @@ def stack_shape(shapes, dim: int) -> tuple:
 def stack(tensors, dim=0):
     """Join equal-shaped tensors along a new dim ``dim``; dtypes promote."""
     _, d = stack_shape([a.shape for a in tensors], dim)
-    return np.stack(tensors, axis=d, dtype=_promoted(_np_dtypes(tensors)).np, casting="unsafe")
+    return np.stack(tensors, axis=d, dtype=promoted_dtype(_np_dtypes(tensors)).np, casting="unsafe")
 
 
 @stack.meta_rule
 def _(tensors, dim=0):
     shape, _ = stack_shape([tuple(t.shape) for t in tensors], dim)
-    return TensorMeta(shape, _promoted([t.dtype for t in tensors]), tensors[0].device)
+    return TensorMeta(shape, promoted_dtype([t.dtype for t in tensors]), tensors[0].device)
 
 
 @stack.grad
@@ -193,7 +194,7 @@ def _atleast(shape: tuple, k: int) -> tuple:
     return ((1,) + shape + (1,)) if len(shape) == 1 else shape + (1,)
 
 
-def _stack_plan(name: str, shapes) -> tuple:
+def stack_plan(name: str, shapes) -> tuple:
     """(promoted shapes, cat dim) of hstack (1-D: dim 0, else 1), vstack (dim 0) and dstack (dim 2)."""
     if not shapes:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
@@ -205,16 +206,16 @@ def _stack_plan(name: str, shapes) -> tuple:
 
 def _joined(name):
     def kernel(tensors):
-        promoted, dim = _stack_plan(name, [a.shape for a in tensors])
+        promoted, dim = stack_plan(name, [a.shape for a in tensors])
         return _cat([np.reshape(a, s) for a, s in zip(tensors, promoted)], dim, name)
 
     def meta(tensors):
-        promoted, dim = _stack_plan(name, [tuple(t.shape) for t in tensors])
+        promoted, dim = stack_plan(name, [tuple(t.shape) for t in tensors])
         shape, _, _ = cat_shape(promoted, dim, name)
-        return TensorMeta(shape, _promoted([t.dtype for t in tensors]), tensors[0].device)
+        return TensorMeta(shape, promoted_dtype([t.dtype for t in tensors]), tensors[0].device)
 
     def grad(grad, tensors_shape):
-        promoted, dim = _stack_plan(name, tensors_shape)
+        promoted, dim = stack_plan(name, tensors_shape)
         return [g.reshape(s) for g, s in zip(cat_backward(grad, promoted, dim, name), tensors_shape)]
 
     def samples(rng):
@@ -274,7 +275,8 @@ def repeat_shape(shape: tuple, repeats, name: str = "repeat") -> tuple:
     return padded, out
 
 
-def _tile_reps(ndim: int, dims) -> tuple:
+def tile_reps(ndim: int, dims) -> tuple:
+    """``tile``'s ``dims`` as ``repeat``'s repeats: padded with leading 1s to the input's ``ndim``."""
     return (1,) * (ndim - len(dims)) + tuple(dims)
 
 
@@ -322,20 +324,20 @@ def _(rng):
 @op("tile(Tensor self, int[] dims) -> Tensor", kind=SHAPE)
 def tile(self, dims):
     """Like ``repeat``, but ``dims`` shorter than the tensor's rank is padded with leading 1s."""
-    reps = _tile_reps(self.ndim, dims)
+    reps = tile_reps(self.ndim, dims)
     padded, _ = repeat_shape(self.shape, reps, "tile")
     return np.tile(np.reshape(self, padded), reps)
 
 
 @tile.meta_rule
 def _(self, dims):
-    return TensorMeta(repeat_shape(tuple(self.shape), _tile_reps(len(self.shape), dims), "tile")[1], self.dtype,
-                      self.device)
+    return TensorMeta(repeat_shape(tuple(self.shape), tile_reps(len(self.shape), dims), "tile")[1],
+                      self.dtype, self.device)
 
 
 @tile.grad
 def _(grad, self_shape, dims):
-    return repeat_backward(grad, self_shape, _tile_reps(len(self_shape), dims))
+    return repeat_backward(grad, self_shape, tile_reps(len(self_shape), dims))
 
 
 @tile.sample_inputs
@@ -352,7 +354,7 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # repeat_interleave
 # ---------------------------------------------------------------------------------------------
-def _interleave_dim(shape: tuple, dim):
+def interleave_dim(shape: tuple, dim):
     """(dim, size along it) that repeat_interleave works on; ``dim=None`` means the flattened input."""
     if dim is None:
         return None, math.prod(shape)
@@ -380,7 +382,7 @@ def repeat_interleave(self, repeats, dim=None, output_size=None):
     """
     if repeats < 0:
         raise RuntimeError("repeat_interleave: Repeats must be non-negative")
-    d, n = _interleave_dim(self.shape, dim)
+    d, n = interleave_dim(self.shape, dim)
     _check_output_size(output_size, n * repeats, f"Invalid output_size, expected {n * repeats} but got {output_size}")
     return np.repeat(self.reshape(-1) if d is None else self, repeats, axis=0 if d is None else d)
 
@@ -389,14 +391,14 @@ def repeat_interleave(self, repeats, dim=None, output_size=None):
 def _(self, repeats, dim=None, output_size=None):
     if repeats < 0:
         raise RuntimeError("repeat_interleave: Repeats must be non-negative")
-    d, n = _interleave_dim(tuple(self.shape), dim)
+    d, n = interleave_dim(tuple(self.shape), dim)
     _check_output_size(output_size, n * repeats, f"Invalid output_size, expected {n * repeats} but got {output_size}")
     return TensorMeta(_interleave_shape(tuple(self.shape), d, n * repeats), self.dtype, self.device)
 
 
 @repeat_interleave.grad
 def _(grad, self_shape, repeats, dim):
-    d, n = _interleave_dim(self_shape, dim)
+    d, n = interleave_dim(self_shape, dim)
     if d is None:
         return grad.reshape(n, repeats).sum(1).reshape(self_shape)
     return grad.reshape(tuple(self_shape[:d]) + (n, repeats) + tuple(self_shape[d + 1 :])).sum(d + 1)
@@ -439,7 +441,7 @@ def _counts(repeats, n: int) -> np.ndarray:
     kind=SHAPE, nondiff_args=("repeats",))
 def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
     """Repeat element i along ``dim`` ``repeats[i]`` times."""
-    d, n = _interleave_dim(self.shape, dim)
+    d, n = interleave_dim(self.shape, dim)
     r = _counts(repeats, n)
     _check_output_size(output_size, int(r.sum()), "allocated size does not match required size")
     return np.repeat(self.reshape(-1) if d is None else self, r, axis=0 if d is None else d)
@@ -448,7 +450,7 @@ def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
 @repeat_interleave_tensor.meta_rule
 def _(self, repeats, dim=None, output_size=None):
     # The output's length is data-dependent: output_size states it, or an eager tensor's values give it.
-    d, n = _interleave_dim(tuple(self.shape), dim)
+    d, n = interleave_dim(tuple(self.shape), dim)
     if output_size is None:
         if not hasattr(repeats, "__array__"):
             raise RuntimeError("repeat_interleave: the output size depends on the values of repeats; pass output_size")
@@ -458,7 +460,7 @@ def _(self, repeats, dim=None, output_size=None):
 
 @repeat_interleave_tensor.grad
 def _(grad, self_shape, repeats, dim):
-    d, n = _interleave_dim(self_shape, dim)
+    d, n = interleave_dim(self_shape, dim)
     if n == 0:
         return api.zeros(self_shape, dtype=grad.dtype, device=grad.device), None
     counts = repeats.reshape(-1).tolist()

@@ -25,7 +25,7 @@ from .._core import dtypes as _dt
 from .._core.device import CPU, as_device, device
 from .._core.shape import Size
 from .._core.storage import Storage
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, wrap
 from .archive import BoundedArchive
 from .format import (
     _DATA,
@@ -234,7 +234,7 @@ class _Reader:
         except ValueError as e:
             raise _Corrupt(f"tensor {idx} of shape {_shape(shape)} cannot be made ({e})") from e
         storage = self.storages[key][1]
-        t = _wrap(arr, storage if numel else None, CPU)
+        t = wrap(arr, storage if numel else None, CPU)
         target = self._target_device(location, storage, idx)
         if target.type != "cpu":
             t = t.to(target)

@@ -153,11 +153,11 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 def _public_conv(name: str, nd: int):
-    from ...ops.conv import _conv_setup
+    from ...ops.conv import conv_setup
 
     def kernel(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-        batched, stride, lo, hi, dilation, _ = _conv_setup(name, nd, input, weight, bias, stride, padding, dilation,
-                                                           groups)
+        batched, stride, lo, hi, dilation, _ = conv_setup(name, nd, input, weight, bias, stride, padding,
+                                                          dilation, groups)
         x = input if batched else input.reshape((1,) + input.shape)
         w = weight
         if nd == 1:
@@ -216,9 +216,9 @@ def _pool_bwd():
 
 
 def _max_pool(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False, name="max_pool2d"):
-    from ...ops.pooling import _pool_shape
+    from ...ops.pooling import pool_shape
 
-    k, s, p, d, (ho, wo) = _pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    k, s, p, d, (ho, wo) = pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     h, w = self.shape[-2:]
     lead = self.shape[:-2]
     out = CudaArray.empty(lead + (ho, wo), self.dtype)

@@ -171,10 +171,10 @@ def _full_shape(*arrays) -> tuple:
 
 def _regression(name: str, cpu_name: str, expr_of):
     """A loss ``expr_of(params) -> formula`` over ``a = self``, ``b = target`` (already promoted)."""
-    from ...ops.loss import _check_float
+    from ...ops.loss import check_loss_input
 
     def kernel(self, target, reduction=MEAN, *rest):
-        _check_float(cpu_name, self, reduction)
+        check_loss_input(cpu_name, self, reduction)
         meta = meta_of(R.get(name), [self, target, reduction, *rest])
         expr, params = expr_of(self, target, *rest)
         dtype = meta.dtype.np
@@ -194,9 +194,9 @@ def _smooth_l1(self, target, beta=1.0):
 
 
 def _huber(self, target, delta=1.0):
-    from ...ops.loss import _check_float
+    from ...ops.loss import check_loss_input
 
-    _check_float("huber", target, MEAN)
+    check_loss_input("huber", target, MEAN)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     return "0.5 * abs(a - b) * abs(a - b) if abs(a - b) < delta else delta * (abs(a - b) - 0.5 * delta)", \
@@ -213,9 +213,9 @@ def _any_outside_unit(x: CudaArray) -> bool:
 
 
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
-    from ...ops.loss import _check_float
+    from ...ops.loss import check_loss_input
 
-    _check_float("binary_cross_entropy", self, reduction)
+    check_loss_input("binary_cross_entropy", self, reduction)
     meta_of(R.get("binary_cross_entropy"), [self, target, weight, reduction])
     if _any_outside_unit(self):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -240,9 +240,9 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
 
 
 def kl_div(self, target, reduction=MEAN, log_target=False):
-    from ...ops.loss import _check_float
+    from ...ops.loss import check_loss_input
 
-    _check_float("kl_div", self, reduction)
+    check_loss_input("kl_div", self, reduction)
     meta_of(R.get("kl_div"), [self, target, reduction, log_target])
     if log_target:
         expr = "math.exp(t) * (t - x)"

@@ -106,10 +106,10 @@ def _avg_bwd():
 
 def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    from ...ops.pooling import _avg_setup
+    from ...ops.pooling import avg_pool_setup
 
-    k, s, p, (ho, wo), _ = _avg_setup(self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                      divisor_override)
+    k, s, p, (ho, wo), _ = avg_pool_setup(self.shape, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override)
     h, w = self.shape[-2:]
     out = CudaArray.empty(self.shape[:-2] + (ho, wo), self.dtype)
     is_float = self.dtype.kind == "f"
@@ -121,10 +121,10 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
 
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override):
-    from ...ops.pooling import _avg_setup
+    from ...ops.pooling import avg_pool_setup
 
-    k, s, p, (ho, wo), _ = _avg_setup(self.shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                      divisor_override)
+    k, s, p, (ho, wo), _ = avg_pool_setup(self.shape, kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override)
     _check_grad_shape("avg_pool2d_backward", grad_output, self.shape[:-2] + (ho, wo))
     h, w = self.shape[-2:]
     out = CudaArray.empty(self.shape, self.dtype)
@@ -215,11 +215,11 @@ def _height_one(x: CudaArray) -> CudaArray:
 
 
 def _max_pool1d(name: str, indices: bool):
-    from ...ops.pooling import _as2d
+    from ...ops.pooling import pool1d_as_2d
 
     def kernel(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
         meta_of(R.get(name), [self, kernel_size, stride, padding, dilation, ceil_mode])
-        k, s, p, d = _as2d(kernel_size, stride, padding, dilation, indices)
+        k, s, p, d = pool1d_as_2d(kernel_size, stride, padding, dilation, indices)
         out, idx = _max_pool(_height_one(self), k, s, p, d, ceil_mode, "max_pool1d")
         out, idx = (a.reshape(a.shape[:-2] + a.shape[-1:]) for a in (out, idx))
         return (out, idx) if indices else out
@@ -230,10 +230,10 @@ def _max_pool1d(name: str, indices: bool):
 
 # ----------------------------------------------------------------------------- conv_transpose1d/2d
 def _conv_transpose(name: str, nd: int):
-    from ...ops.conv import _convt_setup
+    from ...ops.conv import conv_transpose_setup
 
     def kernel(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
-        batched, stride, padding, output_padding, dilation, _ = _convt_setup(
+        batched, stride, padding, output_padding, dilation, _ = conv_transpose_setup(
             name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation)
         x = input if batched else input.reshape((1,) + input.shape)
         w = weight

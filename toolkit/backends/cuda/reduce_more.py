@@ -20,7 +20,7 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ...ops import registry as R
-from ...ops.moments import _OVERLOADS as _MOMENT_OVERLOADS
+from ...ops.moments import MOMENT_OVERLOADS
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
 from .kernels_basic import copy_strided
@@ -189,6 +189,6 @@ def register() -> list:
         for overload in ("", "dim", "dims"):
             table[name, overload] = _logical(name, overload)
     for name in ("var", "std", "var_mean", "std_mean"):
-        for overload, _, normalize, _ in _MOMENT_OVERLOADS:
+        for overload, _, normalize, _ in MOMENT_OVERLOADS:
             table[name, overload] = _moments(name, overload, normalize)
     return register_table(table)

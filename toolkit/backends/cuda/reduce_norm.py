@@ -16,7 +16,7 @@ import numpy as np
 
 from ..._core.shape import wrap_dim
 from ...ops import registry as R
-from ...ops.moments import _norm_plan
+from ...ops.moments import p_norm_plan
 from ...ops.norms import norm_plan
 from .array import CudaArray
 from .codegen import typed_scalar
@@ -112,7 +112,7 @@ def _norm_op(overload: str):
 def _norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     """``torch.norm``: a vector norm for numbers and 'fro' over at most two dims, else a matrix norm."""
     meta = meta_of(R.get("norm"), [self, p, dim, keepdim, dtype])
-    return _planned(self, _norm_plan(p, dim, self.ndim), meta.dtype.np, "norm").reshape(tuple(meta.shape))
+    return _planned(self, p_norm_plan(p, dim, self.ndim), meta.dtype.np, "norm").reshape(tuple(meta.shape))
 
 
 def register() -> list:

@@ -23,7 +23,7 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 
 from ..._core.shape import broadcast_shapes_or_none, wrap_dim
 from ...ops import registry as R
-from ...ops.indexing import _MASK_INDEX, index_shape
+from ...ops.indexing import MASK_INDEX_DTYPES, index_shape
 from . import runtime
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
@@ -230,14 +230,14 @@ class _MaskStandIn:
 def _expand(self, indices: list, name: str) -> tuple:
     """(indices with masks replaced by their nonzero coordinates, result shape); PyTorch's errors first."""
     try:
-        index_shape(self.shape, [_MaskStandIn(a) if a is not None and a.dtype in _MASK_INDEX else a
+        index_shape(self.shape, [_MaskStandIn(a) if a is not None and a.dtype in MASK_INDEX_DTYPES else a
                                  for a in indices], name)
     except IndexError as e:
         if not str(e).startswith("shape mismatch"):
             raise
     out = []
     for a in indices:
-        if a is None or a.dtype not in _MASK_INDEX:
+        if a is None or a.dtype not in MASK_INDEX_DTYPES:
             out.append(a)
             continue
         c = nonzero(a)

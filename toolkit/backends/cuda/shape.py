@@ -20,13 +20,13 @@ from ..._core import dtypes as _dt
 from ..._core.shape import contiguous_strides, wrap_dim
 from ...ops import registry as R
 from ...ops.shape import (
-    _interleave_dim,
-    _promoted,
-    _stack_plan,
-    _tile_reps,
     cat_shape,
+    interleave_dim,
+    promoted_dtype,
     repeat_shape,
+    stack_plan,
     stack_shape,
+    tile_reps,
 )
 from ...ops.shape_order import flip_dims, roll_dims
 from . import runtime
@@ -54,7 +54,7 @@ def _np_dtypes(arrays) -> list:
 # ---------------------------------------------------------------------------------------------
 def _cat(arrays: list, dim: int, name: str) -> CudaArray:
     shape, d, kept = cat_shape([a.shape for a in arrays], dim, name)
-    out = CudaArray.empty(shape, _promoted(_np_dtypes(arrays)).np)
+    out = CudaArray.empty(shape, promoted_dtype(_np_dtypes(arrays)).np)
     pos = 0
     for i in kept:
         a = arrays[i]
@@ -80,7 +80,7 @@ def stack(tensors, dim=0):
 
 def _joined(name: str):
     def kernel(tensors):
-        promoted, dim = _stack_plan(name, [a.shape for a in tensors])
+        promoted, dim = stack_plan(name, [a.shape for a in tensors])
         return _cat([a.reshape(s) for a, s in zip(tensors, promoted)], dim, name)
 
     kernel.__name__ = f"{name}_cuda"
@@ -154,12 +154,12 @@ def repeat(self, repeats):
 
 
 def tile(self, dims):
-    return _tiled(self, _tile_reps(self.ndim, dims), "tile")
+    return _tiled(self, tile_reps(self.ndim, dims), "tile")
 
 
 def repeat_interleave(self, repeats, dim=None, output_size=None):
     meta = meta_of(R.get("repeat_interleave", "self_int"), [self, repeats, dim, output_size])
-    d, _ = _interleave_dim(self.shape, dim)
+    d, _ = interleave_dim(self.shape, dim)
     x, d = (self.reshape((-1,)), 0) if d is None else (self, d)
     shape = x.shape[:d] + (x.shape[d], repeats) + x.shape[d + 1:]
     out = CudaArray.empty(tuple(meta.shape), self.dtype)
@@ -196,7 +196,7 @@ def _positions(counts: CudaArray, output_size) -> CudaArray:
 
 
 def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
-    d, n = _interleave_dim(self.shape, dim)
+    d, n = interleave_dim(self.shape, dim)
     idx = _positions(_counts(repeats, n), output_size)
     x, d = (self.reshape((-1,)), 0) if d is None else (self, d)
     return R.get("index_select").kernels["cuda"](x, d, idx)

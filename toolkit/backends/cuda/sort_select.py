@@ -28,9 +28,9 @@ from .sort import as_rows, reduced, scalar_pair, sort_rows, swap_pair, work_dtyp
 
 @functools.cache
 def _quickselect():
-    from ...ops._select_numba import _gt_or_nan, quickselect
+    from ...ops._select_numba import gt_or_nan, quickselect
 
-    select = cuda.jit(device=True)(quickselect(cuda.jit(device=True)(_gt_or_nan.py_func), swap_pair))
+    select = cuda.jit(device=True)(quickselect(cuda.jit(device=True)(gt_or_nan.py_func), swap_pair))
 
     @cuda.jit
     def k(arr, idx, vout, iout, m, n, kth):

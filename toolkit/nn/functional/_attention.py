@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ... import _core
+from ..._core import dtypes as _dt
 from ...ops import api
 from ...tensor import Tensor
 from ._dropout import dropout
@@ -81,10 +81,10 @@ def scaled_dot_product_attention(
         value = api.repeat_interleave(value, query.size(-3) // value.size(-3), -3)
     scores = api.matmul(query, key.transpose(-2, -1)) * scale_factor
     if is_causal:
-        keep = api.tril(api.ones((L, S), dtype=_core.dtypes.bool))
+        keep = api.tril(api.ones((L, S), dtype=_dt.bool))
         scores = api.masked_fill(scores, api.logical_not(keep), _NEG_INF)
     elif attn_mask is not None:
-        if attn_mask.dtype == _core.dtypes.bool:
+        if attn_mask.dtype == _dt.bool:
             scores = api.masked_fill(scores, api.logical_not(attn_mask), _NEG_INF)
         else:
             scores = scores + attn_mask
@@ -96,21 +96,21 @@ def scaled_dot_product_attention(
 def _dtype_name(t: Tensor) -> str:
     """PyTorch's C++ dtype spelling in messages (``float``, ``double``, ``c10::Half``, ``signed char``)."""
     d = t.dtype
-    if d == _core.dtypes.float32:
+    if d == _dt.float32:
         return "float"
-    if d == _core.dtypes.float64:
+    if d == _dt.float64:
         return "double"
-    if d == _core.dtypes.float16:
+    if d == _dt.float16:
         return "c10::Half"
-    if d == _core.dtypes.int64:
+    if d == _dt.int64:
         return "long int"
-    if d == _core.dtypes.int32:
+    if d == _dt.int32:
         return "int"
-    if d == _core.dtypes.int16:
+    if d == _dt.int16:
         return "short int"
-    if d == _core.dtypes.int8:
+    if d == _dt.int8:
         return "signed char"
-    if d == _core.dtypes.uint8:
+    if d == _dt.uint8:
         return "unsigned char"
     return "bool"
 
@@ -179,7 +179,7 @@ def _canonical_mask(
     if mask is not None:
         mask_dtype = mask.dtype
         is_float = mask.is_floating_point()
-        if mask_dtype != _core.dtypes.bool and not is_float:
+        if mask_dtype != _dt.bool and not is_float:
             raise AssertionError(f"only bool and floating types of {mask_name} are supported")
         if check_other and other_type is not None:
             if mask_dtype != other_type:

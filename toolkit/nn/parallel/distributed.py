@@ -18,13 +18,13 @@ import time
 import numpy as np
 
 from ...autograd import grad_mode
-from ...autograd.engine import ENGINE, _discover
+from ...autograd.engine import ENGINE, reachable_nodes
 from ...autograd.node import AccumulateGrad
 from ...distributed._mpi import mpi
-from ...distributed.p2p import _allgather_bytes
-from ...distributed.process_group import _resolve
+from ...distributed.p2p import allgather_bytes
+from ...distributed.process_group import resolve_group
 from ...distributed.work import Work, wait_requests
-from ...tensor import Tensor, _wrap
+from ...tensor import Tensor, wrap
 from ...utils._pytree import tree_tensors
 from ..modules.module import Module
 
@@ -79,7 +79,7 @@ class DistributedDataParallel(Module):
                  static_graph: bool = False, **kwargs) -> None:
         super().__init__()
         self.module = module
-        pg = _resolve(process_group)
+        pg = resolve_group(process_group)
         if pg is None:
             raise RuntimeError("DistributedDataParallel: this rank is not a member of the given process group")
         self.process_group = pg
@@ -118,8 +118,8 @@ class DistributedDataParallel(Module):
         import pickle
 
         mine = [(n, tuple(p.shape), str(p.dtype)) for n, p in zip(self._param_names, self._params)]
-        every = [pickle.loads(b) for b in _allgather_bytes(self.process_group, pickle.dumps(mine),
-                                                           "DistributedDataParallel: verifying the model")]
+        every = [pickle.loads(b) for b in allgather_bytes(self.process_group, pickle.dumps(mine),
+                                                          "DistributedDataParallel: verifying the model")]
         ref = every[0]
         for r, other in enumerate(every[1:], 1):
             if len(other) != len(ref):
@@ -160,7 +160,7 @@ class DistributedDataParallel(Module):
         self._callback_queued = False
         self._unused = set()
         if self.find_unused_parameters:
-            nodes = _discover([t.grad_fn for t in tree_tensors(outputs) if t.grad_fn is not None])
+            nodes = reachable_nodes([t.grad_fn for t in tree_tensors(outputs) if t.grad_fn is not None])
             reached = {id(n.variable) for n in nodes if isinstance(n, AccumulateGrad)}
             self._unused = {id(p) for p in self._params if id(p) not in reached}
 
@@ -250,9 +250,9 @@ class DistributedDataParallel(Module):
                 continue
             view = b.slice(k).reshape(p._data.shape)
             if self.gradient_as_bucket_view:
-                p._grad = _wrap(view)
+                p._grad = wrap(view)
             elif p._grad is None or not p._grad._data.flags.writeable:
-                p._grad = _wrap(view.copy())
+                p._grad = wrap(view.copy())
             else:
                 p._grad._data[...] = view
                 p._grad._storage.version += 1

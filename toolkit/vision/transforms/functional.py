@@ -18,13 +18,10 @@ from enum import Enum
 
 import numpy as np
 
-from ... import _core
 from ...tensor import Tensor
 
 __all__ = ["InterpolationMode", "center_crop", "crop", "get_dimensions", "hflip", "normalize", "pad",
            "pil_to_tensor", "resize", "to_tensor"]
-
-_dt = _core.dtypes
 
 
 class InterpolationMode(Enum):
