@@ -14,9 +14,11 @@ import numpy as np
 from . import ops as _ops  # noqa: F401  (every op family registers before the class below is made)
 from ._core import dtypes as _dt
 from ._core.device import CPU, as_device
+from ._core.from_data import to_array
 from ._core.shape import Size, wrap_dim
 from ._core.state import STATE
 from ._core.storage import Storage
+from ._core.tensor_base import TensorBase
 from .ops.runtime import registry_methods
 
 _from_np = _dt._FROM_NP
@@ -25,7 +27,7 @@ CONVERSION_HOOKS: list = []
 
 
 @registry_methods
-class Tensor:
+class Tensor(TensorBase):
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = (
@@ -43,10 +45,20 @@ class Tensor:
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
     def __init__(self, data=None, *args, **kwargs):
-        # ``Tensor(...)`` behaves like the legacy ``torch.Tensor`` constructor.
-        from .factories import _legacy_tensor_init
-
-        _legacy_tensor_init(self, data, *args, **kwargs)
+        """``Tensor(2, 3)`` allocates; ``Tensor([1, 2])`` copies data as the default dtype (the legacy constructor)."""
+        device = kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"Tensor(): unexpected keyword arguments {sorted(kwargs)}")
+        if data is None:
+            arr = np.empty((0,), dtype=_dt.get_default_dtype().np)
+        elif isinstance(data, int) and not isinstance(data, bool):
+            arr = np.zeros(tuple(int(s) for s in (data, *args)), dtype=_dt.get_default_dtype().np)
+        else:
+            arr = to_array(data, _dt.get_default_dtype())
+        t = wrap(np.ascontiguousarray(arr), None, as_device(device))
+        for slot in Tensor.__slots__:
+            if slot != "__weakref__":
+                setattr(self, slot, getattr(t, slot))
 
     # ----------------------------------------------------------------------------- metadata
     @property
