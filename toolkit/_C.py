@@ -9,14 +9,14 @@ from __future__ import annotations
 
 
 def _settings():
-    from .jit.executor import SETTINGS
+    from .jit.runtime.executor import SETTINGS
 
     return SETTINGS
 
 
 def _jit_override_can_fuse_on_cpu(enabled: bool) -> None:
     """Allow (or forbid) fusing on the CPU: the same switch as ``toolkit.jit.set_fusion_enabled``."""
-    from .jit.executor import set_fusion_enabled
+    from .jit.runtime.executor import set_fusion_enabled
 
     set_fusion_enabled(bool(enabled))
 

@@ -8,8 +8,8 @@ import pytest
 import toolkit
 from toolkit.jit.codegen.cuda_fused_kernel import CudaFusedKernel
 
+from ..jit.frontend.test_golden import lstm
 from ..jit.fusion_helpers import fused_nodes, groups
-from ..jit.test_golden import lstm
 from .helpers import needs_cuda
 
 pytestmark = [needs_cuda, pytest.mark.cuda]

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from toolkit.jit import Graph
-from toolkit.jit import types as T
+from toolkit.jit.ir import types as T
 from toolkit.ops import registry as R
 
 _TYPES = {"Tensor": T.TENSOR, "int": T.INT, "bool": T.BOOL, "float": T.FLOAT, "NoneType": T.NONE}

@@ -6,7 +6,7 @@ import numpy as np
 
 import toolkit
 from toolkit.jit import Graph, Interpreter
-from toolkit.jit import types as T
+from toolkit.jit.ir import types as T
 from toolkit.ops import registry as R
 
 CPU = toolkit.device("cpu")

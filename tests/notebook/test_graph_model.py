@@ -132,7 +132,7 @@ def test_python_fallback_nodes_have_their_own_role_and_source_line():
     import inspect
     import warnings
 
-    from toolkit.jit.script import ScriptFallbackWarning
+    from toolkit.jit.frontend.script import ScriptFallbackWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ScriptFallbackWarning)

@@ -11,16 +11,16 @@ Example::
 
 from __future__ import annotations
 
-from . import types
-from ._tracing import trace, trace_module
-from .executor import GraphFor, ProfilingExecutor, fusion_enabled, set_fusion_enabled
-from .interpreter import Interpreter
-from .ir import Block, Graph, Node, Use, Value
-from .modes import is_scripting, is_tracing
+from .frontend._tracing import trace, trace_module
+from .frontend.modes import is_scripting, is_tracing
+from .frontend.trace import TracerWarning, TracingCheckError
+from .ir import types
+from .ir.graph import Block, Graph, Node, Use, Value
+from .ir.verify import VerificationError, verify
 from .passes import Pass, PassManager, register_pass, run_passes
+from .runtime.executor import GraphFor, ProfilingExecutor, fusion_enabled, set_fusion_enabled
+from .runtime.interpreter import Interpreter
 from .script_module import ScriptFunction
-from .trace import TracerWarning, TracingCheckError
-from .verify import VerificationError, verify
 
 __all__ = [
     "Attribute", "Final", "annotate",
@@ -31,8 +31,8 @@ __all__ = [
     "verify",
 ]
 # Script mode's ScriptModule (a subclass of the traced one) is the public name; archives load with save/load.
-from .fork import Future, fork, wait  # noqa: E402
 from .freeze import freeze, optimize_for_inference  # noqa: E402
-from .script import ScriptModule, export, ignore, script, script_method, unused  # noqa: E402
-from .script.annotations import Attribute, Final, annotate  # noqa: E402
-from .serialization import load, save  # noqa: E402
+from .frontend.script import ScriptModule, export, ignore, script, script_method, unused  # noqa: E402
+from .frontend.script.annotations import Attribute, Final, annotate  # noqa: E402
+from .runtime.fork import Future, fork, wait  # noqa: E402
+from .serialization.archive import load, save  # noqa: E402

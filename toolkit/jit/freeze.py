@@ -21,14 +21,14 @@ import inspect
 
 from ..nn.modules.module import Module
 from ..tensor import Tensor
-from . import types as T
-from .executor import ProfilingExecutor
-from .ir import Graph, Value
+from .frontend.script.api import CompiledMethod, RecursiveScriptModule
+from .ir import types as T
+from .ir.graph import Graph, Value
 from .passes import AliasSets, run_passes
 from .passes.fold_conv_arith import fold_conv_arith_changed
 from .passes.fold_conv_bn import fold_conv_bn_changed
 from .passes.manager import DEFAULT_PIPELINE
-from .script.api import CompiledMethod, RecursiveScriptModule
+from .runtime.executor import ProfilingExecutor
 from .script_module import ScriptModule as _CompiledModule
 
 __all__ = ["freeze", "optimize_for_inference"]

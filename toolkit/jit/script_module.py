@@ -14,11 +14,11 @@ import inspect
 import io
 
 from ..nn.modules.module import Module
-from .code import default_literal, graph_to_code
-from .executor import GraphFor, ProfilingExecutor
-from .interpreter import Interpreter
-from .ir import Graph
+from .ir.graph import Graph
 from .passes.inline_calls import inline_calls
+from .runtime.executor import GraphFor, ProfilingExecutor
+from .runtime.interpreter import Interpreter
+from .serialization.code import default_literal, graph_to_code
 
 
 class ScriptFunction:
@@ -119,7 +119,7 @@ def printable_defaults(obj) -> tuple:
 
 
 def _save(obj, f, extra_files: dict | None) -> None:
-    from .serialization import save  # serialization builds on this module
+    from .serialization.archive import save  # serialization builds on this module
 
     save(obj, f, extra_files)
 

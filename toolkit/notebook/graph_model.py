@@ -26,8 +26,8 @@ import linecache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..jit.ir import Value
-    from ..jit.types import JitType
+    from ..jit.ir.graph import Value
+    from ..jit.ir.types import JitType
 
 _FOLDABLE = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct", "prim::TupleConstruct")
 _POSITIONAL = ("self", "input", "other")  # schema names shown without ``name=``
@@ -37,7 +37,7 @@ CALL_WIDTH = 40  # characters per line of a box's call text before it wraps
 
 def short_type(t) -> str:
     """``Float(4, 8)`` for a tensor type (strides, device and requires_grad left to the details), else the type."""
-    from ..jit import types as T
+    from ..jit.ir import types as T
 
     if isinstance(t, T.TensorType):
         from .._core import dtypes as _dt
@@ -58,7 +58,7 @@ def traced_type(v: Value) -> JitType:
     The IR types a call's result plain ``Tensor`` (as PyTorch prints it), but the callee's graph, held by the
     node, returns the value the trace saw, shape and dtype included; a nested call is followed down to it.
     """
-    from ..jit.ir import Graph
+    from ..jit.ir.graph import Graph
     from ..jit.passes.inline_calls import CALLEE
 
     n = v.node
@@ -72,7 +72,7 @@ def traced_type(v: Value) -> JitType:
 
 def edge_label(t) -> str:
     """What an edge carrying a value of type ``t`` is labelled with: the shape, or the type of a non-tensor."""
-    from ..jit import types as T
+    from ..jit.ir import types as T
 
     if isinstance(t, T.TensorType):
         if t.sizes is None:
@@ -131,7 +131,7 @@ class _Builder:
     # -- plumbing folded into its users -----------------------------------------------------------
     def _fold(self, n) -> bool:
         """Record ``n``'s output as an argument text of its users when ``n`` is plumbing; False if drawn."""
-        from ..jit.printer import format_constant
+        from ..jit.ir.printer import format_constant
 
         if n.kind not in _FOLDABLE or len(n.outputs) != 1:
             return False
@@ -192,7 +192,7 @@ class _Builder:
         return lines
 
     def _op_node(self, n, constant_text: dict) -> dict:
-        from ..jit.printer import format_constant
+        from ..jit.ir.printer import format_constant
 
         kind = n.kind
         role = "op"
@@ -293,7 +293,7 @@ class _Builder:
 
 def _is_module(v) -> bool:
     """Whether ``v`` holds a module object (``self`` and the submodules read from it)."""
-    from ..jit import types as T
+    from ..jit.ir import types as T
 
     return isinstance(v.type, T.ModuleType)
 
@@ -310,7 +310,7 @@ def _is_default(value, default) -> bool:
 
 
 def _attr_text(v: Any) -> str:
-    from ..jit.printer import format_constant
+    from ..jit.ir.printer import format_constant
 
     try:
         return format_constant(v)

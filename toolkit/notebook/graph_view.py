@@ -49,7 +49,7 @@ from .layout import FONT, FONT_SIZE, render_png, render_svg
 
 def _resolve(obj):
     """(graph, kernels, default title) of a Graph, a graph_for result, or a scripted/traced function or module."""
-    from ..jit.ir import Graph
+    from ..jit.ir.graph import Graph
 
     if isinstance(obj, Graph):
         return obj, None, "graph"

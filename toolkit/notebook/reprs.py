@@ -47,8 +47,8 @@ def mimebundle(obj, include=None, exclude=None) -> dict:
 
 def static_images(obj) -> dict:
     """``image/svg+xml`` and ``image/png`` of a graph-like object's drawing (see ``graph_view``), else {}."""
-    from ..jit.executor import GraphFor
-    from ..jit.ir import Graph
+    from ..jit.ir.graph import Graph
+    from ..jit.runtime.executor import GraphFor
     from .graph_view import GraphView
 
     graph = obj if isinstance(obj, (Graph, GraphFor)) else getattr(obj, "inlined_graph", None) or \
@@ -62,8 +62,8 @@ def static_images(obj) -> dict:
 
 def to_html(obj) -> str:
     """The HTML view of a Tensor, Graph, graph_for result, scripted function or module, Module or profile."""
-    from ..jit.executor import GraphFor
-    from ..jit.ir import Graph
+    from ..jit.ir.graph import Graph
+    from ..jit.runtime.executor import GraphFor
     from ..nn.modules.module import Module
     from ..profiler import EventList, profile
     from ..tensor import Tensor

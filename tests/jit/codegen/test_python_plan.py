@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit.jit import executor
 from toolkit.jit.codegen.python_plan import CompiledPlan
+from toolkit.jit.runtime import executor
 
 
 def _plan(fn, *args):

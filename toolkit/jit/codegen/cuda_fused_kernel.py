@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ...backends.cpu.cache import load_source
 from ...backends.cpu.codegen import free_names
-from ..ir import Graph, Node, Value
+from ..ir.graph import Graph, Node, Value
 from .elementwise import node_expression
 from .fused_kernel import GroupKernel, _is_reduction
 

@@ -20,8 +20,8 @@ import ast
 from ..._core import dtypes as _dt
 from ...backends.cpu.codegen import FormulaError, check_formula, specialize
 from ...ops import registry as R
-from .. import types as T
-from ..ir import Node, Value
+from ..ir import types as T
+from ..ir.graph import Node, Value
 
 FUSIBLE_KINDS = (R.ELEMENTWISE, R.COMPARISON)
 _NP_NAMES = {"bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
@@ -87,7 +87,7 @@ def fusibility(n: Node) -> str | None:
     op = n.op
     if op is None or op.kind not in FUSIBLE_KINDS or not op.formula:
         return "not an elementwise op with a scalar formula"
-    from ..passes._effects import is_mutating, is_random  # (passes import this module)
+    from ..kinds.effects import is_mutating, is_random  # (passes import this module)
 
     if is_mutating(n) or is_random(n):  # a group may be raced, so its ops may run more than once
         return "writes a tensor or draws random numbers: it runs once, outside any group"

@@ -28,7 +28,7 @@ from ...backends.cpu.cache import kernel_dir, load_source, source_hash
 from ...backends.cpu.codegen import _helper_constants, _helpers_needed, free_names
 from ...backends.cpu.scalar import HELPERS
 from ...ops import registry as R
-from ..ir import Graph, Node, Value
+from ..ir.graph import Graph, Node, Value
 from .allocator import MIN_BYTES, POOL
 from .elementwise import (
     accumulator,

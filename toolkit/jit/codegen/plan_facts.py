@@ -14,8 +14,8 @@ what is left holds on every path, not only the profiled one.
 from __future__ import annotations
 
 from ...ops import registry as R
-from .. import types as T
-from ..ir import Graph, Node, Value
+from ..ir import types as T
+from ..ir.graph import Graph, Node, Value
 
 # non-tensor argument types whose run-time value cannot change a result's dtype
 _STATIC_ARG_TYPES = (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType)
@@ -134,7 +134,7 @@ def _elements(container: Value):
 
 
 def _mutated_containers(graph: Graph) -> set:
-    from ..passes import _effects
+    from ..kinds import effects as _effects
 
     return {n.inputs[0] for n in graph.all_nodes() if n.inputs and n.kind in _effects.MUTATING_KINDS}
 

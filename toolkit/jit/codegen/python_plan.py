@@ -24,10 +24,10 @@ import numpy as np
 from ... import dispatch
 from ...ops import registry as R
 from ...tensor import _wrap
-from .. import types as T
-from ..interpreter import _EXEC, _PLANS, _annotate, _step_for, group_runner
-from ..ir import Block, Graph, Node, Value, values_defined, values_read
-from ..passes._effects import is_mutating, is_random
+from ..ir import types as T
+from ..ir.graph import Block, Graph, Node, Value, values_defined, values_read
+from ..kinds.effects import is_mutating, is_random
+from ..kinds.steps import EXEC, PLANS, annotate, step_for
 from .plan_facts import certain_dtypes, constant_value, direct_call, is_none
 
 RAW, RAWLIST, OBJ = "raw", "rawlist", "obj"  # how a value is held: an array, a list of arrays, as the interpreter
@@ -98,15 +98,15 @@ class CompiledPlan:
             return err
         node, rerun = entry
         if rerun:
-            env = {_PLANS: {}}
+            env = {PLANS: {}}
             local = frame_tb.tb_frame.f_locals
             for v in node.inputs:
                 env[v] = self._emitter.value_of(v, local)
             try:
-                _step_for(node)(node, env)
+                step_for(node)(node, env)
             except Exception as again:
-                return _annotate(again, node)
-        return _annotate(err, node)
+                return annotate(again, node)
+        return annotate(err, node)
 
 
 def _wrap_list(arrays) -> tuple:
@@ -148,7 +148,7 @@ class _Emitter:
         self.raw_names: dict = {}  # input tensor -> the local holding its array
         self.globals = {"_wrap": _wrap, "_wrap_list": _wrap_list, "_wrap_view": _wrap_view,
                         "_wrap_view_list": _wrap_view_list, "_asarray": np.asarray,
-                        "_ndarray": np.ndarray, "_scalar_as": dispatch.scalar_as, "_P": _PLANS,
+                        "_ndarray": np.ndarray, "_scalar_as": dispatch.scalar_as, "_P": PLANS,
                         "_plans": self.plans, "__builtins__": __builtins__}
         self._ids = itertools.count()
 
@@ -310,7 +310,7 @@ class _Emitter:
             self._direct(n, self.direct[n], indent)
         elif _group_on_arrays(n, self.known):
             outs = ", ".join(self._bind(o) for o in n.outputs)
-            runner = self._global(group_runner(n).run_arrays, "g")
+            runner = self._global(step_for(n).run_arrays, "g")
             self._emit(indent, f"{outs}, = {runner}({', '.join(self.as_raw(v) for v in n.inputs)})", n)
         elif kind == "aten::len" and self._held(n.inputs[0]) == RAWLIST:
             self._emit(indent, f"{self._bind(n.outputs[0])} = len({self.expr(n.inputs[0])})", n)
@@ -448,7 +448,7 @@ class _Emitter:
             if v not in inner and v not in reads:
                 reads.append(v)
         env = ", ".join(["_P: _plans"] + [f"{self._global(v, 'V')}: {self.as_obj(v)}" for v in reads])
-        parts = [f"_e = {{{env}}}", f"{self._global(_step_for(n), 's')}({self._global(n, 'n')}, _e)"]
+        parts = [f"_e = {{{env}}}", f"{self._global(step_for(n), 's')}({self._global(n, 'n')}, _e)"]
         for o in n.outputs:
             parts.append(f"{self._bind(o)} = _e[{self._global(o, 'V')}]")
         self._emit(indent, "; ".join(parts), n)
@@ -501,10 +501,10 @@ def _surely_array(v: Value) -> bool:
 
 def _builtin(kind: str):
     """The Python function a scripted builtin kind runs (``aten::len``, ``aten::add.int``...), if it is one."""
-    from ..script import runtime
+    from ..kinds import builtins
 
-    fn = runtime._FUNCTIONS.get(kind)
-    if fn is not None and _EXEC.get(kind) is not None:
+    fn = builtins.FUNCTIONS.get(kind)
+    if fn is not None and EXEC.get(kind) is not None:
         return fn
     return None
 

@@ -15,6 +15,7 @@ your own with ``register_pass`` and run it by name with the others::
 
 from __future__ import annotations
 
+from ..kinds.effects import AliasSets, has_side_effects, is_pure
 from . import (  # noqa: F401  (registers the built-in passes)
                       canonicalize,
                       constant_propagation,
@@ -28,7 +29,6 @@ from . import (  # noqa: F401  (registers the built-in passes)
                       remove_dropout,
                       unroll,
 )
-from ._effects import AliasSets, has_side_effects, is_pure
 from .canonicalize import canonicalize as canonicalize_graph
 from .constant_propagation import propagate_constants
 from .cse import eliminate_common_subexpressions

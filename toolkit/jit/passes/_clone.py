@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..ir import Block, Graph, Node, Value
+from ..ir.graph import Block, Graph, Node, Value
 
 
 def _lookup(env: dict, v: Value) -> Value:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import heapq
 
-from ..ir import Block, Graph, Node
-from ._effects import has_side_effects
+from ..ir.graph import Block, Graph, Node
+from ..kinds.effects import has_side_effects
 from .manager import register_pass
 
 
 def _attr_key(v) -> str:
-    from ..printer import format_constant
+    from ..ir.printer import format_constant
 
     if isinstance(v, Graph):
         return "graph:" + v.to_string(source_locations=False)

@@ -13,9 +13,9 @@ would be shared between runs), nor when it has more than ``max_elements`` elemen
 from __future__ import annotations
 
 from ... import dispatch
-from .. import types as T
-from ..ir import Block, Graph, Node, Value
-from ._effects import FUNCTION_KINDS, MUTATING_KINDS, AliasSets, is_pure
+from ..ir import types as T
+from ..ir.graph import Block, Graph, Node, Value
+from ..kinds.effects import FUNCTION_KINDS, MUTATING_KINDS, AliasSets, is_pure
 from .manager import register_pass
 
 MAX_ELEMENTS = 1 << 16
@@ -108,10 +108,10 @@ def _foldable_function(n: Node) -> bool:
 def _evaluate_function(n: Node) -> list:
     """The node's result, when a plain scalar (a list or tensor result could be shared between runs); else raise
     LookupError."""
-    from ..interpreter import _EXEC
+    from ..kinds.steps import EXEC
 
     env = {v: _const(v) for v in n.inputs}
-    _EXEC[n.kind](n, env)
+    EXEC[n.kind](n, env)
     out = env[n.outputs[0]]
     if not isinstance(out, _SCALARS) or not isinstance(n.output().type, (T.IntType, T.FloatType, T.BoolType,
                                                                          T.StrType, T.NoneType)):

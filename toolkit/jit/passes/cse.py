@@ -8,8 +8,8 @@ memory some node writes are never merged.
 
 from __future__ import annotations
 
-from ..ir import Block, Graph, Node
-from ._effects import AliasSets, has_side_effects, is_mutating, is_pure
+from ..ir.graph import Block, Graph, Node
+from ..kinds.effects import AliasSets, has_side_effects, is_mutating, is_pure
 from .manager import register_pass
 
 

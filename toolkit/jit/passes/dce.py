@@ -18,8 +18,8 @@ parameter or buffer, a returned value, or a value a kept node reads afterwards):
 
 from __future__ import annotations
 
-from ..ir import Block, Graph, Node
-from ._effects import AliasSets, has_side_effects, is_mutating
+from ..ir.graph import Block, Graph, Node
+from ..kinds.effects import AliasSets, has_side_effects, is_mutating
 from .manager import register_pass
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ... import dispatch
 from ..._core import dtypes
 from ...ops import registry as R
-from ..ir import Block, Graph, Node
+from ..ir.graph import Block, Graph, Node
 from .fold_conv_bn import (
     argument,
     constant_of,

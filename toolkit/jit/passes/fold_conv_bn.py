@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from ...ops import api as F
 from ...ops import registry as R
-from .. import types as T
-from ..ir import Block, Graph, Node, Value
+from ..ir import types as T
+from ..ir.graph import Block, Graph, Node, Value
 from .manager import register_pass
 
 _LAYER_ARGS = ("input", "weight", "bias")
@@ -79,7 +79,7 @@ def only_user(layer: Node, n: Node) -> bool:
 def _reads_shape_only(n: Node) -> bool:
     """A builtin that reads only a tensor's metadata (``x.dim()``, ``x.size()``, ``x.numel()``): each of its
     signatures taking a Tensor returns an int, an int list or a bool."""
-    from ..script.runtime import SCHEMAS
+    from ..kinds.builtins import SCHEMAS
 
     if n.op is not None or n.kind not in SCHEMAS:
         return False

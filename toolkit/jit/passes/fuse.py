@@ -24,9 +24,9 @@ Example::
 
 from __future__ import annotations
 
-from .. import types as T
 from ..codegen.elementwise import chunk_spec, constant_of, fusibility, is_chunk, reduction_fusibility
-from ..ir import Block, Graph, Node, Value
+from ..ir import types as T
+from ..ir.graph import Block, Graph, Node, Value
 from .manager import register_pass
 
 MIN_GROUP_SIZE = 2  # a single op gains nothing from a generated kernel

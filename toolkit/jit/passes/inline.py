@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import types as T
-from ..ir import Graph, Node
+from ..ir import types as T
+from ..ir.graph import Graph, Node
 from ._clone import clone_block_body
 from .manager import register_pass
 

@@ -15,8 +15,8 @@ submodule read (``prim::GetAttr``) that only served the call is dropped.
 
 from __future__ import annotations
 
-from .. import types as T
-from ..ir import Graph, Node, Value
+from ..ir import types as T
+from ..ir.graph import Graph, Node, Value
 from ._clone import clone_block_body
 from .manager import register_pass
 

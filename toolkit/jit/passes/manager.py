@@ -21,8 +21,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..ir import Graph
-from ..verify import verify
+from ..ir.graph import Graph
+from ..ir.verify import verify
 
 _PASSES: dict[str, Pass] = {}
 

@@ -13,9 +13,9 @@ rewrite returns ``x`` unchanged (as TorchScript's peephole pass does).
 from __future__ import annotations
 
 from ...ops import registry as R
-from .. import types as T
-from ..ir import Graph, Node, Value
-from ._effects import AliasSets
+from ..ir import types as T
+from ..ir.graph import Graph, Node, Value
+from ..kinds.effects import AliasSets
 from .manager import register_pass
 
 

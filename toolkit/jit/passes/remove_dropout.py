@@ -16,7 +16,7 @@ Example::
 from __future__ import annotations
 
 from ...ops import registry as R
-from ..ir import Block, Graph, Node, Value
+from ..ir.graph import Block, Graph, Node, Value
 from .manager import register_pass
 
 

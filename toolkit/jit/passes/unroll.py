@@ -10,8 +10,8 @@ flatten completely. Loops whose unrolled size would pass ``max_nodes`` stay.
 
 from __future__ import annotations
 
-from .. import types as T
-from ..ir import Graph, Node, Value
+from ..ir import types as T
+from ..ir.graph import Graph, Node, Value
 from ._clone import clone_block_body
 from .manager import register_pass
 

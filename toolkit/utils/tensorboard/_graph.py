@@ -80,7 +80,7 @@ def _input_names(model, args: tuple) -> list:
 
 def trace_for_graph(model, input_to_model):
     """Trace ``model`` on ``input_to_model`` through flat-tensor wrapping: (graph, flat inputs)."""
-    from ...jit.trace import record
+    from ...jit.frontend.trace import record
 
     if input_to_model is None:
         args: tuple = ()
@@ -134,7 +134,7 @@ def _attr_string(attrs: dict) -> str:
 
 
 def _value_attrs(v, node=None) -> dict:
-    from ...jit import types as T
+    from ...jit.ir import types as T
 
     attrs = {}
     if isinstance(v.type, T.TensorType):
@@ -199,7 +199,7 @@ class _Builder:
     def add_graph(self, g, n_outputs: int) -> None:
         """Emit ``g``; only its first ``n_outputs`` outputs are the model's (a differentiable plan appends
         the values its backward saves)."""
-        from ...jit import types as T
+        from ...jit.ir import types as T
 
         ins = list(g.inputs)
         for v in ins:
@@ -215,7 +215,7 @@ class _Builder:
             self.emit(f"output/output.{i + 1}", "IO Node", [src] if src else [], _value_attrs(v))
 
     def add_nodes(self, nodes, prefix: str | None) -> None:
-        from ...jit import types as T
+        from ...jit.ir import types as T
 
         for n in nodes:
             if n.kind == "prim::GetAttr" and id(n.inputs[0]) in self.module_paths:

@@ -1,0 +1,335 @@
+"""How the interpreter runs the nodes scripted code adds: scalar arithmetic, list and dict operations,
+``prim::Print``, ``prim::RaiseException``, ``prim::PythonOp`` (Python fallback) and friends.
+
+Each kind maps to one handler ``handler(node, env)``; ``register()`` adds them to
+the table of ``kinds.steps`` (which the interpreter and compiled plans share), tells the
+verifier these ``aten::`` kinds are builtins (they have no registry entry: they act on
+Python values, not tensors) and tells ``kinds.effects`` which of them write their input.
+``SCHEMAS`` gives each kind a graph loaded from an archive may use the argument types it
+accepts (``toolkit.jit.serialization.builtin_schema``); a kind without one never loads.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import string
+import warnings
+
+from ..ir.graph import Node
+from ..ir.verify import BUILTIN_KINDS
+from .steps import EXEC
+
+# kind -> Python function of the node's input values, returning its one output (or None for no output)
+FUNCTIONS: dict = {}
+# kinds that call Python objects held by the node (never accepted from an archive; prim::RaiseException loads
+# only with a builtin error class, checked by toolkit.jit.serialization.archive_check)
+PYTHON_ONLY_KINDS = frozenset({"prim::PythonOp", "prim::CallModule", "prim::ModuleConstant", "prim::TensorMethod",
+                               "prim::NamedTupleConstruct"})
+# kinds whose first input is written (lists, dicts, tensors set by index)
+MUTATING_KINDS = {"aten::append", "aten::add_.t", "aten::_set_item", "aten::insert", "aten::pop", "aten::clear",
+                  "aten::extend", "aten::setitem_.Tensor", "prim::SetAttr"}
+
+
+def _binary(name: str, fn, suffixes=("int", "float", "bool", "Scalar", "str", "t")) -> None:
+    for s in suffixes:
+        FUNCTIONS[f"aten::{name}.{s}"] = fn
+
+
+# Python's binary operators on plain values, by the name Tensor's dunders use: (builtin kind as TorchScript
+# spells it, the function). The compiler folds constants with the same functions the interpreter runs.
+SCALAR_OPERATORS = {
+    "add": ("add", operator.add), "sub": ("sub", operator.sub), "mul": ("mul", operator.mul),
+    "truediv": ("div", operator.truediv), "floordiv": ("floordiv", operator.floordiv),
+    "mod": ("remainder", operator.mod), "pow": ("pow", operator.pow), "lt": ("lt", operator.lt),
+    "le": ("le", operator.le), "gt": ("gt", operator.gt), "ge": ("ge", operator.ge), "eq": ("eq", operator.eq),
+    "ne": ("ne", operator.ne), "and": ("__and__", operator.and_), "or": ("__or__", operator.or_),
+    "xor": ("__xor__", operator.xor), "lshift": ("__lshift__", operator.lshift),
+    "rshift": ("__rshift__", operator.rshift),
+}
+for _kind, _fn in SCALAR_OPERATORS.values():
+    _binary(_kind, _fn)
+
+
+def _extend(lst, other):
+    lst.extend(other)
+    return lst
+
+
+def _append(lst, x):
+    lst.append(x)
+    return lst
+
+
+def _set_item(obj, i, v):
+    obj[i] = v
+
+
+def _insert(lst, i, x):
+    lst.insert(i, x)
+
+
+def _range_length(lo, hi, step):
+    if step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return len(range(lo, hi, step))
+
+
+_FORMATTER = string.Formatter()
+
+
+def check_format(fmt: str) -> None:
+    """Raise ValueError unless every field of ``fmt`` is automatic (``{}``, ``{!r}``, ``{:.3f}``), as TorchScript's
+    ``aten::format`` requires: a field naming an argument (``{0.__class__}``, ``{x[k]}``) reads attributes and
+    items of the arguments, and a spec nesting another field does too."""
+    for _, field, spec, _ in _FORMATTER.parse(fmt):
+        if field is not None and (field != "" or "{" in (spec or "")):
+            raise ValueError(f"format(): only '{{}}' fields are supported, got '{{{field}' in {fmt!r:.80}")
+
+
+def _format(fmt, *args):
+    if not isinstance(fmt, str):
+        raise TypeError(f"format() expects a str, got {type(fmt).__name__}")
+    check_format(fmt)
+    return fmt.format(*args)
+
+
+def _setitem_tensor(t, idx, v):
+    t[idx] = v
+    return t
+
+
+FUNCTIONS.update({
+    "aten::neg.int": operator.neg, "aten::neg.float": operator.neg, "aten::neg.Scalar": operator.neg,
+    "aten::__not__": operator.not_, "aten::__is__": operator.is_, "aten::__isnot__": operator.is_not,
+    "aten::__contains__": lambda c, x: x in c, "aten::len": len, "aten::Bool": bool, "aten::Int": int,
+    "aten::Float": float, "aten::str": str, "aten::list": list, "prim::min": min, "prim::max": max,
+    "prim::abs": abs,
+    "aten::append": _append, "aten::add_.t": _extend, "aten::extend": _extend, "aten::_set_item": _set_item,
+    "aten::insert": _insert, "aten::pop": lambda lst, *i: lst.pop(*i), "aten::clear": lambda c: c.clear(),
+    "aten::slice.t": lambda s, a, b, c: s[a:b:c], "aten::__range_length": _range_length,
+    "aten::__derive_index": lambda i, start, step: start + i * step, "aten::format": _format,
+    "aten::keys": lambda d: list(d.keys()), "aten::values": lambda d: list(d.values()),
+    "aten::items": lambda d: list(d.items()), "aten::get": lambda d, k, default=None: d.get(k, default),
+    "aten::setitem_.Tensor": _setitem_tensor, "aten::isinstance": isinstance,
+    "prim::unchecked_cast": lambda x: x, "aten::sorted": sorted, "aten::sum.int": sum,
+    "prim::slice": slice, "prim::Ellipsis": lambda: Ellipsis,
+})
+# hand-written Tensor methods with a builtin kind of their own (loadable from archives, printed as TorchScript does)
+METHOD_KINDS = frozenset(("size", "dim", "numel", "item", "contiguous", "is_floating_point"))
+
+
+def _call_method(name: str):
+    return lambda t, *args: getattr(t, name)(*args)
+
+
+FUNCTIONS.update({f"aten::{m}": _call_method(m) for m in METHOD_KINDS})
+
+
+def _binary_schemas() -> dict:
+    """The schemas of the binary operators, per suffix, as the compiler types them (``exprs.expr_BinOp``)."""
+    out = {}
+    for name, _ in SCALAR_OPERATORS.values():
+        cmp = name in ("lt", "le", "gt", "ge", "eq", "ne")
+        bits = name in ("__and__", "__or__", "__xor__")
+        number = "float" if name == "div" else "int"
+
+        def r(t: str, cmp=cmp) -> str:
+            return "bool" if cmp else t
+
+        out.update({
+            f"aten::{name}.int": (f"(int a, int b) -> {r(number)}",),
+            f"aten::{name}.bool": (f"(bool a, bool b) -> {r('bool' if bits else number)}",),
+            f"aten::{name}.float": (f"(float a, float b) -> {r('float')}",),
+            f"aten::{name}.str": (f"(str a, str b) -> {r('str')}",),
+            f"aten::{name}.t": (f"(t[] a, t[] b) -> {r('t[]')}",),
+            f"aten::{name}.Scalar": (f"(Any a, Any b) -> {r('Any')}",),
+        })
+    return out
+
+
+# kind -> the overloads (TorchScript-style schemas) a loaded graph may use it with
+# (see toolkit.jit.serialization.builtin_schema)
+SCHEMAS: dict = {
+    **_binary_schemas(),
+    "aten::neg.int": ("(int a) -> int",), "aten::neg.float": ("(float a) -> float",),
+    "aten::neg.Scalar": ("(Any a) -> Any",), "aten::__not__": ("(bool a) -> bool",),
+    "aten::__is__": ("(Any a, Any b) -> bool",), "aten::__isnot__": ("(Any a, Any b) -> bool",),
+    "aten::__contains__": ("(Any container, Any el) -> bool",),
+    "aten::len": ("(t[] a) -> int", "(Dict(k, v) a) -> int", "(str a) -> int", "(Tensor a) -> int"),
+    "aten::Bool": ("(Any a) -> bool",), "aten::Int": ("(Any a) -> int",), "aten::Float": ("(Any a) -> float",),
+    "aten::str": ("(Any a) -> str",), "aten::list": ("(t[] a) -> t[]",),
+    "prim::min": ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
+    "prim::max": ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
+    "prim::abs": ("(int a) -> int", "(float a) -> float"),
+    "aten::append": ("(t[] self, t el) -> ()",), "aten::add_.t": ("(t[] self, t[] other) -> t[]",),
+    "aten::extend": ("(t[] self, t[] other) -> ()",),
+    "aten::_set_item": ("(t[] l, int idx, t el) -> ()", "(Dict(k, v) d, k key, v value) -> ()"),
+    "aten::insert": ("(t[] self, int idx, t el) -> ()",),
+    "aten::pop": ("(t[] self) -> t", "(t[] self, int idx) -> t"),
+    "aten::clear": ("(t[] self) -> ()", "(Dict(k, v) self) -> ()"),
+    "aten::slice.t": ("(t[] l, int? start, int? end, int? step) -> t[]",
+                      "(str s, int? start, int? end, int? step) -> str"),
+    "aten::__range_length": ("(int lo, int hi, int step) -> int",),
+    "aten::__derive_index": ("(int index, int start, int step) -> int",),
+    "aten::format": ("(str fmt, *Any args) -> str",),
+    "aten::keys": ("(Dict(k, v) self) -> k[]",), "aten::values": ("(Dict(k, v) self) -> v[]",),
+    "aten::items": ("(Dict(k, v) self) -> (k, v)[]",),
+    "aten::get": ("(Dict(k, v) self, k key) -> v?", "(Dict(k, v) self, k key, Any default) -> Any"),
+    "aten::setitem_.Tensor": ("(Tensor self, Any index, Any value) -> Tensor",),
+    "prim::unchecked_cast": ("(Any a) -> Any",), "aten::sorted": ("(t[] a) -> t[]",),
+    "aten::sum.int": ("(t[] a) -> t",), "prim::slice": ("(int? start, int? stop, int? step) -> slice",),
+    "prim::Ellipsis": ("() -> ellipsis",),
+    "aten::size": ("(Tensor self) -> int[]", "(Tensor self, int dim) -> int"),
+    "aten::dim": ("(Tensor self) -> int",), "aten::numel": ("(Tensor self) -> int",),
+    "aten::item": ("(Tensor self) -> Any",), "aten::contiguous": ("(Tensor self) -> Tensor",),
+    "aten::is_floating_point": ("(Tensor self) -> bool",),
+    "prim::Uninitialized": ("() -> Any",), "prim::Print": ("(*Any args) -> ()",),
+    "aten::warn": ("(str message, int stacklevel, str category) -> ()",),
+}
+
+
+def _function_handler(fn):
+    def handler(n: Node, env: dict) -> None:
+        out = fn(*[env[v] for v in n.inputs])
+        if n.outputs:
+            env[n.outputs[0]] = out
+
+    return handler
+
+
+def _uninitialized(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = None
+
+
+def _print(n: Node, env: dict) -> None:
+    print(*[env[v] for v in n.inputs])
+
+
+def _raise(n: Node, env: dict) -> None:
+    ref = n.attributes.get("exception")
+    exc = ref.cls if ref is not None else RuntimeError
+    msg = env[n.inputs[0]] if n.inputs else ""
+    err = exc(msg) if msg is not None else exc()
+    err._jit_annotated = False
+    raise err
+
+
+def _warn(n: Node, env: dict) -> None:
+    """``warnings.warn(message, category, stacklevel)`` in scripted code (TorchScript's ``aten::warn``); the
+    category travels as the name of a built-in Warning class so that printed code and archives keep it."""
+    message, stacklevel, category = (env[v] for v in n.inputs)
+    cls = getattr(builtins, category, None)
+    if not (isinstance(cls, type) and issubclass(cls, Warning)):
+        cls = UserWarning
+    warnings.warn(message, cls, stacklevel=stacklevel)
+
+
+def _tensor_method(n: Node, env: dict) -> None:
+    """A Tensor method without a registry entry (``size``, ``item``, ``tolist``...): called as Python calls it."""
+    vals = [env[v] for v in n.inputs]
+    names = n.attributes.get("kwargs", ())
+    k = len(vals) - len(names)
+    out = getattr(vals[0], n["name"])(*vals[1:k], **dict(zip(names, vals[k:])))
+    if n.outputs:
+        env[n.outputs[0]] = out
+
+
+def _python_op(n: Node, env: dict) -> None:
+    """A Python fallback or ``@ignore``d call: the callable gets the input values and returns the outputs."""
+    fn = n["callable"]
+    out = fn(*[env[v] for v in n.inputs])
+    outs = n.outputs
+    if len(outs) == 1 and not n.attributes.get("unpack", False):
+        env[outs[0]] = out
+    elif outs:
+        if not isinstance(out, (tuple, list)) or len(out) != len(outs):
+            raise RuntimeError(f"{n['name']}: the Python code returned {type(out).__name__}, expected "
+                               f"{len(outs)} values")
+        for v, x in zip(outs, out):
+            env[v] = x
+
+
+def _setattr(n: Node, env: dict) -> None:
+    setattr(env[n.inputs[0]], n["name"], env[n.inputs[1]])
+
+
+def _named_tuple(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = n["cls"](*[env[v] for v in n.inputs])
+
+
+def _tuple_index(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = env[n.inputs[0]][env[n.inputs[1]]]
+
+
+def _module_constant(n: Node, env: dict) -> None:
+    env[n.outputs[0]] = n["value"].module
+
+
+def _module_call(n: Node, env: dict) -> None:
+    """A submodule that is not compiled (a plain ``nn.Module`` with ``@ignore``d forward): called in Python."""
+    vals = [env[v] for v in n.inputs]
+    env[n.outputs[0]] = vals[0](*vals[1:])
+
+
+_HANDLERS = {
+    "prim::Uninitialized": _uninitialized, "prim::Print": _print, "prim::RaiseException": _raise,
+    "prim::TensorMethod": _tensor_method, "prim::PythonOp": _python_op, "prim::NamedTupleConstruct": _named_tuple,
+    "prim::TupleIndex": _tuple_index, "prim::CallModule": _module_call,
+    "prim::ModuleConstant": _module_constant, "prim::SetAttr": _setattr, "aten::warn": _warn,
+}  # the runtime adds prim::fork and aten::wait (add_handler), which run on its thread pool
+
+
+def has_kind(kind: str) -> bool:
+    return kind in FUNCTIONS or kind in _HANDLERS
+
+
+def add_function(kind: str, fn, schemas: tuple = ()) -> None:
+    """Register a builtin kind run by a plain Python function of its inputs.
+
+    ``schemas`` (TorchScript-style, see ``SCHEMAS``) let graphs loaded from archives use it; without them the kind
+    runs in scripted code but never loads.
+    """
+    if kind not in EXEC:
+        FUNCTIONS[kind] = fn
+        EXEC[kind] = _function_handler(fn)
+        BUILTIN_KINDS.add(kind)
+        if schemas:
+            SCHEMAS[kind] = tuple(schemas)
+
+
+def add_handler(kind: str, handler) -> None:
+    """Register a builtin kind run by ``handler(node, env)`` (the runtime's ``prim::fork`` and ``aten::wait``)."""
+    _HANDLERS[kind] = handler
+    EXEC.setdefault(kind, handler)
+    if kind.startswith("aten::"):
+        BUILTIN_KINDS.add(kind)
+
+
+def _check_no_clash() -> None:
+    """A builtin kind must not shadow a registry op's node kind (the interpreter looks kinds up first)."""
+    from ...ops import registry
+
+    for kind in list(FUNCTIONS) + list(_HANDLERS):
+        if kind.startswith("aten::"):
+            try:
+                registry.get(kind)
+            except KeyError:
+                continue
+            raise RuntimeError(f"builtin kind {kind} clashes with a registry op")
+
+
+def register() -> None:
+    """Add every scripted-code kind to the interpreter's table and the verifier's list of builtins."""
+    _check_no_clash()
+    for kind, fn in FUNCTIONS.items():
+        EXEC.setdefault(kind, _function_handler(fn))
+        BUILTIN_KINDS.add(kind)
+    for kind, h in _HANDLERS.items():
+        EXEC.setdefault(kind, h)
+        if kind.startswith("aten::"):
+            BUILTIN_KINDS.add(kind)
+    from . import effects as _effects
+
+    _effects.MUTATING_KINDS.update(MUTATING_KINDS)
+    _effects.FUNCTION_KINDS.update(FUNCTIONS)
