@@ -403,4 +403,3 @@ def wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor:
     return t
 
 
-_wrap = wrap  # the old name, kept only while toolkit.jit still imports it

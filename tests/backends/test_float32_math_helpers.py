@@ -12,7 +12,7 @@ import pytest
 
 import toolkit
 from toolkit.backends.cpu import scalar
-from toolkit.backends.cpu.codegen import _helpers_needed
+from toolkit.backends.cpu.codegen import helpers_needed
 
 
 def _float32_inputs():
@@ -29,7 +29,7 @@ def _compiled(name):
     import numba
 
     src = "import math\nimport numba\nimport numpy as np\n"
-    for h in _helpers_needed({name}):
+    for h in helpers_needed({name}):
         src += ("@numba.njit(cache=False, error_model='numpy', inline='always')\n"
                 + textwrap.dedent(inspect.getsource(scalar.HELPERS[h])) + "\n")
     src += (f"@numba.njit(error_model='numpy')\ndef loop(xs, out):\n    for i in range(xs.shape[0]):\n"

@@ -84,7 +84,7 @@ def free_names(expr: str) -> set[str]:
     return {n.id for n in ast.walk(_parse(expr)) if isinstance(n, ast.Name)}
 
 
-def _helpers_needed(names: set[str]) -> list[str]:
+def helpers_needed(names: set[str]) -> list[str]:
     """Helpers a formula uses, with the helpers they call, dependencies first."""
     order: list[str] = []
 
@@ -144,10 +144,10 @@ def map_source(expr: str, inputs: tuple, params: tuple = ()) -> str:
     signature = ", ".join([f"in_{a}" for a in inputs] + list(params))
     loads = "".join(f"        {a} = in_{a}[i]\n" for a in inputs)
     helper_src = []
-    for h in _helpers_needed(free_names(expr)):
+    for h in helpers_needed(free_names(expr)):
         src = textwrap.dedent(inspect.getsource(HELPERS[h]))
         helper_src.append(f"@{_JIT.format(extra='')}\n{src.rstrip()}\n")
-    module_consts = [f"{k} = {v!r}\n" for k, v in _helper_constants(helper_src).items()]
+    module_consts = [f"{k} = {v!r}\n" for k, v in helper_constants(helper_src).items()]
     header = (
         '"""A toolkit map kernel, generated from a scalar formula; do not edit.\n\n'
         f"formula: {expr}\ninputs: {', '.join(inputs)}\nparams: {', '.join(params) or '-'}\n"
@@ -163,7 +163,7 @@ def map_source(expr: str, inputs: tuple, params: tuple = ()) -> str:
     return header + "\n\n".join(sections)
 
 
-def _helper_constants(helper_src: list) -> dict:
+def helper_constants(helper_src: list) -> dict:
     """Module-level constants of :mod:`scalar` that the copied helpers read (``_EXACT``)."""
     from . import scalar
 

@@ -24,10 +24,10 @@ import numpy as np
 from ..cpu.cache import load_source
 from ..cpu.codegen import (
     FormulaError,
-    _helper_constants,
-    _helpers_needed,
     check_formula,
     free_names,
+    helper_constants,
+    helpers_needed,
     specialize,
 )
 from ..cpu.scalar import HELPERS
@@ -56,10 +56,10 @@ def index_lines(rank: int, operands: list, pad: str = "        ") -> list:
 def helper_source(names: set) -> str:
     """Device-function copies of the scalar helpers an expression calls, and the constants they read."""
     helpers = []
-    for h in _helpers_needed(names):
+    for h in helpers_needed(names):
         src = textwrap.dedent(inspect.getsource(HELPERS[h]))
         helpers.append(f"@cuda.jit(device=True)\n{src.rstrip()}\n")
-    consts = "".join(f"{k} = {v!r}\n" for k, v in _helper_constants(helpers).items())
+    consts = "".join(f"{k} = {v!r}\n" for k, v in helper_constants(helpers).items())
     return ((consts + "\n\n") if consts else "") + "\n\n".join(helpers) + ("\n\n" if helpers else "")
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..._core.shape import contiguous_strides
 from ...backends.cpu.cache import kernel_dir, load_source, source_hash
-from ...backends.cpu.codegen import _helper_constants, _helpers_needed, free_names
+from ...backends.cpu.codegen import free_names, helper_constants, helpers_needed
 from ...backends.cpu.scalar import HELPERS
 from ...ops import registry as R
 from ..ir.graph import Graph, Node, Value
@@ -206,10 +206,10 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
     consts = "".join(f"    {name_} = {src}\n" for src, name_ in hoisted.items())
     helpers = []
     used = set().union(*(free_names(b.split("=", 1)[1]) for b in body if "=" in b)) if body else set()
-    for h in _helpers_needed(used):
+    for h in helpers_needed(used):
         src = textwrap.dedent(inspect.getsource(HELPERS[h]))
         helpers.append(f"@{_JIT.format(extra='')}\n{src.rstrip()}\n")
-    module_consts = "".join(f"{k} = {v!r}\n" for k, v in _helper_constants(helpers).items())
+    module_consts = "".join(f"{k} = {v!r}\n" for k, v in helper_constants(helpers).items())
 
     def loop(fn: str, outer: str, parallel: bool) -> str:
         lines = [f"@{_JIT.format(extra=', parallel=True' if parallel else '')}", f"def {fn}({params}):",

@@ -23,7 +23,7 @@ import numpy as np
 
 from ... import dispatch
 from ...ops import registry as R
-from ...tensor import _wrap
+from ...tensor import wrap
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value, values_defined, values_read
 from ..kinds.effects import is_mutating, is_random
@@ -110,7 +110,7 @@ class CompiledPlan:
 
 
 def _wrap_list(arrays) -> tuple:
-    return tuple(_wrap(np.asarray(a)) for a in arrays)
+    return tuple(wrap(np.asarray(a)) for a in arrays)
 
 
 def _wrap_view(a, inputs: tuple):
@@ -121,8 +121,8 @@ def _wrap_view(a, inputs: tuple):
     for t in inputs:
         st = t._storage
         if root is st.base:
-            return _wrap(a, st)
-    return _wrap(a)
+            return wrap(a, st)
+    return wrap(a)
 
 
 def _wrap_view_list(arrays, inputs: tuple) -> tuple:
@@ -146,7 +146,7 @@ class _Emitter:
         self.plans: dict = {}
         self.views: set = set()  # arrays that may view an input's memory
         self.raw_names: dict = {}  # input tensor -> the local holding its array
-        self.globals = {"_wrap": _wrap, "_wrap_list": _wrap_list, "_wrap_view": _wrap_view,
+        self.globals = {"_wrap": wrap, "_wrap_list": _wrap_list, "_wrap_view": _wrap_view,
                         "_wrap_view_list": _wrap_view_list, "_asarray": np.asarray,
                         "_ndarray": np.ndarray, "_scalar_as": dispatch.scalar_as, "_P": PLANS,
                         "_plans": self.plans, "__builtins__": __builtins__}
@@ -172,7 +172,7 @@ class _Emitter:
         x = local.get(self.names.get(v))
         rep = self.rep.get(v, OBJ)
         if rep == RAW and x is not None:
-            return _wrap(np.asarray(x))
+            return wrap(np.asarray(x))
         if rep == RAWLIST:
             return _wrap_list(x)
         return x

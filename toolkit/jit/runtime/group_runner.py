@@ -12,7 +12,7 @@ import time
 import weakref
 
 from ... import dispatch
-from ...tensor import _wrap
+from ...tensor import wrap
 from ..ir.graph import Node
 from ..kinds.steps import EXEC, STEP_MAKERS
 from .interpreter import Interpreter
@@ -20,7 +20,7 @@ from .interpreter import Interpreter
 _UNSET = object()
 
 
-_wrap_cpu = _wrap  # a CPU group's outputs wrap as tensors; a CUDA group's get a wrapper naming the device
+_wrap_cpu = wrap  # a CPU group's outputs wrap as tensors; a CUDA group's get a wrapper naming the device
 
 
 class _GroupRunner:
@@ -51,7 +51,7 @@ class _GroupRunner:
         if group_device(node) == "cuda":  # a numba.cuda kernel; its outputs wrap as tensors on the group's device
             self.kernel = CudaFusedKernel(node)
             device = node.outputs[0].type.device
-            self._wrap = lambda a: _wrap(a, None, device)
+            self._wrap = lambda a: wrap(a, None, device)
         else:
             self.kernel = FusedKernel(node)
         self._steps: dict = {}  # input strides -> step(args, arrays) -> output tensors (the race's winner)
