@@ -153,6 +153,15 @@ def test_event_kind_of_backward_engine_events():
     assert engine and all(event_kind(e) == "backward" for e in engine)
 
 
+# tick labels that stick out of the timeline (a label at the right edge must turn to the left of its tick)
+_TICKS_OUTSIDE = """() => {
+  const box = document.querySelector("svg.tk-timeline").getBoundingClientRect();
+  return Array.from(document.querySelectorAll("svg.tk-timeline .tk-axis text"), t => [t.textContent,
+    t.getBoundingClientRect()]).filter(([, r]) => r.left < box.left - 0.5 || r.right > box.right + 0.5)
+    .map(([text]) => text);
+}"""
+
+
 def test_interactive_timeline_in_a_browser(tmp_path):
     """Trusted: the script draws every event, hides the static drawing, zooms with the wheel; theme colours apply."""
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -173,9 +182,11 @@ def test_interactive_timeline_in_a_browser(tmp_path):
         assert not page.locator(".tk-timeline-static").is_visible() and page.locator(".tk-tools").is_visible()
         ticks = page.locator("svg.tk-timeline .tk-axis text").all_text_contents()
         assert len(ticks) >= 3 and ticks[0] == "0us"
+        assert page.evaluate(_TICKS_OUTSIDE) == []
         page.locator("svg.tk-timeline").hover()
         page.mouse.wheel(0, -800)
         assert page.locator("svg.tk-timeline .tk-axis text").all_text_contents() != ticks
+        assert page.evaluate(_TICKS_OUTSIDE) == []
         page.locator("svg.tk-timeline").dblclick()
         assert page.locator("svg.tk-timeline .tk-axis text").all_text_contents() == ticks
         style = page.eval_on_selector(".tk-profile", "e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")

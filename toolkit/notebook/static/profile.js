@@ -71,7 +71,12 @@
       ticks(lo, hi, Math.max(2, Math.floor(w / 110))).forEach(function (t) {
         var x = (t - lo) * k;
         el("line", {x1: x, x2: x, y1: 0, y2: height}, axis);
-        el("text", {x: x + 2, y: 11}, axis).textContent = fmt(t);
+        var label = el("text", {x: x + 2, y: 11}, axis);
+        label.textContent = fmt(t);
+        if (x + 2 + label.getComputedTextLength() > w) {  // near the right edge: the label goes left of its tick
+          label.setAttribute("x", x - 2);
+          label.setAttribute("text-anchor", "end");
+        }
       });
     }
 
