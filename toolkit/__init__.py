@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator as _operator
 
-from . import _tensor_methods  # noqa: E402
+from . import autograd, cuda, linalg, random
 from . import dispatch as _dispatch  # plugs itself in below: ops reach it through ops.runtime
 from . import ops as _ops  # registers every op
 from ._core import dtypes as _dtypes
@@ -35,20 +35,7 @@ from ._core.dtypes import (
     uint8,
 )
 from ._core.shape import Size
-from .tensor import Tensor
-
-_tensor_methods.install()
-from . import indexing as _indexing  # noqa: E402
-
-_indexing.install()
-
-from . import (  # noqa: E402
-    autograd,
-    cuda,
-    linalg,  # noqa: E402
-    random,  # noqa: E402
-)
-from .autograd import (  # noqa: E402, E501
+from .autograd import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -56,11 +43,12 @@ from .autograd import (  # noqa: E402, E501
     no_grad,
     set_grad_enabled,
 )
-from .dlpack import from_dlpack  # noqa: E402
-from .factories import as_tensor, asarray, from_numpy, scalar_tensor, tensor  # noqa: E402
-from .ops import api as _api  # noqa: E402
-from .printing import set_printoptions  # noqa: E402
-from .random import (  # noqa: E402,E501
+from .dlpack import from_dlpack
+from .factories import as_tensor, asarray, from_numpy, scalar_tensor, tensor
+from .indexing import nonzero  # with as_tuple, which the registry's nonzero op has not
+from .ops import api as _api
+from .printing import set_printoptions
+from .random import (
     Generator,
     default_generator,
     get_rng_state,
@@ -69,8 +57,9 @@ from .random import (  # noqa: E402,E501
     seed,
     set_rng_state,
 )
+from .tensor import Tensor
 
-globals().update(_api.exported(None))
+globals().update(_api.exported(None))  # toolkit.add, toolkit.relu...: every op the registry exports here
 
 from ._legacy import CPU_TYPES as _LEGACY_TYPES  # noqa: E402
 

@@ -15,7 +15,6 @@ memory), so the simulator round-trips toolkit's own capsules only.
 
 from __future__ import annotations
 
-import enum
 import weakref
 from typing import Any
 
@@ -24,144 +23,11 @@ import numpy as np
 from . import _dlpack_abi as abi
 from ._core import dtypes as _dt
 from ._core.device import as_device
+from ._dlpack_export import CUDA_DEVICES, HOST_DEVICES, DLDeviceType, device_str, dlpack, dlpack_device
 from .factories import from_numpy
 from .tensor import Tensor, wrap
 
 __all__ = ["DLDeviceType", "dlpack", "dlpack_device", "from_dlpack"]
-
-
-class DLDeviceType(enum.IntEnum):
-    """DLPack's device codes (the ones toolkit meets), as ``Tensor.__dlpack_device__`` reports them."""
-
-    kDLCPU = abi.kDLCPU
-    kDLCUDA = abi.kDLCUDA
-    kDLCUDAHost = abi.kDLCUDAHost
-    kDLROCM = abi.kDLROCM
-    kDLCUDAManaged = abi.kDLCUDAManaged
-
-
-_HOST = (abi.kDLCPU, abi.kDLCUDAHost)
-_DEVICE = (abi.kDLCUDA, abi.kDLCUDAManaged)
-
-
-def dlpack_device(self: Tensor) -> tuple:
-    """``(device type, index)`` of the tensor's memory, as ``torch.Tensor.__dlpack_device__``."""
-    dev = self._storage.device
-    if dev.type == "cuda":
-        return DLDeviceType.kDLCUDA, dev.index or 0
-    return DLDeviceType.kDLCPU, 0
-
-
-# ------------------------------------------------------------------------------------------------------ export
-def dlpack(self: Tensor, *, stream: Any = None, max_version: tuple | None = None, dl_device: tuple | None = None,
-           copy: bool | None = None):
-    """A DLPack capsule of the tensor's memory (no copy unless needed or ``copy=True``), as ``torch.Tensor.__dlpack__``.
-
-    ``max_version`` >= (1, 0) gives a ``"dltensor_versioned"`` capsule (whose
-    flags say when it is a copy), else a legacy ``"dltensor"`` one.
-    ``dl_device`` may name the CPU for a CUDA tensor or a CUDA device for a
-    CPU tensor: that is a copy, refused with ``copy=False``.
-    """
-    if self._requires_grad:
-        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
-    if stream is not None and type(stream) is not int:
-        raise TypeError("stream must be ``int`` or ``none``")
-    versioned = max_version is not None and tuple(max_version)[0] >= 1
-    dev = self._storage.device
-    here = dlpack_device(self)
-    target = here if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
-    if dev.type == "cuda":
-        return _export_cuda(self._data, dev, stream, target, versioned, copy)
-    if target[0] in _DEVICE:
-        if copy is False:
-            raise BufferError(f"__dlpack__: exporting a cpu tensor to DLPack device {_device_str(target)} needs a copy, "
-                              "and copy=False was given")
-        moved = self.to(as_device(f"cuda:{target[1]}"))
-        return _export_cuda(moved._data, moved._storage.device, stream, target, versioned, None, copied=True)
-    if stream is not None and stream != -1:
-        raise BufferError(f"__dlpack__: a CPU tensor takes no stream, got stream={stream!r}")
-    kw = {}
-    if max_version is not None:
-        kw["max_version"] = tuple(max_version)
-    if dl_device is not None:
-        kw["dl_device"] = target
-    if copy is not None:
-        kw["copy"] = copy
-    return self._data.__dlpack__(**kw)
-
-
-def _export_cuda(arr, dev, stream, target: tuple, versioned: bool, copy: bool | None, copied: bool = False):
-    from . import cuda as tcuda
-
-    index = dev.index or 0
-    if target[0] in _HOST:
-        if copy is False:
-            raise BufferError(f"__dlpack__: exporting a {dev} tensor to DLPack device {_device_str(target)} needs a "
-                              "copy, and copy=False was given")
-        host = arr.get()  # synchronous: every stream's view of the data is settled
-        return abi.export(host.__array_interface__["data"][0] if host.size else 0, (abi.kDLCPU, 0), host.shape,
-                          tuple(s // host.itemsize for s in host.strides), host.dtype, host, versioned=versioned,
-                          flags=abi.FLAG_IS_COPIED)
-    if target != (abi.kDLCUDA, index):
-        raise BufferError(f"__dlpack__: cannot export a {dev} tensor to DLPack device {_device_str(target)}")
-    if index != tcuda.current_device():
-        raise BufferError(f"Can't export tensors on a different CUDA device index. Expected: {index}. "
-                          f"Current device: {tcuda.current_device()}.")
-    if copy:
-        arr, copied = arr.copy(), True
-    _order_before_consumer(stream)
-    return abi.export(_device_ptr(arr) if arr.size else 0, (abi.kDLCUDA, index), arr.shape, arr.estrides, arr.dtype,
-                      arr, versioned=versioned, flags=abi.FLAG_IS_COPIED if copied else 0)
-
-
-def _order_before_consumer(stream) -> None:
-    """Make the consumer's ``stream`` wait for toolkit's queued kernels (the array API's stream semantics).
-
-    toolkit launches everything on numba's default stream. ``None``/``1``
-    (the legacy default stream) already wait for it when that is the legacy
-    stream; ``2`` (per-thread default) and any other case synchronizes the
-    device; a stream pointer waits on an event recorded after our work.
-    """
-    from .backends.cuda import runtime
-
-    if stream == -1:
-        return
-    if stream == 0:
-        raise AssertionError("unsupported stream on CUDA: 0.")
-    cuda = runtime.cuda()
-    if runtime.simulated():
-        cuda.synchronize()  # the simulator has no streams: this settles everything
-        return
-    from numba.core import config
-
-    per_thread = bool(getattr(config, "CUDA_PER_THREAD_DEFAULT_STREAM", False))
-    if stream is None or stream == 1:
-        if per_thread:
-            cuda.synchronize()
-        return
-    if stream == 2:
-        cuda.synchronize()
-        return
-    event = cuda.event(timing=False)
-    event.record(cuda.default_stream())
-    event.wait(cuda.external_stream(stream))
-
-
-def _device_ptr(arr) -> int:
-    """The address of ``arr``'s first element (under the simulator: the host memory it hands out)."""
-    from .backends.cuda import runtime
-
-    if runtime.simulated():
-        return arr.buf.__array_interface__["data"][0] + arr.offset * arr.itemsize
-    return arr.device_ptr()
-
-
-def _device_str(kind_index: tuple) -> str:
-    kind, index = kind_index
-    try:
-        return f"({DLDeviceType(int(kind)).name}, {index})"
-    except ValueError:
-        return f"({int(kind)}, {index})"
 
 
 # ------------------------------------------------------------------------------------------------------ import
@@ -194,23 +60,23 @@ def from_dlpack(ext_tensor: Any, *, device=None, copy: bool | None = None) -> Te
     what = type(ext_tensor).__name__
     if hasattr(ext_tensor, "__dlpack__"):
         kind, index = ext_tensor.__dlpack_device__() if hasattr(ext_tensor, "__dlpack_device__") else (abi.kDLCPU, 0)
-        if int(kind) in _DEVICE:
+        if int(kind) in CUDA_DEVICES:
             capsule, handled = _request(ext_tensor, copy)
             out = _import_cuda(abi.peek(capsule), copy if not handled else None, what)
-        elif int(kind) in _HOST:
+        elif int(kind) in HOST_DEVICES:
             out = _import_host(ext_tensor, copy, what)
         else:
             raise BufferError(f"from_dlpack: toolkit imports host and CUDA memory only; {what} lives on DLPack device "
-                              f"{_device_str((kind, index))}")
+                              f"{device_str((kind, index))}")
     else:
         info = abi.peek(ext_tensor)
-        if info.device[0] in _DEVICE:
+        if info.device[0] in CUDA_DEVICES:
             out = _import_cuda(info, copy, what)
-        elif info.device[0] in _HOST:
+        elif info.device[0] in HOST_DEVICES:
             out = _import_host(_Capsule(ext_tensor, info.device), copy, what)
         else:
             raise BufferError(f"from_dlpack: toolkit imports host and CUDA memory only; the capsule lives on DLPack "
-                              f"device {_device_str(info.device)}")
+                              f"device {device_str(info.device)}")
     return out if device is None else _move(out, device, copy)
 
 
@@ -251,7 +117,7 @@ def _import_cuda(info: abi.Imported, copy: bool | None, what: str) -> Tensor:
     """A CUDA tensor over the capsule's device memory; the producer's deleter runs when that memory's last view dies."""
     from . import cuda as tcuda
 
-    where = f"{what} on DLPack device {_device_str(info.device)}"
+    where = f"{what} on DLPack device {device_str(info.device)}"
     if not tcuda.is_available():
         raise BufferError(f"from_dlpack: {where} holds CUDA memory, and CUDA is not available to toolkit")
     tcuda._lazy_init()

@@ -10,12 +10,9 @@ import numpy as np
 
 from ._core import dtypes as _dt
 from ._core.device import CPU, as_device
-from ._core.from_data import infer_dtype, to_array
+from ._core.from_data import CREATION_HOOKS, infer_dtype, to_array
 from .ops import api
 from .tensor import Tensor, wrap
-
-# Called with the function's name ("tensor", "as_tensor", "from_numpy") while a tracer listens (toolkit.jit).
-CREATION_HOOKS: list = []
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:

@@ -14,16 +14,15 @@ and the tracer see registry ops only. Assignment writes through the view with
 
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
 
 from ._core import dtypes as _dt
-from .dispatch import execute
+from ._core.tensor_base import TensorBase
 from .ops import api, registry
+from .ops import runtime as _rt
 from .ops.indexing import INDEX_DTYPE_ERROR
-from .tensor import Tensor, wrap
 
 _SELECT = registry.get("select")
 _SLICE = registry.get("slice")
@@ -44,26 +43,26 @@ def _index_error(e) -> IndexError:
     )
 
 
-def _to_index_tensor(obj) -> Tensor:
+def _to_index_tensor(obj) -> TensorBase:
     """Lists and numpy arrays used as indices become tensors (ints int64, bools masks)."""
     a = np.asarray(obj)
     if a.dtype.kind == "b":
-        return wrap(np.array(a))
+        return _rt.wrap(np.array(a))
     if a.size == 0 and a.dtype.kind == "f":
-        return wrap(a.astype(np.int64))
+        return _rt.wrap(a.astype(np.int64))
     if a.dtype.kind in "iu" and isinstance(obj, (list, tuple)):
-        return wrap(a.astype(np.int64))
+        return _rt.wrap(a.astype(np.int64))
     if a.dtype.kind in "iu" and a.dtype in _dt._FROM_NP:
-        return wrap(np.array(a))
+        return _rt.wrap(np.array(a))
     if a.dtype.kind in "iu":
-        return wrap(a.astype(np.int64))
+        return _rt.wrap(a.astype(np.int64))
     raise IndexError(INDEX_DTYPE_ERROR)
 
 
 def _sequence_as_tuple(seq: list) -> bool:
     """PyTorch's legacy rule: a list holding slices, ``...``, ``None``, sequences or tensors is a tuple."""
     for e in seq:
-        if e is None or e is Ellipsis or isinstance(e, (slice, list, tuple, Tensor, np.ndarray)):
+        if e is None or e is Ellipsis or isinstance(e, (slice, list, tuple, TensorBase, np.ndarray)):
             return True
     return False
 
@@ -93,7 +92,7 @@ def _prepare(items: tuple) -> tuple[list, int]:
                 ellipsis = True
             out.append(e)
             continue
-        if isinstance(e, Tensor):
+        if isinstance(e, TensorBase):
             if e.dtype in _MASK_DTYPES:
                 specified += e.ndim
             else:
@@ -104,7 +103,7 @@ def _prepare(items: tuple) -> tuple[list, int]:
     return out, specified
 
 
-def _apply(self: Tensor, idx) -> tuple[Tensor, list, bool]:
+def _apply(self: TensorBase, idx) -> tuple[TensorBase, list, bool]:
     """Apply basic indices as views; return (view, advanced index list for ``index``, copy_wanted)."""
     items, specified = _prepare(_normalize(idx))
     ndim = self._data.ndim
@@ -117,7 +116,7 @@ def _apply(self: Tensor, idx) -> tuple[Tensor, list, bool]:
     consumed = 0  # dims of ``result`` covered by ``adv`` so far
     copy_wanted = False
 
-    def record(t: Tensor, at: int, width: int):
+    def record(t: TensorBase, at: int, width: int):
         nonlocal consumed
         while consumed < at:
             adv.append(None)
@@ -127,23 +126,23 @@ def _apply(self: Tensor, idx) -> tuple[Tensor, list, bool]:
 
     for e in items:
         if e is None:
-            result = execute(_UNSQUEEZE, [result, dim])
+            result = _rt.execute(_UNSQUEEZE, [result, dim])
             dim += 1
         elif e is Ellipsis:
             dim += ndim - specified
             real_dim += ndim - specified
         elif isinstance(e, (bool, np.bool_)):
-            result = execute(_UNSQUEEZE, [result, dim])
-            record(wrap(np.zeros(1 if e else 0, np.int64)), dim, 1)
+            result = _rt.execute(_UNSQUEEZE, [result, dim])
+            record(_rt.wrap(np.zeros(1 if e else 0, np.int64)), dim, 1)
             dim += 1
         elif isinstance(e, slice):
             result = _apply_slice(result, dim, e)
             dim += 1
             real_dim += 1
-        elif isinstance(e, Tensor):
+        elif isinstance(e, TensorBase):
             if e.ndim == 0 and e.dtype in _MASK_DTYPES:
-                result = execute(_UNSQUEEZE, [result, dim])
-                record(wrap(np.zeros(1 if e._data.item() else 0, np.int64)), dim, 1)
+                result = _rt.execute(_UNSQUEEZE, [result, dim])
+                record(_rt.wrap(np.zeros(1 if e._data.item() else 0, np.int64)), dim, 1)
                 dim += 1
             elif e.ndim == 0 and not e.dtype.is_floating_point:
                 result = _select(result, dim, real_dim, int(e._data))
@@ -164,7 +163,7 @@ def _apply(self: Tensor, idx) -> tuple[Tensor, list, bool]:
     return result, adv, copy_wanted
 
 
-def _select(result: Tensor, dim: int, real_dim: int, i: int) -> Tensor:
+def _select(result: TensorBase, dim: int, real_dim: int, i: int) -> TensorBase:
     shape = result._data.shape
     if not shape:
         raise IndexError(
@@ -174,7 +173,7 @@ def _select(result: Tensor, dim: int, real_dim: int, i: int) -> Tensor:
     size = shape[dim]
     if i < -size or i >= size:
         raise IndexError(f"index {i} is out of bounds for dimension {real_dim} with size {size}")
-    return execute(_SELECT, [result, dim, i])
+    return _rt.execute(_SELECT, [result, dim, i])
 
 
 def _bound(v):
@@ -186,7 +185,7 @@ def _bound(v):
         raise TypeError("slice indices must be integers or None or have an __index__ method") from None
 
 
-def _apply_slice(result: Tensor, dim: int, s: slice) -> Tensor:
+def _apply_slice(result: TensorBase, dim: int, s: slice) -> TensorBase:
     start, stop, step = _bound(s.start), _bound(s.stop), _bound(s.step)
     if step is None:
         step = 1
@@ -199,10 +198,10 @@ def _apply_slice(result: Tensor, dim: int, s: slice) -> Tensor:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if step == 1 and (start is None or start == 0) and (stop is None or stop >= shape[dim]):
         return result  # a full slice changes nothing, as in PyTorch
-    return execute(_SLICE, [result, dim, start, stop, step])
+    return _rt.execute(_SLICE, [result, dim, start, stop, step])
 
 
-def getitem(self: Tensor, idx):
+def getitem(self: TensorBase, idx):
     """``self[idx]``: views for basic indices, one ``index`` op (a copy) for advanced ones."""
     t = type(idx)
     if t is int:
@@ -211,41 +210,41 @@ def getitem(self: Tensor, idx):
         return _apply_slice_or_alias(self, idx)
     result, adv, copy_wanted = _apply(self, idx)
     if adv:
-        return execute(_INDEX, [result, _on_device(adv, result)])
+        return _rt.execute(_INDEX, [result, _on_device(adv, result)])
     if result is self:
-        return execute(_VIEW, [self, self._data.shape])  # an alias, as PyTorch's ``x[...]``
+        return _rt.execute(_VIEW, [self, self._data.shape])  # an alias, as PyTorch's ``x[...]``
     if copy_wanted:
-        return execute(_CLONE, [result, None])
+        return _rt.execute(_CLONE, [result, None])
     return result
 
 
-def _on_device(adv: list, t: Tensor) -> list:
+def _on_device(adv: list, t: TensorBase) -> list:
     """Index tensors moved to ``t``'s device: PyTorch accepts CPU indices (and lists, bools) for a CUDA tensor."""
     if t.device.type == "cpu":
         return adv
     return [a.to(t.device) if a is not None and a.device.type == "cpu" else a for a in adv]
 
 
-def _apply_slice_or_alias(self: Tensor, idx: slice) -> Tensor:
+def _apply_slice_or_alias(self: TensorBase, idx: slice) -> TensorBase:
     r = _apply_slice(self, 0, idx)
-    return execute(_VIEW, [self, self._data.shape]) if r is self else r
+    return _rt.execute(_VIEW, [self, self._data.shape]) if r is self else r
 
 
-def _value_tensor(self: Tensor, value) -> Tensor:
-    if isinstance(value, Tensor):
+def _value_tensor(self: TensorBase, value) -> TensorBase:
+    if isinstance(value, TensorBase):
         if value.dtype is not self.dtype:
             value = value.to(self.dtype)
         return value
     if isinstance(value, _NUMBER):
         try:
-            v = wrap(np.array(value).astype(self._data.dtype))
+            v = _rt.wrap(np.array(value).astype(self._data.dtype))
             return v if self.device.type == "cpu" else v.to(self.device)
         except OverflowError:
             raise RuntimeError(f"value cannot be converted to type {self.dtype} without overflow") from None
     raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
 
 
-def _strip_leading_ones(v: Tensor) -> Tensor:
+def _strip_leading_ones(v: TensorBase) -> TensorBase:
     """PyTorch drops a value's leading size-1 dims before broadcasting it into the target."""
     shape = v._data.shape
     k = 0
@@ -254,7 +253,7 @@ def _strip_leading_ones(v: Tensor) -> Tensor:
     return v.reshape(shape[k:]) if k else v
 
 
-def setitem(self: Tensor, idx, value) -> None:
+def setitem(self: TensorBase, idx, value) -> None:
     """``self[idx] = value``: ``copy_`` into the view for basic indices, ``index_put_`` for advanced ones."""
     if type(idx) is int:
         target, adv = _select(self, 0, 0, idx), None
@@ -262,12 +261,12 @@ def setitem(self: Tensor, idx, value) -> None:
         target, adv, _ = _apply(self, idx)
     v = _strip_leading_ones(_value_tensor(self, value))
     if adv:
-        execute(_INDEX_PUT_, [target, _on_device(adv, target), v, False])
+        _rt.execute(_INDEX_PUT_, [target, _on_device(adv, target), v, False])
     else:
-        execute(_COPY_, [target, v, False])
+        _rt.execute(_COPY_, [target, v, False])
 
 
-def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+def nonzero(input: TensorBase, *, out=None, as_tuple: bool = False):
     """Coordinates of nonzero elements: one row each, or with ``as_tuple`` one 1-D tensor per dim."""
     if out is not None:
         raise TypeError("nonzero(): 'out' is not supported")
@@ -276,9 +275,10 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     return api.nonzero_numpy(input)
 
 
-def install() -> None:
-    """Attach indexing to Tensor, and ``nonzero`` (with ``as_tuple``) to Tensor and ``toolkit``."""
-    Tensor.__getitem__ = getitem
-    Tensor.__setitem__ = setitem
-    Tensor.nonzero = nonzero
-    sys.modules[__package__].nonzero = nonzero
+class TensorIndexing(TensorBase):
+    """``t[idx]``, ``t[idx] = value`` and ``t.nonzero(as_tuple=...)``, inherited by ``Tensor``."""
+
+    __slots__ = ()
+    __getitem__ = getitem
+    __setitem__ = setitem
+    nonzero = nonzero

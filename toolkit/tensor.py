@@ -18,7 +18,8 @@ from ._core.from_data import to_array
 from ._core.shape import Size, wrap_dim
 from ._core.state import STATE
 from ._core.storage import Storage
-from ._core.tensor_base import TensorBase
+from ._tensor_methods import TensorConversions
+from .indexing import TensorIndexing
 from .ops.runtime import registry_methods
 
 _from_np = _dt._FROM_NP
@@ -27,7 +28,7 @@ CONVERSION_HOOKS: list = []
 
 
 @registry_methods
-class Tensor(TensorBase):
+class Tensor(TensorConversions, TensorIndexing):
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = (

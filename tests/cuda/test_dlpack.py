@@ -17,6 +17,7 @@ import torch
 
 import toolkit
 from toolkit import _dlpack_abi as abi
+from toolkit._dlpack_export import device_ptr
 
 from .conftest import SIMULATED
 from .helpers import needs_cuda
@@ -50,7 +51,7 @@ def cuda_tensor(a) -> toolkit.Tensor:
 
 def ptr(t) -> int:
     """The address of ``t``'s first element, as the exporter computes it."""
-    return toolkit.dlpack._device_ptr(t._data)
+    return device_ptr(t._data)
 
 
 def test_data_ptr_and_cuda_array_interface_of_a_cuda_tensor():

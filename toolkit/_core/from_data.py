@@ -12,6 +12,9 @@ import numpy as np
 from . import dtypes as _dt
 from .tensor_base import TensorBase
 
+# Called with the function's name ("tensor", "as_tensor", "from_numpy") when a tensor is made from data while a
+# tracer listens (toolkit.jit warns that the data becomes a constant).
+CREATION_HOOKS: list = []
 
 def infer_dtype(data) -> _dt.dtype:
     """PyTorch's inference: numpy scalars/arrays and tensors keep their dtype, Python bools -> bool,

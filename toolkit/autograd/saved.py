@@ -6,6 +6,7 @@ an in-place change raises PyTorch's error instead of computing a wrong gradient.
 
 from __future__ import annotations
 
+from .._core.legacy_names import legacy_type_name
 from ..tensor import Tensor, wrap
 
 INFERENCE_SAVE_MESSAGE = (
@@ -60,17 +61,3 @@ class SavedTensor:
             "anomaly detection to find the operation that failed to compute its gradient, with "
             "toolkit.autograd.set_detect_anomaly(True, check_nan=False)."
         )
-
-
-_TYPE_NAMES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
-    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-    "uint8": "ByteTensor", "bool": "BoolTensor",
-}
-
-
-def legacy_type_name(t: Tensor) -> str:
-    """The legacy type of ``t``, such as ``'toolkit.cuda.FloatTensor'``: the version-check error names
-    a tensor by it, and ``Tensor.type()`` returns it."""
-    prefix = "toolkit.cuda." if t.is_cuda else "toolkit."
-    return prefix + _TYPE_NAMES.get(t.dtype.name, "Tensor")

@@ -21,20 +21,7 @@ def function_for(name: str):
     ops = _registry.overloads(name)
     if not ops:
         raise AttributeError(f"no op named {name!r}")
-    d = _runtime.DISPATCHER
-    bind, execute, call_overloads = d.bind, d.execute, d.call_overloads
-
-    if len(ops) == 1:
-        o = ops[0]
-
-        def fn(*args, **kwargs):
-            return execute(o, bind(o, args, kwargs))
-
-    else:
-
-        def fn(*args, **kwargs):
-            return call_overloads(ops, args, kwargs)
-
+    fn = _runtime.function(ops)
     fn.__name__ = name
     fn.__qualname__ = name
     fn.__doc__ = "\n\n".join(f"{o.schema}\n\n{o.doc}" for o in ops)

@@ -43,15 +43,36 @@ class _Unplugged:
 
 
 DISPATCHER: Dispatcher | _Unplugged = _Unplugged()
-_bind = _execute = _call_overloads = _wrap = _unplugged
+# The same entry points as module globals, for the hot paths below the dispatcher (Tensor methods, indexing).
+bind = execute = call_overloads = wrap = _unplugged
 
 
 def install(dispatcher: Dispatcher) -> None:
     """Called once by ``toolkit.dispatch`` at import."""
-    global DISPATCHER, _bind, _execute, _call_overloads, _wrap
+    global DISPATCHER, bind, execute, call_overloads, wrap
     DISPATCHER = dispatcher
-    _bind, _execute, _call_overloads, _wrap = (dispatcher.bind, dispatcher.execute, dispatcher.call_overloads,
-                                               dispatcher.wrap)
+    bind, execute, call_overloads, wrap = (dispatcher.bind, dispatcher.execute, dispatcher.call_overloads,
+                                           dispatcher.wrap)
+
+
+def function(ops: list):
+    """The function that calls op overloads ``ops`` with user arguments (``toolkit.add`` and the like).
+
+    It reaches the dispatcher through this module's globals when called, so it may be made before the
+    dispatcher is installed (a Tensor method made at class creation may hold one).
+    """
+    if len(ops) == 1:
+        o = ops[0]
+
+        def fn(*args, **kwargs):
+            return execute(o, bind(o, args, kwargs))
+
+    else:
+
+        def fn(*args, **kwargs):
+            return call_overloads(ops, args, kwargs)
+
+    return fn
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,15 +83,18 @@ def registry_methods(cls: type) -> type:
 
     An op's ``method`` names its method; its ``dunders`` name Python's operators: ``"add"`` gives
     ``__add__``, ``"radd"`` the reflected form, ``"iadd"`` the in-place variant. A method written in the
-    class body takes precedence over the registry's. Run when the class is created, after every op family
+    class body or a base class takes precedence over the registry's. Run when the class is created, after every op family
     has registered (the Tensor's module imports ``toolkit.ops`` first).
     """
     grouped: dict[str, list] = {}
     for d in _registry.all_ops():
         if d.method:
             grouped.setdefault(d.method if isinstance(d.method, str) else d.name, []).append(d)
+    written = {}  # what the class and its bases (other than object) define: it takes precedence
+    for base in reversed(cls.__mro__[:-1]):
+        written.update(base.__dict__)
     for name, ops in grouped.items():
-        existing = cls.__dict__.get(name)
+        existing = written.get(name)
         if existing is not None and not getattr(existing, "_from_registry", False):
             continue
         setattr(cls, name, _method(f"{cls.__name__}.{name}", name, ops))
@@ -105,12 +129,12 @@ def _method(qualname: str, name: str, ops: list):
         o = ops[0]
 
         def method(self, *args, **kwargs):
-            return _execute(o, _bind(o, (self, *args), kwargs))
+            return execute(o, bind(o, (self, *args), kwargs))
 
     else:
 
         def method(self, *args, **kwargs):
-            return _call_overloads(ops, (self, *args), kwargs)
+            return call_overloads(ops, (self, *args), kwargs)
 
     return _named(method, qualname, name, ops[0].doc)
 
@@ -131,8 +155,8 @@ def _binary(cls: type, qualname: str, name: str, ops: list):
         if not isinstance(other, operands):
             if not isinstance(other, np.ndarray):
                 return NotImplemented
-            other = _wrap(other)
-        return _call_overloads(ops, (self, other), {})
+            other = wrap(other)
+        return call_overloads(ops, (self, other), {})
 
     return _named(method, qualname, f"__{name}__", ops[0].doc)
 
@@ -151,13 +175,13 @@ def _reflected(cls: type, qualname: str, name: str, ops: list):
 
     def method(self, other):
         if isinstance(other, np.ndarray):
-            other = _wrap(other)  # numpy defers to us (__array_priority__): result is a Tensor
+            other = wrap(other)  # numpy defers to us (__array_priority__): result is a Tensor
         elif not isinstance(other, operands):
             return NotImplemented
         if tensor_first:
-            return _call_overloads(ops, (self, other), {})
+            return call_overloads(ops, (self, other), {})
         if name == "rtruediv":
             return self.reciprocal() * other
-        return _call_overloads(ops, (other, self), {})
+        return call_overloads(ops, (other, self), {})
 
     return _named(method, qualname, f"__{name}__", None)

@@ -20,7 +20,7 @@ import sys
 import warnings
 
 from ... import dispatch
-from ...factories import CREATION_HOOKS
+from ..._core.from_data import CREATION_HOOKS
 from ...ops import registry as R
 from ...tensor import CONVERSION_HOOKS, Tensor
 from ..ir import types as T
