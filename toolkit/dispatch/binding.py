@@ -14,7 +14,7 @@ from .._core import dtypes as _dt
 from ..ops.registry import OpDef
 from ..tensor import Tensor
 
-_NUMBER = (int, float, bool, np.number, np.bool_)
+NUMBER = (int, float, bool, np.number, np.bool_)
 
 
 class _BindError(TypeError):
@@ -46,7 +46,7 @@ def check_arg(op: OpDef, arg, v, pos: int):
         if t == "Tensor":
             if isinstance(v, Tensor):
                 return v
-            if op.scalar_tensors and isinstance(v, _NUMBER) and (pos or op.scalar_self):
+            if op.scalar_tensors and isinstance(v, NUMBER) and (pos or op.scalar_self):
                 return v
             raise _BindError(type_name(v))
         if v is None:
@@ -81,7 +81,7 @@ def check_arg(op: OpDef, arg, v, pos: int):
                 return tuple(float(e) for e in v)
             return (float(v),)
         if t in ("Scalar", "Scalar?"):
-            if isinstance(v, _NUMBER):
+            if isinstance(v, NUMBER):
                 return v
             if isinstance(v, Tensor) and v.numel() == 1:
                 return v.item()

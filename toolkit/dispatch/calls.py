@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ..ops.registry import OpDef
-from ..tensor import Tensor
-from .binding import bind, type_name
+from .binding import NUMBER, bind, type_name
 from .running import execute
 
 
@@ -14,41 +13,57 @@ def call_op(op: OpDef, args: tuple, kwargs: dict):
 
 
 def call_overloads(ops: list, args: tuple, kwargs: dict):
-    """Pick the first overload whose schema the arguments fit, as PyTorch's argument parser does.
-
-    An overload that takes a tensor where a tensor is passed wins over one that
-    would turn that tensor into a number (``fill_(Tensor)`` over ``fill_(Scalar)``).
-    """
+    """Run the overload ``select_overload`` picks."""
     if len(ops) == 1:
         return execute(ops[0], bind(ops[0], args, kwargs))
-    errors = []
-    fallback = None
+    return execute(*select_overload(ops, args, kwargs))
+
+
+def select_overload(ops: list, args: tuple, kwargs: dict) -> tuple[OpDef, list]:
+    """The first overload whose schema the arguments fit, and its bound arguments, as PyTorch's argument parser
+    picks: ``ops`` come in the registry's order, where an overload taking a tensor comes before one that would
+    turn it into a number (``fill_.Tensor`` before ``fill_.Scalar``), so the first fit is the right one.
+
+    An overload that cannot fit for a reason seen without binding (a number where it takes a tensor, a
+    required keyword missing) is passed over without the cost of a failed bind.
+    """
     for o in ops:
+        if o.required_kwargs and any(k not in kwargs for k in o.required_kwargs):
+            continue
+        if _number_for_tensor(o, args):
+            continue
         try:
-            bound = bind(o, args, kwargs)
+            return o, bind(o, args, kwargs)
+        except TypeError:
+            continue
+    raise _no_overload_fits(ops, args, kwargs)
+
+
+def _number_for_tensor(op: OpDef, args: tuple) -> bool:
+    """Whether a positional argument is a Python number where ``op`` takes a tensor that binding would refuse."""
+    params = op.args
+    for i, v in enumerate(args):
+        if i < len(params) and isinstance(v, NUMBER):
+            t = params[i].type
+            if t == "Tensor?" or (t == "Tensor" and not (op.scalar_tensors and (i or op.scalar_self))):
+                return True
+    return False
+
+
+def _no_overload_fits(ops: list, args: tuple, kwargs: dict) -> TypeError:
+    """PyTorch's error naming every overload and why the arguments do not fit it (bound again to say why)."""
+    errors = []
+    for o in ops:
+        missing = [k for k in o.required_kwargs if k not in kwargs]
+        if missing:
+            errors.append((o, f"{o.name}() missing required keyword argument '{missing[0]}'"))
+            continue
+        try:
+            bind(o, args, kwargs)
         except TypeError as e:
-            errors.append((o, str(e)))  # the message only: keeping e would hold this frame in a cycle
-            continue
-        if _coerces_tensor(o, args, kwargs):
-            if fallback is None:
-                fallback = (o, bound)
-            continue
-        return execute(o, bound)
-    if fallback is not None:
-        return execute(*fallback)
+            errors.append((o, str(e)))
     sig = ", ".join([type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in kwargs.items()])
-    raise TypeError(
+    return TypeError(
         f"{ops[0].name}() received an invalid combination of arguments - got ({sig}), but expected one of:\n"
         + "\n".join(f"  {o.schema}: {e}" for o, e in errors)
     )
-
-
-def _coerces_tensor(op: OpDef, args: tuple, kwargs: dict) -> bool:
-    params = op.args
-    for i, v in enumerate(args):
-        if i < len(params) and isinstance(v, Tensor) and not params[i].is_tensor:
-            return True
-    for k, v in kwargs.items():
-        if isinstance(v, Tensor) and k in op.arg_names and not params[op.arg_names.index(k)].is_tensor:
-            return True
-    return False

@@ -109,6 +109,9 @@ class OpDef:
         self.doc = inspect.cleandoc(doc or (cpu.__doc__ if cpu is not None else "") or "")
         self.args = schema.args
         self.arg_names = tuple(a.name for a in schema.args)
+        # Keyword-only arguments without a default: a call that leaves one out does not fit this overload
+        # (``sort.stable``'s ``stable``), however its other arguments bind.
+        self.required_kwargs = tuple(a.name for a in schema.args if a.kwarg_only and not a.has_default)
         self.tensor_args = tuple(i for i, a in enumerate(schema.args) if a.is_tensor)
         self.diff_args = tuple(i for i in self.tensor_args if schema.args[i].name not in nondiff_args)
         # Tensor args PyTorch refuses to see with requires_grad=True while grad mode is on (loss weights).
@@ -281,9 +284,61 @@ class OpDef:
         return _runtime.DISPATCHER.call_op(self, args, kwargs)
 
 
-# name -> overloads, in registration order (the first whose arguments fit wins).
+# name -> overloads in the order calls try them (``sort_overloads``; the first whose arguments fit wins).
 _REGISTRY: dict[str, list[OpDef]] = {}
-_ALL: list[OpDef] = []
+
+# The order in which a call tries an op's overloads is PyTorch's (its Python argument parser's): derived
+# from the schemas alone, so which module registers first never decides which overload a call gets.
+# ``(t1, t2)``: where two overloads differ only by arguments typed t1 in one and t2 in the other (or
+# equal), the one with t2 is more specific and tried first. A Tensor would also bind as a Scalar or an
+# int, and an int as a one-element int list, so the overload taking it as it is must come first.
+_LESS_SPECIFIC = frozenset((
+    ("Scalar", "Tensor"),
+    ("Scalar?", "Tensor?"),
+    ("int[]", "int"),
+    ("int[]", "int?"),
+    ("SymInt[]", "int[]"),
+    ("int", "Tensor"),
+    ("SymInt", "Tensor"),
+))
+
+
+def _less_specific_type(t1: str, t2: str) -> bool:
+    # A tensor list is tried after every other list type; a named dimension after any other type.
+    return ((t1, t2) in _LESS_SPECIFIC or (t1 == "Tensor[]" and "[]" in t2)
+            or ("Dimname" in t1 and "Dimname" not in t2))
+
+
+def tried_after(a: Schema, b: Schema) -> bool:
+    """Whether overload ``a`` is tried after ``b``: as many arguments, each typed as in ``b`` or less
+    specifically, and at least one differently. Overloads with different argument counts are unordered."""
+    if len(a.args) != len(b.args):
+        return False
+    pairs = [(x.type, y.type) for x, y in zip(a.args, b.args)]
+    return (any(t1 != t2 for t1, t2 in pairs)
+            and all(t1 == t2 or _less_specific_type(t1, t2) for t1, t2 in pairs))
+
+
+def _signature_key(d: OpDef) -> tuple:
+    # The arguments as written (names, types, defaults), then the overload name: a stable order for
+    # overloads the partial order leaves unordered, as PyTorch sorts them by signature text first.
+    text = str(d.schema)
+    return text[len(d.schema.full_name):], d.overload
+
+
+def sort_overloads(ops) -> list[OpDef]:
+    """Overloads of one name in the order calls try them: a topological order of ``tried_after``,
+    ties taken by signature text. The result depends on the set of schemas, not on their order."""
+    pending = sorted(ops, key=_signature_key)
+    ordered = []
+    while pending:
+        for i, o in enumerate(pending):
+            if not any(tried_after(o.schema, p.schema) for p in pending if p is not o):
+                ordered.append(pending.pop(i))
+                break
+        else:  # pragma: no cover - the type relation has no cycles
+            raise ValueError(f"overloads of {pending[0].name} have no consistent order")
+    return ordered
 
 
 def register(d: OpDef) -> OpDef:
@@ -293,7 +348,7 @@ def register(d: OpDef) -> OpDef:
         if o.overload == d.overload:
             raise ValueError(f"op {d.schema.full_name} is registered twice")
     overloads.append(d)
-    _ALL.append(d)
+    overloads[:] = sort_overloads(overloads)
     return d
 
 
@@ -360,12 +415,14 @@ def get(name: str, overload: str = "") -> OpDef:
 
 
 def overloads(name: str) -> list[OpDef]:
+    """The overloads of ``name`` in the order calls try them (``sort_overloads``)."""
     return list(_REGISTRY.get(name, ()))
 
 
 def all_ops() -> list[OpDef]:
-    """Every registered op, in-place variants included."""
-    return list(_ALL)
+    """Every registered op, in-place variants included: names in the order they were first registered,
+    each name's overloads in the order calls try them (so a group built from this list keeps that order)."""
+    return [d for ops in _REGISTRY.values() for d in ops]
 
 
 def names() -> list[str]:

@@ -164,9 +164,9 @@ def clamp_max_tensor(self, max):  # noqa: A002
     return _clamp(self, None, max)
 
 
-# The Scalar overloads come first, so a call with number bounds binds at once. A tensor bound
-# still reaches the Tensor overload: binding it as a Scalar counts as a coercion (dispatch.call_overloads).
-# A number must bind the Scalar overload (its bound converts with PyTorch's overflow check), not the Tensor one.
+# Overloads are tried in PyTorch's order (ops.registry.sort_overloads): the Tensor overload first, so a tensor
+# bound reaches it; a number must then fall through to the Scalar overload (its bound converts with PyTorch's
+# overflow check), so the Tensor overload does not take numbers.
 for _o in (clamp_min_tensor, clamp_max_tensor):
     _o.scalar_tensors = _o.inplace_variant.scalar_tensors = False
 
