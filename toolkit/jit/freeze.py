@@ -24,6 +24,7 @@ from ..tensor import Tensor
 from .frontend.script.api import CompiledMethod, RecursiveScriptModule
 from .ir import types as T
 from .ir.graph import Graph, Value
+from .kinds import registry as K
 from .passes import AliasSets, run_passes
 from .passes.fold_conv_arith import fold_conv_arith_changed
 from .passes.fold_conv_bn import fold_conv_bn_changed
@@ -121,14 +122,14 @@ def _fold_attributes(g: Graph, root: Module, keep: set) -> bool:
     paths: dict[Value, tuple] = {g.inputs[0]: ()}
     written = set()
     for n in g.all_nodes():
-        if n.kind == "prim::GetAttr" and n.inputs[0] in paths:
+        if n.kind == K.GET_ATTR and n.inputs[0] in paths:
             paths[n.output()] = paths[n.inputs[0]] + (n["name"],)
-        elif n.kind == "prim::SetAttr" and n.inputs[0] in paths:
+        elif n.kind == K.SET_ATTR and n.inputs[0] in paths:
             written.add(paths[n.inputs[0]] + (n["name"],))
     aliases = AliasSets(g)
     front = 0
     for n in list(g.all_nodes()):
-        out = n.outputs[0] if n.kind == "prim::GetAttr" else None
+        out = n.outputs[0] if n.kind == K.GET_ATTR else None
         if out is None or out not in paths:
             continue
         path = paths[out]
@@ -144,7 +145,7 @@ def _fold_attributes(g: Graph, root: Module, keep: set) -> bool:
             value = value.detach().clone()
         elif not isinstance(value, _CONSTANT_TYPES):
             continue  # a submodule (its reads fold; the read itself goes once unused) or an opaque object
-        c = g.create("prim::Constant").output()
+        c = g.create(K.CONSTANT).output()
         if value is not None:
             c.node["value"] = value
         c.type = T.type_of_constant(value)
@@ -202,7 +203,7 @@ def _holder(source: Module, keep: list, graphs) -> Module:
         if not g.inputs:
             continue
         for u in g.inputs[0].uses:
-            if u.user.kind in ("prim::GetAttr", "prim::SetAttr"):
+            if u.user.kind in (K.GET_ATTR, K.SET_ATTR):
                 names.add(u.user["name"])
             else:
                 whole = copy.deepcopy(source)

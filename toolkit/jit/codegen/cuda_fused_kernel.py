@@ -20,6 +20,7 @@ from __future__ import annotations
 from ...backends.cpu.cache import load_source
 from ...backends.cpu.codegen import free_names
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from .elementwise import node_expression
 from .fused_kernel import GroupKernel, _is_reduction
 
@@ -53,7 +54,7 @@ def generate_cuda_source(sub: Graph, rank: int) -> str:
         return hoisted[src]
 
     for n in sub.block.nodes:
-        if n.kind == "prim::Constant":
+        if n.kind == K.CONSTANT:
             continue
         expr = node_expression(n, local_of, hoist)
         target = f"t{len(locals_)}"

@@ -22,6 +22,7 @@ from ...backends.cpu.codegen import FormulaError, check_formula, specialize
 from ...ops import registry as R
 from ..ir import types as T
 from ..ir.graph import Node, Value
+from ..kinds import registry as K
 
 FUSIBLE_KINDS = (R.ELEMENTWISE, R.COMPARISON)
 _NP_NAMES = {"bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",
@@ -43,7 +44,7 @@ def tensor_type(v: Value) -> T.TensorType | None:
 def constant_of(v: Value):
     """(True, value) when ``v`` is a ``prim::Constant`` (a 0-dim tensor constant gives its number)."""
     n = v.node
-    if n is None or n.kind != "prim::Constant":
+    if n is None or n.kind != K.CONSTANT:
         return False, None
     value = n.attributes.get("value")
     if hasattr(value, "_data"):
@@ -368,6 +369,6 @@ def chunk_spec(n: Node) -> tuple | None:
     if shape[dim] == 0 or shape[dim] % chunks:
         return None
     uses = n.outputs[0].uses
-    if len(uses) != 1 or uses[0].user.kind != "prim::ListUnpack" or len(uses[0].user.outputs) != chunks:
+    if len(uses) != 1 or uses[0].user.kind != K.LIST_UNPACK or len(uses[0].user.outputs) != chunks:
         return None
     return shape, dim, chunks

@@ -29,6 +29,7 @@ from ...backends.cpu.codegen import free_names, helper_constants, helpers_needed
 from ...backends.cpu.scalar import HELPERS
 from ...ops import registry as R
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from .allocator import MIN_BYTES, POOL
 from .elementwise import (
     accumulator,
@@ -70,7 +71,7 @@ def chunk_layout(sub: Graph) -> tuple | None:
 
 
 def _structural(n: Node) -> bool:
-    return n.kind in ("prim::Constant", "prim::ListUnpack") or is_chunk(n)
+    return n.kind in (K.CONSTANT, K.LIST_UNPACK) or is_chunk(n)
 
 
 def _group_shape(sub: Graph) -> tuple:
@@ -158,9 +159,9 @@ def generate_source(sub: Graph, rank: int, masks: tuple | None = None, chunk_dim
     inits: list[str] = []
     post: list[str] = []
     for n in sub.block.nodes:
-        if n.kind == "prim::Constant" or is_chunk(n):
+        if n.kind == K.CONSTANT or is_chunk(n):
             continue
-        if n.kind == "prim::ListUnpack":  # part j of the chunked tensor: its value at part j's offset
+        if n.kind == K.LIST_UNPACK:  # part j of the chunked tensor: its value at part j's offset
             src = n.inputs[0].node.inputs[0]
             for j, o in enumerate(n.outputs):
                 locals_[(o, None)] = local_in(j)(src)

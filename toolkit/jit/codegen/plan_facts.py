@@ -16,10 +16,10 @@ from __future__ import annotations
 from ...ops import registry as R
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 
 # non-tensor argument types whose run-time value cannot change a result's dtype
 _STATIC_ARG_TYPES = (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType)
-_CONTAINER_READS = ("aten::__getitem__", "prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex")
 _DIRECT_KINDS = (R.ELEMENTWISE, R.COMPARISON, R.LINALG, R.VIEW, R.REDUCTION, R.FACTORY, R.CONVERSION, R.SHAPE,
                  R.INDEXING, R.NN)
 
@@ -34,11 +34,11 @@ def observed_type(v: Value, observed: dict) -> T.TensorType | None:
 def is_none(v: Value) -> bool:
     """A value that is always None: a ``None`` constant (possibly cast to an Optional), one typed NoneType, or
     an uninitialized placeholder."""
-    while v.node is not None and v.node.kind == "prim::unchecked_cast":
+    while v.node is not None and v.node.kind == K.UNCHECKED_CAST:
         v = v.node.inputs[0]
-    if v.node is not None and v.node.kind == "prim::Uninitialized":
+    if v.node is not None and v.node.kind == K.UNINITIALIZED:
         return True  # a placeholder on paths that never read it (a value set only inside a loop)
-    return isinstance(v.type, T.NoneType) or (v.node is not None and v.node.kind == "prim::Constant"
+    return isinstance(v.type, T.NoneType) or (v.node is not None and v.node.kind == K.CONSTANT
                                                and v.node.attributes.get("value") is None
                                                and not isinstance(v.type, T.TensorType))
 
@@ -51,7 +51,7 @@ def certain_dtypes(graph: Graph, observed: dict) -> dict:
         if t is not None and t.device is not None and getattr(t.device, "type", t.device) == "cpu":
             known[v] = t.dtype
     mutated = _mutated_containers(graph)
-    set_attrs = {n.attributes.get("name") for n in graph.all_nodes() if n.kind == "prim::SetAttr"}
+    set_attrs = {n.attributes.get("name") for n in graph.all_nodes() if n.kind == K.SET_ATTR}
     changed = True
     while changed:
         changed = False
@@ -87,11 +87,11 @@ def _holds_tensor(v: Value) -> bool:
 def _sources(n: Node, mutated: set, set_attrs: set):
     """(output, the values its dtype follows from, or None when nothing vouches for it) per output."""
     kind = n.kind
-    if kind == "prim::Constant":
+    if kind == K.CONSTANT:
         return ()
-    if kind == "prim::If":
+    if kind == K.IF:
         return [(o, [b.outputs[k] for b in n.blocks]) for k, o in enumerate(n.outputs)]
-    if kind == "prim::Loop":
+    if kind == K.LOOP:
         b = n.blocks[0]
         pairs = []
         for k, o in enumerate(n.outputs):
@@ -99,14 +99,14 @@ def _sources(n: Node, mutated: set, set_attrs: set):
             pairs.append((o, srcs))
             pairs.append((b.inputs[k + 1], srcs))
         return pairs
-    if kind == "prim::unchecked_cast":
+    if kind == K.UNCHECKED_CAST:
         return [(n.outputs[0], [n.inputs[0]])]
-    if kind in _CONTAINER_READS:
+    if K.facts(kind).container_read:
         src = n.inputs[0]
         return [(o, None if src in mutated else _elements(src)) for o in n.outputs]
-    if kind == "prim::GetAttr":  # parameters and buffers: the plan's signature holds their dtypes
+    if kind == K.GET_ATTR:  # parameters and buffers: the plan's signature holds their dtypes
         return [(o, None if n.attributes.get("name") in set_attrs else ()) for o in n.outputs]
-    if kind == "prim::FusionGroup":
+    if kind == K.FUSION_GROUP:
         return [(o, list(n.inputs)) for o in n.outputs]
     if n.op is not None:
         ok = all(_static_arg(v) for v in n.inputs)
@@ -116,7 +116,7 @@ def _sources(n: Node, mutated: set, set_attrs: set):
 
 def _static_arg(v: Value) -> bool:
     t = v.type
-    if isinstance(t, (T.TensorType, *_STATIC_ARG_TYPES)) or (v.node is not None and v.node.kind == "prim::Constant"):
+    if isinstance(t, (T.TensorType, *_STATIC_ARG_TYPES)) or (v.node is not None and v.node.kind == K.CONSTANT):
         return True
     if isinstance(t, T.OptionalType):
         return isinstance(t.elem, (T.TensorType, *_STATIC_ARG_TYPES))
@@ -128,7 +128,7 @@ def _elements(container: Value):
     p = container.node
     if p is None:
         return ()  # a graph input: the signature holds its tensors' dtypes
-    if p.kind in ("prim::ListConstruct", "prim::TupleConstruct") or p.op is not None:
+    if p.kind in (K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT) or p.op is not None:
         return list(p.inputs)
     return None
 
@@ -136,7 +136,7 @@ def _elements(container: Value):
 def _mutated_containers(graph: Graph) -> set:
     from ..kinds import effects as _effects
 
-    return {n.inputs[0] for n in graph.all_nodes() if n.inputs and n.kind in _effects.MUTATING_KINDS}
+    return {n.inputs[0] for n in graph.all_nodes() if n.inputs and n.op is None and _effects.is_mutating(n)}
 
 
 class DirectCall:
@@ -160,7 +160,7 @@ def direct_call(n: Node, known: dict) -> DirectCall | None:
     (all CPU) and records gradients (a compiled plan records none).
     """
     op = n.op
-    if op is None or n.kind == "prim::FusionGroup" or op.kind not in _DIRECT_KINDS or op.composite is not None:
+    if op is None or n.kind == K.FUSION_GROUP or op.kind not in _DIRECT_KINDS or op.composite is not None:
         return None
     if "cpu" not in op.kernels or op.kind is R.INPLACE or len(n.inputs) != len(op.args):
         return None
@@ -227,6 +227,6 @@ _MISSING = object()
 
 def constant_value(v: Value, default=_MISSING):
     """A constant's value; ``default`` (True unless given) for a value computed at run time."""
-    if v.node is not None and v.node.kind == "prim::Constant":
+    if v.node is not None and v.node.kind == K.CONSTANT:
         return v.node.attributes.get("value")
     return True if default is _MISSING else default

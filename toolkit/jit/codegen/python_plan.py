@@ -26,15 +26,12 @@ from ...ops import registry as R
 from ...tensor import wrap
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value, values_defined, values_read
+from ..kinds import registry as K
 from ..kinds.effects import is_mutating, is_random
 from ..kinds.steps import EXEC, PLANS, annotate, step_for
 from .plan_facts import certain_dtypes, constant_value, direct_call, is_none
 
 RAW, RAWLIST, OBJ = "raw", "rawlist", "obj"  # how a value is held: an array, a list of arrays, as the interpreter
-# kinds a compiled plan cannot run without recording gradients (they may create tensors that require grad)
-_OPAQUE_UNDER_GRAD = frozenset({"prim::PythonOp", "prim::CallModule", "prim::TensorMethod", "prim::CallMethod"})
-_SAFE_TO_RERUN = frozenset({"aten::__getitem__", "aten::len", "prim::ListUnpack", "prim::TupleUnpack",
-                            "prim::GetAttr", "prim::TupleIndex"})
 _COUNTER = itertools.count()
 
 
@@ -42,7 +39,7 @@ def compile_plan(graph: Graph, observed: dict, grad_mode: bool) -> CompiledPlan 
     """The graph as one Python function, or None where running it so could skip recording a gradient."""
     if grad_mode:
         for n in graph.all_nodes():
-            if n.kind in _OPAQUE_UNDER_GRAD or (n.op is not None and n.op.requires_grad_arg is not None
+            if K.facts(n.kind).opaque_under_grad or (n.op is not None and n.op.requires_grad_arg is not None
                                                 and constant_value(n.inputs[n.op.requires_grad_arg]) not in (False, None)):
                 return None
     return CompiledPlan(graph, observed)
@@ -216,21 +213,21 @@ class _Emitter:
                     if rep.get(out) is None and _tensorish(out) and any(rep.get(s) == RAW for s in sources):
                         rep[out] = RAW
                         changed = True
-                if n.kind == "prim::Loop":  # a loop's results are its carried values
+                if n.kind == K.LOOP:  # a loop's results are its carried values
                     for o, b in zip(n.outputs, n.blocks[0].inputs[1:]):
                         if rep.get(b) == RAW and rep.get(o) != RAW:
                             rep[o] = RAW
                             changed = True
-                elif n.kind == "prim::unchecked_cast" and rep.get(n.inputs[0]) != rep.get(n.outputs[0]):
+                elif n.kind == K.UNCHECKED_CAST and rep.get(n.inputs[0]) != rep.get(n.outputs[0]):
                     rep[n.outputs[0]] = rep.get(n.inputs[0])
                     changed = True
-                elif n.kind in ("aten::__getitem__", "prim::ListUnpack") and rep.get(n.inputs[0]) == RAWLIST:
+                elif n.kind in (K.GETITEM, K.LIST_UNPACK) and rep.get(n.inputs[0]) == RAWLIST:
                     for o in n.outputs:
                         if rep.get(o) != RAW:
                             rep[o] = RAW
                             changed = True
-                if n.kind in ("prim::unchecked_cast", "aten::__getitem__", "prim::ListUnpack", "prim::Loop") and (
-                        any(v in views for v in n.inputs) or (n.kind == "prim::Loop" and any(
+                if n.kind in (K.UNCHECKED_CAST, K.GETITEM, K.LIST_UNPACK, K.LOOP) and (
+                        any(v in views for v in n.inputs) or (n.kind == K.LOOP and any(
                             v in views for v in n.blocks[0].inputs))):
                     for o in n.outputs:
                         if o not in views:
@@ -299,10 +296,10 @@ class _Emitter:
 
     def _node(self, n: Node, indent: int) -> None:
         kind = n.kind
-        if kind == "prim::Uninitialized":
+        if kind == K.UNINITIALIZED:
             self.constants[n.outputs[0]] = None
             self.names[n.outputs[0]] = "None"
-        elif kind == "prim::Constant":
+        elif kind == K.CONSTANT:
             value = n.attributes.get("value")
             self.constants[n.outputs[0]] = value
             self.names[n.outputs[0]] = self._literal(value)
@@ -312,34 +309,34 @@ class _Emitter:
             outs = ", ".join(self._bind(o) for o in n.outputs)
             runner = self._global(step_for(n).run_arrays, "g")
             self._emit(indent, f"{outs}, = {runner}({', '.join(self.as_raw(v) for v in n.inputs)})", n)
-        elif kind == "aten::len" and self._held(n.inputs[0]) == RAWLIST:
+        elif kind == K.LEN and self._held(n.inputs[0]) == RAWLIST:
             self._emit(indent, f"{self._bind(n.outputs[0])} = len({self.expr(n.inputs[0])})", n)
-        elif kind == "prim::If":
+        elif kind == K.IF:
             self._if(n, indent)
-        elif kind == "prim::Loop":
+        elif kind == K.LOOP:
             self._loop(n, indent)
-        elif kind == "prim::unchecked_cast":
+        elif kind == K.UNCHECKED_CAST:
             self.names[n.outputs[0]] = self.expr(n.inputs[0])
-        elif kind == "aten::__getitem__":
+        elif kind == K.GETITEM:
             self._emit(indent, f"{self._bind(n.outputs[0])} = {self.as_obj_or_list(n.inputs[0])}"
                                f"[{self.as_obj(n.inputs[1])}]", n, True)
         elif kind in ("aten::__is__", "aten::__isnot__") and any(is_none(v) for v in n.inputs):
             op = "is" if kind == "aten::__is__" else "is not"
             sources = [_through_casts(v).node for v in n.inputs]
-            if all(m is not None and m.kind == "prim::Constant" for m in sources):  # known now; ``1 is None`` is a SyntaxWarning
+            if all(m is not None and m.kind == K.CONSTANT for m in sources):  # known now; ``1 is None`` is a SyntaxWarning
                 same = sources[0].attributes.get("value") is sources[1].attributes.get("value")
                 self._emit(indent, f"{self._bind(n.outputs[0])} = {same == (op == 'is')}", n)
             else:
                 a, b = (self.expr(v) if self._held(v) == RAW else self.as_obj(v) for v in n.inputs)
                 self._emit(indent, f"{self._bind(n.outputs[0])} = {a} {op} {b}", n)
-        elif kind in ("prim::ListConstruct", "prim::TupleConstruct"):
+        elif kind in (K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT):
             items = ", ".join(self.as_obj(v) for v in n.inputs)
-            text = f"[{items}]" if kind == "prim::ListConstruct" else f"({items}{',' if len(n.inputs) == 1 else ''})"
+            text = f"[{items}]" if kind == K.LIST_CONSTRUCT else f"({items}{',' if len(n.inputs) == 1 else ''})"
             self._emit(indent, f"{self._bind(n.outputs[0])} = {text}", n)
-        elif kind == "prim::GetAttr":
+        elif kind == K.GET_ATTR:
             self._emit(indent, f"{self._bind(n.outputs[0])} = getattr({self.as_obj(n.inputs[0])}, "
                                f"{n.attributes['name']!r})", n, True)
-        elif kind in ("prim::ListUnpack", "prim::TupleUnpack") and len(n.outputs) > 0:
+        elif kind in (K.LIST_UNPACK, K.TUPLE_UNPACK) and len(n.outputs) > 0:
             outs = ", ".join(self._bind(o) for o in n.outputs)
             self._emit(indent, f"{outs}, = {self.as_obj_or_list(n.inputs[0])}", n, True)
         else:
@@ -347,7 +344,7 @@ class _Emitter:
             if fn is not None and len(n.outputs) <= 1:
                 call = f"{self._global(fn, 'f')}({', '.join(self.as_obj(v) for v in n.inputs)})"
                 text = f"{self._bind(n.outputs[0])} = {call}" if n.outputs else call
-                self._emit(indent, text, n, kind in _SAFE_TO_RERUN)
+                self._emit(indent, text, n, K.facts(kind).safe_to_rerun)
             else:
                 self._generic(n, indent)
 
@@ -456,7 +453,7 @@ class _Emitter:
 
 def _runs_on_arrays(n: Node) -> bool:
     """A CPU fusion group whose inputs are all tensors: its kernel runs on arrays."""
-    if n.kind != "prim::FusionGroup":
+    if n.kind != K.FUSION_GROUP:
         return False
     from .cuda_fused_kernel import group_device
 
@@ -475,10 +472,10 @@ def _assign(names: list, values: str) -> str:
 
 def _merges(n: Node):
     """(value, the values it takes) at the places where control flow joins."""
-    if n.kind == "prim::If":
+    if n.kind == K.IF:
         for k, o in enumerate(n.outputs):
             yield o, [b.outputs[k] for b in n.blocks]
-    elif n.kind == "prim::Loop":
+    elif n.kind == K.LOOP:
         b = n.blocks[0]
         for k, v in enumerate(b.inputs[1:]):
             yield v, [n.inputs[k + 2], b.outputs[k + 1]]
@@ -511,6 +508,6 @@ def _builtin(kind: str):
 
 def _through_casts(v):
     """The value ``v`` is a ``prim::unchecked_cast`` of (the casts change its type, never its value)."""
-    while v.node is not None and v.node.kind == "prim::unchecked_cast":
+    while v.node is not None and v.node.kind == K.UNCHECKED_CAST:
         v = v.node.inputs[0]
     return v

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ...tensor import Tensor
 from ..ir import types as T
 from ..ir.graph import Node, Value
+from ..kinds import registry as K
 
 
 class Frame:
@@ -97,7 +98,7 @@ class CallFrames:
         if v is None:
             parent = self._module_in(f, path[:-1])
             sub = f.module.get_submodule(".".join(path))
-            n = self._insert_in(f, "prim::GetAttr", [parent])
+            n = self._insert_in(f, K.GET_ATTR, [parent])
             n["name"] = path[-1]
             v = n.output()
             v.type = T.ModuleType(type(sub))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value, values_defined, values_read
 from ..ir.verify import verify
+from ..kinds import registry as K
 from ..passes._clone import clone_node
 from ..passes.inline_calls import CALLEE, drop_unused_module_attrs
 from ._frames import Frame
@@ -149,7 +150,7 @@ class _Builder:
                 g.register_output(env[v])
         elif f.tuple_output:
             outs = [env[v] for v in f.outputs]
-            n = g.insert("prim::TupleConstruct", outs)
+            n = g.insert(K.TUPLE_CONSTRUCT, outs)
             n.output().type = T.TupleType([v.type for v in f.outputs])  # the types the trace saw
             g.register_output(n.output())
         elif f.outputs:
@@ -181,7 +182,7 @@ class _Builder:
                 v = self.module(f.parent, f.relpath, g, env, modules, scope)
             else:
                 base = self.module(f, path[:-1], g, env, modules, scope)
-                n = g.insert("prim::GetAttr", [base])
+                n = g.insert(K.GET_ATTR, [base])
                 n["name"] = path[-1]
                 n.scope = scope
                 v = n.output()
@@ -198,13 +199,13 @@ class _Builder:
         methods = self.result.methods.setdefault(id(c.module), (c.module, {}))[1]
         methods.setdefault(name, callee)
         self_v = self.module(c, (), g, env, modules, c.scope)  # scoped as the flat trace scopes submodule reads
-        n = g.insert("prim::CallMethod", [self_v] + [env[a] for a in c.args])
+        n = g.insert(K.CALL_METHOD, [self_v] + [env[a] for a in c.args])
         n["name"] = name
         n[CALLEE] = callee
         n.source = c.source
         if c.tuple_output:
             n.output().type = T.TupleType([T.TENSOR] * len(c.outputs))
-            un = g.insert("prim::TupleUnpack", [n.output()], 0)
+            un = g.insert(K.TUPLE_UNPACK, [n.output()], 0)
             for v in c.outputs:
                 env[v] = un.add_output(v.type)
         elif c.outputs:

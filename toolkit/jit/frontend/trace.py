@@ -25,6 +25,7 @@ from ...ops import registry as R
 from ...tensor import CONVERSION_HOOKS, Tensor
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from ..passes.dce import remove_dead_traced_nodes
 from ._frames import CallFrames, Frame, prune_frames, settle_call_results  # noqa: F401  (Frame: the frames' type)
 
@@ -170,7 +171,7 @@ class Tracer(CallFrames):
             owner = owner.parent
         if owner is not None:
             path, name, _ = p
-            n = self._insert("prim::GetAttr", [self._module_in(owner, path)])
+            n = self._insert(K.GET_ATTR, [self._module_in(owner, path)])
             n["name"] = name
             v = n.output()
             v.type = T.TensorType.of(t)
@@ -201,13 +202,13 @@ class Tracer(CallFrames):
             return v
         if isinstance(a, (list, tuple)) and (arg_type.startswith("Tensor") or any(isinstance(e, Tensor) for e in a)):
             elems = [self.arg_value(e, variables=variables) for e in a]
-            n = self._insert("prim::ListConstruct", elems)
+            n = self._insert(K.LIST_CONSTRUCT, elems)
             has_none = any(e is None for e in a)
             n.output().type = T.ListType(T.OptionalType(T.TENSOR) if has_none else T.TENSOR)
             return n.output()
         if isinstance(a, (list, tuple)):
             elems = [self.arg_value(e) for e in a]
-            n = self._insert("prim::ListConstruct", elems)
+            n = self._insert(K.LIST_CONSTRUCT, elems)
             n.output().type = T.ListType(elems[0].type if elems else T.INT)
             return n.output()
         v = self.graph.insert_constant(a)
@@ -263,7 +264,7 @@ class Tracer(CallFrames):
                   "draws new values, so its results will differ from the traced run and from each other.")
         if op.returns_list:
             lst = n.add_output(T.ListType(T.TENSOR))
-            un = self._insert("prim::ListUnpack", [lst], 0)
+            un = self._insert(K.LIST_UNPACK, [lst], 0)
             for t in out:
                 self.bind_tensor(t, un.add_output(T.TensorType.of(t)))
             results = [out]
@@ -327,7 +328,7 @@ class Tracer(CallFrames):
                                     method=func if module_value is not None else None)
         finally:
             self._depth -= 1
-        n = self._insert("prim::fork", ([module_value] if module_value is not None else []) + inputs)
+        n = self._insert(K.FORK, ([module_value] if module_value is not None else []) + inputs)
         n["Subgraph"] = sub
         n.output().type = T.FutureType(sub.outputs[0].type)
         fut = Future()
@@ -348,7 +349,7 @@ class Tracer(CallFrames):
         if isinstance(value, Tensor):
             self.bind_tensor(value, out)
         elif isinstance(value, (tuple, list)) and all(isinstance(t, Tensor) for t in value):
-            un = self._insert("prim::TupleUnpack" if isinstance(value, tuple) else "prim::ListUnpack", [out], 0)
+            un = self._insert(K.TUPLE_UNPACK if isinstance(value, tuple) else K.LIST_UNPACK, [out], 0)
             for t in value:
                 self.bind_tensor(t, un.add_output(T.TensorType.of(t)))
         return value
@@ -373,7 +374,7 @@ class Tracer(CallFrames):
             elem_types = [T.TensorType.of(e) for e in obj]
             typ = T.TupleType(elem_types) if isinstance(obj, tuple) else T.ListType(T.TENSOR)
             v = self.graph.add_input(name, typ)
-            un = self._insert("prim::TupleUnpack" if isinstance(obj, tuple) else "prim::ListUnpack", [v], 0)
+            un = self._insert(K.TUPLE_UNPACK if isinstance(obj, tuple) else K.LIST_UNPACK, [v], 0)
             for e, et in zip(obj, elem_types):
                 self.bind_tensor(e, un.add_output(et))
             return v
@@ -392,7 +393,7 @@ class Tracer(CallFrames):
             return self.tensor_value(obj)
         if isinstance(obj, tuple):
             elems = [self.output_value(e, strict) for e in obj]
-            n = self._insert("prim::TupleConstruct", elems)
+            n = self._insert(K.TUPLE_CONSTRUCT, elems)
             n.output().type = T.TupleType([e.type for e in elems])
             return n.output()
         if isinstance(obj, list):
@@ -404,7 +405,7 @@ class Tracer(CallFrames):
                     "`dict`, use a `NamedTuple` instead). If you absolutely need this and know the side effects, "
                     "pass strict=False to trace() to allow this behavior.")
             elems = [self.output_value(e, strict) for e in obj]
-            n = self._insert("prim::ListConstruct", elems)
+            n = self._insert(K.LIST_CONSTRUCT, elems)
             n.output().type = T.ListType(T.TENSOR)
             return n.output()
         if isinstance(obj, dict):
@@ -420,7 +421,7 @@ class Tracer(CallFrames):
                 if not isinstance(k, str):
                     raise RuntimeError(f"trace: dict outputs need str keys, got {type(k).__name__}")
                 items += [self.arg_value(k), self.output_value(e, strict)]
-            n = self._insert("prim::DictConstruct", items)
+            n = self._insert(K.DICT_CONSTRUCT, items)
             n.output().type = T.DictType(T.STR, T.TENSOR)
             return n.output()
         raise RuntimeError("Only tensors, lists, tuples of tensors, or dictionary of tensors can be output from "

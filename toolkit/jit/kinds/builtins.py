@@ -1,12 +1,13 @@
 """How the interpreter runs the nodes scripted code adds: scalar arithmetic, list and dict operations,
 ``prim::Print``, ``prim::RaiseException``, ``prim::PythonOp`` (Python fallback) and friends.
 
-Each kind maps to one handler ``handler(node, env)``; ``register()`` adds them to
-the table of ``kinds.steps`` (which the interpreter and compiled plans share), tells the
-verifier these ``aten::`` kinds are builtins (they have no registry entry: they act on
-Python values, not tensors) and tells ``kinds.effects`` which of them write their input.
-``SCHEMAS`` gives each kind a graph loaded from an archive may use the argument types it
-accepts (``toolkit.jit.serialization.builtin_schema``); a kind without one never loads.
+Each kind maps to one handler ``handler(node, env)``; ``register()`` declares the ``aten::`` kinds in the
+registry of kinds (``kinds.registry``, where the ``prim::`` ones are declared) with their handler and function,
+which the interpreter and compiled plans share, and tells the verifier these ``aten::`` kinds are builtins (they
+have no op registry entry: they act on Python values, not tensors). ``SCHEMAS`` gives each kind a graph loaded
+from an archive may use the argument types it accepts (``toolkit.jit.serialization.builtin_schema``); a kind
+without one never loads. An argument a kind writes is annotated ``(a!)`` there, which is how ``kinds.effects``
+knows it (``aten::append``: ``t[](a!) self``).
 """
 
 from __future__ import annotations
@@ -18,17 +19,10 @@ import warnings
 
 from ..ir.graph import Node
 from ..ir.verify import BUILTIN_KINDS
-from .steps import EXEC
+from . import registry as K
 
 # kind -> Python function of the node's input values, returning its one output (or None for no output)
 FUNCTIONS: dict = {}
-# kinds that call Python objects held by the node (never accepted from an archive; prim::RaiseException loads
-# only with a builtin error class, checked by toolkit.jit.serialization.archive_check)
-PYTHON_ONLY_KINDS = frozenset({"prim::PythonOp", "prim::CallModule", "prim::ModuleConstant", "prim::TensorMethod",
-                               "prim::NamedTupleConstruct"})
-# kinds whose first input is written (lists, dicts, tensors set by index)
-MUTATING_KINDS = {"aten::append", "aten::add_.t", "aten::_set_item", "aten::insert", "aten::pop", "aten::clear",
-                  "aten::extend", "aten::setitem_.Tensor", "prim::SetAttr"}
 
 
 def _binary(name: str, fn, suffixes=("int", "float", "bool", "Scalar", "str", "t")) -> None:
@@ -102,9 +96,8 @@ def _setitem_tensor(t, idx, v):
 FUNCTIONS.update({
     "aten::neg.int": operator.neg, "aten::neg.float": operator.neg, "aten::neg.Scalar": operator.neg,
     "aten::__not__": operator.not_, "aten::__is__": operator.is_, "aten::__isnot__": operator.is_not,
-    "aten::__contains__": lambda c, x: x in c, "aten::len": len, "aten::Bool": bool, "aten::Int": int,
-    "aten::Float": float, "aten::str": str, "aten::list": list, "prim::min": min, "prim::max": max,
-    "prim::abs": abs,
+    "aten::__contains__": lambda c, x: x in c, K.LEN: len, "aten::Bool": bool, "aten::Int": int,
+    "aten::Float": float, "aten::str": str, "aten::list": list, K.MIN: min, K.MAX: max, K.ABS: abs,
     "aten::append": _append, "aten::add_.t": _extend, "aten::extend": _extend, "aten::_set_item": _set_item,
     "aten::insert": _insert, "aten::pop": lambda lst, *i: lst.pop(*i), "aten::clear": lambda c: c.clear(),
     "aten::slice.t": lambda s, a, b, c: s[a:b:c], "aten::__range_length": _range_length,
@@ -112,8 +105,8 @@ FUNCTIONS.update({
     "aten::keys": lambda d: list(d.keys()), "aten::values": lambda d: list(d.values()),
     "aten::items": lambda d: list(d.items()), "aten::get": lambda d, k, default=None: d.get(k, default),
     "aten::setitem_.Tensor": _setitem_tensor, "aten::isinstance": isinstance,
-    "prim::unchecked_cast": lambda x: x, "aten::sorted": sorted, "aten::sum.int": sum,
-    "prim::slice": slice, "prim::Ellipsis": lambda: Ellipsis,
+    K.UNCHECKED_CAST: lambda x: x, "aten::sorted": sorted, "aten::sum.int": sum,
+    K.SLICE: slice, K.ELLIPSIS: lambda: Ellipsis,
 })
 # hand-written Tensor methods with a builtin kind of their own (loadable from archives, printed as TorchScript does)
 METHOD_KINDS = frozenset(("size", "dim", "numel", "item", "contiguous", "is_floating_point"))
@@ -156,18 +149,18 @@ SCHEMAS: dict = {
     "aten::neg.Scalar": ("(Any a) -> Any",), "aten::__not__": ("(bool a) -> bool",),
     "aten::__is__": ("(Any a, Any b) -> bool",), "aten::__isnot__": ("(Any a, Any b) -> bool",),
     "aten::__contains__": ("(Any container, Any el) -> bool",),
-    "aten::len": ("(t[] a) -> int", "(Dict(k, v) a) -> int", "(str a) -> int", "(Tensor a) -> int"),
+    K.LEN: ("(t[] a) -> int", "(Dict(k, v) a) -> int", "(str a) -> int", "(Tensor a) -> int"),
     "aten::Bool": ("(Any a) -> bool",), "aten::Int": ("(Any a) -> int",), "aten::Float": ("(Any a) -> float",),
     "aten::str": ("(Any a) -> str",), "aten::list": ("(t[] a) -> t[]",),
-    "prim::min": ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
-    "prim::max": ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
-    "prim::abs": ("(int a) -> int", "(float a) -> float"),
-    "aten::append": ("(t[] self, t el) -> ()",), "aten::add_.t": ("(t[] self, t[] other) -> t[]",),
-    "aten::extend": ("(t[] self, t[] other) -> ()",),
-    "aten::_set_item": ("(t[] l, int idx, t el) -> ()", "(Dict(k, v) d, k key, v value) -> ()"),
-    "aten::insert": ("(t[] self, int idx, t el) -> ()",),
-    "aten::pop": ("(t[] self) -> t", "(t[] self, int idx) -> t"),
-    "aten::clear": ("(t[] self) -> ()", "(Dict(k, v) self) -> ()"),
+    K.MIN: ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
+    K.MAX: ("(int a, int b, *int rest) -> int", "(float a, float b, *float rest) -> float", "(t[] a) -> t"),
+    K.ABS: ("(int a) -> int", "(float a) -> float"),
+    "aten::append": ("(t[](a!) self, t el) -> ()",), "aten::add_.t": ("(t[](a!) self, t[] other) -> t[]",),
+    "aten::extend": ("(t[](a!) self, t[] other) -> ()",),
+    "aten::_set_item": ("(t[](a!) l, int idx, t el) -> ()", "(Dict(k, v)(a!) d, k key, v value) -> ()"),
+    "aten::insert": ("(t[](a!) self, int idx, t el) -> ()",),
+    "aten::pop": ("(t[](a!) self) -> t", "(t[](a!) self, int idx) -> t"),
+    "aten::clear": ("(t[](a!) self) -> ()", "(Dict(k, v)(a!) self) -> ()"),
     "aten::slice.t": ("(t[] l, int? start, int? end, int? step) -> t[]",
                       "(str s, int? start, int? end, int? step) -> str"),
     "aten::__range_length": ("(int lo, int hi, int step) -> int",),
@@ -176,15 +169,15 @@ SCHEMAS: dict = {
     "aten::keys": ("(Dict(k, v) self) -> k[]",), "aten::values": ("(Dict(k, v) self) -> v[]",),
     "aten::items": ("(Dict(k, v) self) -> (k, v)[]",),
     "aten::get": ("(Dict(k, v) self, k key) -> v?", "(Dict(k, v) self, k key, Any default) -> Any"),
-    "aten::setitem_.Tensor": ("(Tensor self, Any index, Any value) -> Tensor",),
-    "prim::unchecked_cast": ("(Any a) -> Any",), "aten::sorted": ("(t[] a) -> t[]",),
-    "aten::sum.int": ("(t[] a) -> t",), "prim::slice": ("(int? start, int? stop, int? step) -> slice",),
-    "prim::Ellipsis": ("() -> ellipsis",),
+    "aten::setitem_.Tensor": ("(Tensor(a!) self, Any index, Any value) -> Tensor",),
+    K.UNCHECKED_CAST: ("(Any a) -> Any",), "aten::sorted": ("(t[] a) -> t[]",),
+    "aten::sum.int": ("(t[] a) -> t",), K.SLICE: ("(int? start, int? stop, int? step) -> slice",),
+    K.ELLIPSIS: ("() -> ellipsis",),
     "aten::size": ("(Tensor self) -> int[]", "(Tensor self, int dim) -> int"),
     "aten::dim": ("(Tensor self) -> int",), "aten::numel": ("(Tensor self) -> int",),
     "aten::item": ("(Tensor self) -> Any",), "aten::contiguous": ("(Tensor self) -> Tensor",),
     "aten::is_floating_point": ("(Tensor self) -> bool",),
-    "prim::Uninitialized": ("() -> Any",), "prim::Print": ("(*Any args) -> ()",),
+    K.UNINITIALIZED: ("() -> Any",), K.PRINT: ("(*Any args) -> ()",),
     "aten::warn": ("(str message, int stacklevel, str category) -> ()",),
 }
 
@@ -273,10 +266,10 @@ def _module_call(n: Node, env: dict) -> None:
 
 
 _HANDLERS = {
-    "prim::Uninitialized": _uninitialized, "prim::Print": _print, "prim::RaiseException": _raise,
-    "prim::TensorMethod": _tensor_method, "prim::PythonOp": _python_op, "prim::NamedTupleConstruct": _named_tuple,
-    "prim::TupleIndex": _tuple_index, "prim::CallModule": _module_call,
-    "prim::ModuleConstant": _module_constant, "prim::SetAttr": _setattr, "aten::warn": _warn,
+    K.UNINITIALIZED: _uninitialized, K.PRINT: _print, K.RAISE_EXCEPTION: _raise,
+    K.TENSOR_METHOD: _tensor_method, K.PYTHON_OP: _python_op, K.NAMED_TUPLE_CONSTRUCT: _named_tuple,
+    K.TUPLE_INDEX: _tuple_index, K.CALL_MODULE: _module_call,
+    K.MODULE_CONSTANT: _module_constant, K.SET_ATTR: _setattr, "aten::warn": _warn,
 }  # the runtime adds prim::fork and aten::wait (add_handler), which run on its thread pool
 
 
@@ -290,20 +283,31 @@ def add_function(kind: str, fn, schemas: tuple = ()) -> None:
     ``schemas`` (TorchScript-style, see ``SCHEMAS``) let graphs loaded from archives use it; without them the kind
     runs in scripted code but never loads.
     """
-    if kind not in EXEC:
+    if kind not in K.HANDLERS:
         FUNCTIONS[kind] = fn
-        EXEC[kind] = _function_handler(fn)
-        BUILTIN_KINDS.add(kind)
         if schemas:
             SCHEMAS[kind] = tuple(schemas)
+        _declared(kind).function = fn
+        K.set_handler(kind, _function_handler(fn))
 
 
 def add_handler(kind: str, handler) -> None:
     """Register a builtin kind run by ``handler(node, env)`` (the runtime's ``prim::fork`` and ``aten::wait``)."""
     _HANDLERS[kind] = handler
-    EXEC.setdefault(kind, handler)
+    _declared(kind)
+    K.set_handler(kind, handler, replace=False)
+
+
+def _declared(kind: str) -> K.Kind:
+    """The registry's kind ``kind``, declared here for an ``aten::`` builtin the registry does not name: effects
+    unknown (passes keep it where it is) except the arguments its ``SCHEMAS`` entry marks written (``(a!)``)."""
+    k = K.lookup(kind)
+    if k is None:
+        overloads = SCHEMAS.get(kind, ("(*Any args) -> Any",))
+        k = K.get(K.declare(K.Kind(kind + overloads[0], "A builtin of scripted code.", effects=K.CONSERVATIVE)))
     if kind.startswith("aten::"):
         BUILTIN_KINDS.add(kind)
+    return k
 
 
 def _check_no_clash() -> None:
@@ -320,16 +324,12 @@ def _check_no_clash() -> None:
 
 
 def register() -> None:
-    """Add every scripted-code kind to the interpreter's table and the verifier's list of builtins."""
+    """Declare every scripted-code kind in the registry of kinds, with its handler and function, and add the
+    ``aten::`` ones to the verifier's list of builtins."""
     _check_no_clash()
     for kind, fn in FUNCTIONS.items():
-        EXEC.setdefault(kind, _function_handler(fn))
-        BUILTIN_KINDS.add(kind)
+        _declared(kind).function = fn
+        K.set_handler(kind, _function_handler(fn), replace=False)
     for kind, h in _HANDLERS.items():
-        EXEC.setdefault(kind, h)
-        if kind.startswith("aten::"):
-            BUILTIN_KINDS.add(kind)
-    from . import effects as _effects
-
-    _effects.MUTATING_KINDS.update(MUTATING_KINDS)
-    _effects.FUNCTION_KINDS.update(FUNCTIONS)
+        _declared(kind)
+        K.set_handler(kind, h, replace=False)

@@ -1,39 +1,28 @@
 """What passes, code generation and the runtime ask about nodes: side effects, purity and aliasing, all read
-from the op registry's kinds.
+from the op registry's kinds and, for the JIT's own kinds, from the registry of kinds (``kinds.registry``).
 
 Passes never test op names for these questions: an op is in place when its kind
 is ``INPLACE`` or its schema writes an argument (``Tensor(a!)``), random when its
-kind is ``RANDOM`` or it takes a ``Generator``.
+kind is ``RANDOM`` or it takes a ``Generator``; a JIT kind writes the arguments its
+schema annotates ``(a!)`` (``prim::SetAttr``, ``aten::append``) and aliases those
+annotated ``(a)`` (``prim::ListConstruct``, ``prim::unchecked_cast``).
 """
 
 from __future__ import annotations
 
 from ...ops import registry as R
 from ..ir.graph import Graph, Node, Value
+from . import registry as K
 
-# prim:: kinds that only build or take apart values.
-PURE_PRIMS = frozenset({
-    "prim::Constant", "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
-    "prim::ListUnpack", "prim::TupleUnpack", "prim::GetAttr", "prim::unchecked_cast",
-})
-# Kinds whose outputs share memory with their inputs (so a write to one is a write to the others).
-_ALIASING_PRIMS = frozenset({"prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
-                             "prim::ListUnpack", "prim::TupleUnpack", "aten::__getitem__",
-                             "prim::unchecked_cast"})  # the cast's output is its input, retyped
-
-
-# Kinds without a registry op that write their first input (scripted code's ``aten::append`` on lists).
-MUTATING_KINDS: set = set()
-# Kinds without a registry op that the interpreter runs as a plain function of their inputs' values (scripted code's
-# ``aten::__not__``, ``aten::ne.int``, ``aten::len``...); those not in MUTATING_KINDS may be folded on constants.
-FUNCTION_KINDS: set = set()
+_KINDS = K.KINDS
 
 
 def is_mutating(n: Node) -> bool:
     """Whether the node writes one of its inputs."""
     op = n.op
     if op is None:
-        return n.kind in MUTATING_KINDS
+        k = _KINDS.get(n.kind)
+        return k is not None and k.mutating
     if op.kind == R.INPLACE:
         return True
     return any(a.alias.endswith("!") for a in op.args) and not _updates_nothing_in_eval(n)
@@ -56,7 +45,7 @@ def _updates_nothing_in_eval(n: Node) -> bool:
     if i >= len(n.inputs):
         return op.args[i].default is False
     v = n.inputs[i]
-    return v.node is not None and v.node.kind == "prim::Constant" and v.node.attributes.get("value") is False
+    return v.node is not None and v.node.kind == K.CONSTANT and v.node.attributes.get("value") is False
 
 
 def is_random(n: Node) -> bool:
@@ -68,11 +57,12 @@ def has_side_effects(n: Node) -> bool:
     """Whether removing or moving the node could change what the program does, even if its results are unused."""
     if n.op is not None:
         return is_mutating(n) or is_random(n)
-    if n.kind in PURE_PRIMS:
-        return False
-    if n.kind in ("prim::If", "prim::Loop"):
+    k = _KINDS.get(n.kind)
+    if k is None:
+        return True  # a kind the registry does not know
+    if k.effects == K.OF_BLOCKS:
         return any(has_side_effects(m) for b in n.blocks for m in b.nodes)
-    return True  # prim::Print, prim::RaiseException and kinds this module does not know
+    return k.has_side_effects
 
 
 def is_pure(n: Node) -> bool:
@@ -81,7 +71,17 @@ def is_pure(n: Node) -> bool:
         return False
     if n.op is not None:
         return not is_mutating(n) and not is_random(n)
-    return n.kind in PURE_PRIMS
+    k = _KINDS.get(n.kind)
+    return k is not None and k.pure
+
+
+def is_foldable_function(n: Node) -> bool:
+    """A kind without an op that runs as a plain function of its inputs' values and writes nothing (scripted
+    code's ``aten::__not__``, ``aten::ne.int``, ``aten::len``...): constant propagation may run it on constants."""
+    if n.op is not None:
+        return False
+    k = _KINDS.get(n.kind)
+    return k is not None and k.function is not None and not k.mutating
 
 
 class AliasSets:
@@ -93,15 +93,16 @@ class AliasSets:
         self._output_roots: set = set()
         nodes = list(graph.all_nodes())
         for n in nodes:
-            if n.op is not None and n.op.kind in (R.VIEW, R.INPLACE) or n.kind in _ALIASING_PRIMS:
+            k = _KINDS.get(n.kind) if n.op is None else None
+            if n.op is not None and n.op.kind in (R.VIEW, R.INPLACE) or k is not None and k.aliasing:
                 vals = [v for v in n.inputs if _may_hold_tensor(v)] + [v for v in n.outputs if _may_hold_tensor(v)]
                 for v in vals[1:]:
                     self._union(vals[0], v)
-            elif n.kind in ("prim::If", "prim::Loop"):
+            elif k is not None and k.effects == K.OF_BLOCKS:
                 for b in n.blocks:
                     for o, r in zip(n.outputs, b.outputs[len(b.outputs) - len(n.outputs):]):
                         self._union(o, r)
-                if n.kind == "prim::Loop":  # carried values enter the body as its parameters
+                if n.kind == K.LOOP:  # carried values enter the body as its parameters
                     for v, p in zip(n.inputs[2:], n.blocks[0].inputs[1:]):
                         self._union(v, p)
         for n in nodes:
@@ -131,7 +132,7 @@ class AliasSets:
         if not is_mutating(n):
             return []
         if n.op is None:
-            return [self._find(n.inputs[0])]
+            return [self._find(n.inputs[i]) for i in _KINDS[n.kind].written_args]
         return [self._find(v) for v, a in zip(n.inputs, n.op.args)
                 if a.alias.endswith("!") or (n.op.kind == R.INPLACE and v is n.inputs[0])]
 

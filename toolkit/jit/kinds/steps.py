@@ -4,9 +4,11 @@ A handler ``handler(node, env)`` reads the node's input values from ``env`` (a
 dict from ``Value`` to its runtime value) and binds its outputs there. The
 interpreter (``runtime.interpreter``) walks a graph calling them, and code
 generation (``codegen.python_plan``) calls the same handlers for the nodes it
-does not turn into Python source, so both run a kind alike. This module sits
-below both: it imports only the IR, and the runtime adds the kinds that need it
-(``prim::CallMethod``, ``prim::FusionGroup``, ``prim::fork``) at import.
+does not turn into Python source, so both run a kind alike. Each handler is
+attached to its kind in the registry of kinds (``kinds.registry``); ``EXEC`` is
+the registry's table of them. This module sits below both: it imports only the
+IR, and the runtime attaches the handlers that need it (``prim::CallMethod``,
+``prim::FusionGroup``, ``prim::fork``) at import.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 
 from ... import dispatch
 from ..ir.graph import Block, Node
+from . import registry as K
 
 
 def step_for(n: Node) -> Callable:
@@ -120,27 +123,33 @@ def _exec_op(n: Node, env: dict) -> None:
             env[v] = r
 
 
+@K.handles(K.CONSTANT)
 def _constant(n: Node, env: dict) -> None:
     env[n.outputs[0]] = n.attributes.get("value")
 
 
+@K.handles(K.LIST_CONSTRUCT)
 def _list(n: Node, env: dict) -> None:
     env[n.outputs[0]] = [env[v] for v in n.inputs]
 
 
+@K.handles(K.TUPLE_CONSTRUCT)
 def _tuple(n: Node, env: dict) -> None:
     env[n.outputs[0]] = tuple(env[v] for v in n.inputs)
 
 
+@K.handles(K.DICT_CONSTRUCT)
 def _dict(n: Node, env: dict) -> None:
     vals = [env[v] for v in n.inputs]
     env[n.outputs[0]] = dict(zip(vals[0::2], vals[1::2]))
 
 
+@K.handles(K.GETITEM)
 def _getitem(n: Node, env: dict) -> None:
     env[n.outputs[0]] = env[n.inputs[0]][env[n.inputs[1]]]
 
 
+@K.handles(K.LIST_UNPACK, K.TUPLE_UNPACK)
 def _unpack(n: Node, env: dict) -> None:
     seq = env[n.inputs[0]]
     if len(seq) != len(n.outputs):
@@ -149,16 +158,19 @@ def _unpack(n: Node, env: dict) -> None:
         env[v] = x
 
 
+@K.handles(K.GET_ATTR)
 def _getattr(n: Node, env: dict) -> None:
     env[n.outputs[0]] = getattr(env[n.inputs[0]], n["name"])
 
 
+@K.handles(K.IF)
 def _if(n: Node, env: dict) -> None:
     b = n.blocks[0] if env[n.inputs[0]] else n.blocks[1]
     for v, x in zip(n.outputs, _run_block(b, env)):
         env[v] = x
 
 
+@K.handles(K.LOOP)
 def _loop(n: Node, env: dict) -> None:
     trip, cond = env[n.inputs[0]], env[n.inputs[1]]
     carried = [env[v] for v in n.inputs[2:]]
@@ -178,19 +190,9 @@ def _loop(n: Node, env: dict) -> None:
         env[v] = x
 
 
-# kind -> handler(node, env). Scripted builtins (``kinds.builtins``) and the runtime's kinds are added at import.
-EXEC: dict = {
-    "prim::Constant": _constant,
-    "prim::ListConstruct": _list,
-    "prim::TupleConstruct": _tuple,
-    "prim::DictConstruct": _dict,
-    "aten::__getitem__": _getitem,
-    "prim::ListUnpack": _unpack,
-    "prim::TupleUnpack": _unpack,
-    "prim::GetAttr": _getattr,
-    "prim::If": _if,
-    "prim::Loop": _loop,
-}
+# kind -> handler(node, env): the registry's handlers (``Kind.handler``), set with ``@K.handles`` above; scripted
+# builtins (``kinds.builtins``) and the runtime's kinds add theirs at import.
+EXEC = K.HANDLERS
 # kind -> make(node) -> the node's step, for kinds whose step is an object prepared per node (a FusionGroup's
-# runner, which compiled plans also call on arrays); the runtime registers them.
-STEP_MAKERS: dict = {}
+# runner, which compiled plans also call on arrays): the registry's ``Kind.step_maker``s, set by the runtime.
+STEP_MAKERS = K.STEP_MAKERS

@@ -15,7 +15,8 @@ from __future__ import annotations
 from ... import dispatch
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds.effects import FUNCTION_KINDS, MUTATING_KINDS, AliasSets, is_pure
+from ..kinds import registry as K
+from ..kinds.effects import AliasSets, is_foldable_function, is_pure
 from .manager import register_pass
 
 MAX_ELEMENTS = 1 << 16
@@ -23,7 +24,7 @@ MAX_ELEMENTS = 1 << 16
 
 def _const(v):
     n = v.node
-    if n is None or n.kind != "prim::Constant":
+    if n is None or n.kind != K.CONSTANT:
         raise LookupError
     return n.attributes.get("value")
 
@@ -32,11 +33,11 @@ def _evaluate(n: Node) -> list:
     from ...autograd.grad_mode import no_grad
 
     args = [_const(v) for v in n.inputs]
-    if n.kind == "prim::ListConstruct":
+    if n.kind == K.LIST_CONSTRUCT:
         return [list(args)]
-    if n.kind == "prim::TupleConstruct":
+    if n.kind == K.TUPLE_CONSTRUCT:
         return [tuple(args)]
-    if n.kind in ("prim::ListUnpack", "prim::TupleUnpack"):
+    if n.kind in (K.LIST_UNPACK, K.TUPLE_UNPACK):
         seq = args[0]
         if len(seq) != len(n.outputs):
             raise LookupError
@@ -50,16 +51,16 @@ def _evaluate(n: Node) -> list:
 
 
 def _foldable(n: Node, aliases: AliasSets, max_elements: int) -> bool:
-    if n.kind == "prim::Constant" or not is_pure(n) or n.kind in ("prim::GetAttr", "prim::DictConstruct"):
+    if n.kind == K.CONSTANT or not is_pure(n) or n.kind in (K.GET_ATTR, K.DICT_CONSTRUCT):
         return False
     if n.op is not None and (not n.op.returns_tensor or n.op.returns_list):
         return False  # list results are left to their prim::ListUnpack
-    if n.kind == "prim::ListConstruct" and any(isinstance(v.type, (T.TensorType, T.OptionalType))
+    if n.kind == K.LIST_CONSTRUCT and any(isinstance(v.type, (T.TensorType, T.OptionalType))
                                                for v in n.inputs):
         return False
-    if n.kind == "prim::ListConstruct" and aliases.is_mutated(n.output()):
+    if n.kind == K.LIST_CONSTRUCT and aliases.is_mutated(n.output()):
         return False  # a list that is appended to must be a fresh list on every run
-    if not all(v.node is not None and v.node.kind == "prim::Constant" for v in n.inputs):
+    if not all(v.node is not None and v.node.kind == K.CONSTANT for v in n.inputs):
         return False
     for o in n.outputs:
         if isinstance(o.type, T.TensorType) and (aliases.is_mutated(o) or aliases.reaches_output(o)):
@@ -70,7 +71,7 @@ def _foldable(n: Node, aliases: AliasSets, max_elements: int) -> bool:
 
 
 def _is_constant(v: Value) -> bool:
-    return v.node is not None and v.node.kind == "prim::Constant"
+    return v.node is not None and v.node.kind == K.CONSTANT
 
 
 def _inline_taken_branch(n: Node) -> None:
@@ -101,7 +102,7 @@ _SCALARS = (bool, int, float, str, type(None))
 
 def _foldable_function(n: Node) -> bool:
     """A builtin run as a plain function (``aten::__not__``, ``aten::ne.int``) that writes nothing, on constants."""
-    return (n.op is None and n.kind in FUNCTION_KINDS and n.kind not in MUTATING_KINDS and len(n.outputs) == 1
+    return (is_foldable_function(n) and len(n.outputs) == 1
             and bool(n.inputs) and all(_is_constant(v) for v in n.inputs))
 
 
@@ -126,7 +127,7 @@ def _block(graph: Graph, b: Block, aliases: AliasSets, max_elements: int) -> boo
     for n in list(b.nodes):
         for inner in n.blocks:
             changed |= _block(graph, inner, aliases, max_elements)
-        if n.kind == "prim::If" and _is_constant(n.inputs[0]):
+        if n.kind == K.IF and _is_constant(n.inputs[0]):
             _inline_taken_branch(n)
             changed = True
             continue
@@ -150,7 +151,7 @@ def _block(graph: Graph, b: Block, aliases: AliasSets, max_elements: int) -> boo
                 if isinstance(r, Tensor):
                     typ = T.TensorType.of(r)
                 else:
-                    typ = o.type if n.kind in ("prim::ListConstruct", "prim::TupleConstruct") else None
+                    typ = o.type if n.kind in (K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT) else None
                 news.append(graph.insert_constant(r, typ))
         for o, v in zip(n.outputs, news):
             v.node.source, v.node.scope = n.source, n.scope

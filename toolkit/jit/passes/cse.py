@@ -9,6 +9,7 @@ memory some node writes are never merged.
 from __future__ import annotations
 
 from ..ir.graph import Block, Graph, Node
+from ..kinds import registry as K
 from ..kinds.effects import AliasSets, has_side_effects, is_mutating, is_pure
 from .manager import register_pass
 
@@ -46,7 +47,7 @@ def _block(b: Block, seen: dict, aliases: AliasSets, written: frozenset = frozen
             continue
         if not is_pure(n) or any(aliases.is_mutated(o) for o in n.outputs):
             continue
-        if n.kind == "prim::GetAttr" and n["name"] in written:  # assigned by prim::SetAttr: read afresh
+        if n.kind == K.GET_ATTR and n["name"] in written:  # assigned by prim::SetAttr: read afresh
             continue
         k = _key(n)
         if k is None:
@@ -65,6 +66,6 @@ def _block(b: Block, seen: dict, aliases: AliasSets, written: frozenset = frozen
 @register_pass("cse")
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
     """Merge repeated pure computations; run ``dce`` afterwards for what becomes unused."""
-    written = frozenset(n["name"] for n in graph.all_nodes() if n.kind == "prim::SetAttr")
+    written = frozenset(n["name"] for n in graph.all_nodes() if n.kind == K.SET_ATTR)
     _block(graph.block, {}, AliasSets(graph), written)
     return graph

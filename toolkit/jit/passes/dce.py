@@ -19,6 +19,7 @@ parameter or buffer, a returned value, or a value a kept node reads afterwards):
 from __future__ import annotations
 
 from ..ir.graph import Block, Graph, Node
+from ..kinds import registry as K
 from ..kinds.effects import AliasSets, has_side_effects, is_mutating
 from .manager import register_pass
 
@@ -61,7 +62,7 @@ def remove_dead_traced_nodes(graph: Graph, keep=()) -> set:
     aliases = AliasSets(graph)
     returned = set(graph.outputs) | set(keep)
     live_roots = {aliases.root(v) for v in graph.inputs} | {aliases.root(v) for v in returned}
-    live_roots |= {aliases.root(o) for n in graph.all_nodes() if n.kind == "prim::GetAttr" for o in n.outputs}
+    live_roots |= {aliases.root(o) for n in graph.all_nodes() if n.kind == K.GET_ATTR for o in n.outputs}
     live: set = set()
     for n in reversed(list(graph.block.nodes)):
         if _is_live(n, aliases, live_roots, live, returned):

@@ -25,6 +25,7 @@ from ...ops import api as F
 from ...ops import registry as R
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds import registry as K
 from .manager import register_pass
 
 _LAYER_ARGS = ("input", "weight", "bias")
@@ -34,16 +35,16 @@ _NORM_ARGS = frozenset({"input", "running_mean", "running_var", "weight", "bias"
 def constant_of(v: Value):
     """The constant ``v`` holds (seen through ``prim::unchecked_cast``); LookupError when it is computed."""
     n = v.node
-    while n is not None and n.kind == "prim::unchecked_cast":
+    while n is not None and n.kind == K.UNCHECKED_CAST:
         n = n.inputs[0].node
-    if n is None or n.kind != "prim::Constant":
+    if n is None or n.kind != K.CONSTANT:
         raise LookupError
     return n.attributes.get("value")
 
 
 def source_name(v: Value) -> str:
     """The debug name of the constant behind ``v`` (seen through ``prim::unchecked_cast``)."""
-    while v.node is not None and v.node.kind == "prim::unchecked_cast":
+    while v.node is not None and v.node.kind == K.UNCHECKED_CAST:
         v = v.node.inputs[0]
     return v.debug_name if v.has_debug_name() else ""
 
@@ -114,7 +115,7 @@ def drop_unused_casts(values) -> None:
     """Remove the ``prim::unchecked_cast`` nodes among ``values``' producers that nothing reads any more (``dce``
     keeps them, not knowing the kind)."""
     for v in values:
-        while v.node is not None and v.node.kind == "prim::unchecked_cast" and not v.uses \
+        while v.node is not None and v.node.kind == K.UNCHECKED_CAST and not v.uses \
                 and v.node.owning_block is not None:
             n, v = v.node, v.node.inputs[0]
             n.destroy()

@@ -27,6 +27,7 @@ from __future__ import annotations
 from ..codegen.elementwise import chunk_spec, constant_of, fusibility, is_chunk, reduction_fusibility
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds import registry as K
 from .manager import register_pass
 
 MIN_GROUP_SIZE = 2  # a single op gains nothing from a generated kernel
@@ -85,9 +86,9 @@ def _grow(graph: Graph, block: Block, consumer: Node, taken: set, position: dict
                             if v.node is not None and v.node not in members and v.node.owning_block is block},
                            key=lambda p: -position[p])
         for p in producers:
-            if p in taken or p.kind == "prim::Constant":
+            if p in taken or p.kind == K.CONSTANT:
                 continue
-            if p.kind == "prim::ListUnpack":
+            if p.kind == K.LIST_UNPACK:
                 c = p.inputs[0].node if len(p.inputs) == 1 else None
                 s = chunk_spec(c) if c is not None and c.owning_block is block and c not in taken else None
                 if s is None or (spec is not None and s != spec) or any(tuple(o.type.sizes) != shape
@@ -127,7 +128,7 @@ def _materialize(graph: Graph, block: Block, members: list[Node]) -> Node:
                 continue
             is_const, value = constant_of(v)
             if is_const and (value is None or isinstance(value, (bool, int, float, str))):
-                c = sub.insert("prim::Constant")
+                c = sub.insert(K.CONSTANT)
                 if v.node.attributes.get("value") is not None:
                     c["value"] = v.node.attributes["value"]
                 c.output().type = v.type
@@ -151,7 +152,7 @@ def _materialize(graph: Graph, block: Block, members: list[Node]) -> Node:
                 outputs.append(o)
                 sub.register_output(env[o])
     with graph.inserting_after(last):
-        group = graph.create("prim::FusionGroup", outer_inputs, 0)
+        group = graph.create(K.FUSION_GROUP, outer_inputs, 0)
         group["Subgraph"] = sub
         group.source, group.scope = last.source, last.scope
         graph.insert_node(group)
@@ -175,7 +176,7 @@ def _fuse_block(graph: Graph, block: Block, min_size: int) -> int:
     taken: set = set()
     groups = []
     for n in reversed(block.nodes):
-        if n in taken or n.kind == "prim::FusionGroup":
+        if n in taken or n.kind == K.FUSION_GROUP:
             continue
         if fusibility(n) is None:
             shape = _shape(n)
@@ -202,7 +203,7 @@ def fuse(graph: Graph, min_size: int = MIN_GROUP_SIZE) -> Graph:
 
 def fusion_groups(graph: Graph) -> list[Node]:
     """Every FusionGroup node of ``graph``, in program order."""
-    return [n for n in graph.all_nodes() if n.kind == "prim::FusionGroup"]
+    return [n for n in graph.all_nodes() if n.kind == K.FUSION_GROUP]
 
 
 def group_output_types_known(node: Node) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from ._clone import clone_block_body
 from .manager import register_pass
 
@@ -25,7 +26,7 @@ CALLEE = "callee"
 
 
 def _calls(g: Graph) -> list[Node]:
-    return [n for n in g.all_nodes() if n.kind == "prim::CallMethod"]
+    return [n for n in g.all_nodes() if n.kind == K.CALL_METHOD]
 
 
 def inline_call(g: Graph, node: Node) -> list[Value]:
@@ -60,9 +61,9 @@ def inline_call(g: Graph, node: Node) -> list[Value]:
 def _take_apart(v: Value) -> None:
     """``prim::TupleUnpack`` of a ``prim::TupleConstruct``: the unpacked values are the constructed ones."""
     n = v.node
-    if n is None or n.kind != "prim::TupleConstruct" or not v.uses:
+    if n is None or n.kind != K.TUPLE_CONSTRUCT or not v.uses:
         return
-    if not all(u.user.kind == "prim::TupleUnpack" and len(u.user.outputs) == len(n.inputs) for u in v.uses):
+    if not all(u.user.kind == K.TUPLE_UNPACK and len(u.user.outputs) == len(n.inputs) for u in v.uses):
         return
     for u in list(v.uses):
         for o, e in zip(u.user.outputs, n.inputs):
@@ -77,7 +78,7 @@ def drop_unused_module_attrs(g: Graph, values=None) -> None:
     while todo:
         v = todo.pop()
         n = v.node
-        if (n is None or n.kind != "prim::GetAttr" or n.owning_block is None or v.uses
+        if (n is None or n.kind != K.GET_ATTR or n.owning_block is None or v.uses
                 or not isinstance(v.type, T.ModuleType) or any(o is v for b in g.all_blocks() for o in b.outputs)):
             continue
         base = n.inputs[0]

@@ -15,13 +15,14 @@ from __future__ import annotations
 from ...ops import registry as R
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from ..kinds.effects import AliasSets
 from .manager import register_pass
 
 
 def _constant(v: Value):
     n = v.node
-    if n is None or n.kind != "prim::Constant":
+    if n is None or n.kind != K.CONSTANT:
         raise LookupError
     return n.attributes.get("value")
 
@@ -112,7 +113,7 @@ def _static_args(n: Node) -> bool:
     for v, a in zip(n.inputs, n.op.args):
         if a.is_tensor:
             continue
-        if v.node is not None and v.node.kind != "prim::Constant" or v.node is None and v not in inputs:
+        if v.node is not None and v.node.kind != K.CONSTANT or v.node is None and v not in inputs:
             return False
     return True
 

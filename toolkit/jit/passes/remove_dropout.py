@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from ...ops import registry as R
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds import registry as K
 from .manager import register_pass
 
 
 def _constant_is(v: Value, want) -> bool:
     n = v.node
-    if n is None or n.kind != "prim::Constant":
+    if n is None or n.kind != K.CONSTANT:
         return False
     got = n.attributes.get("value")
     return type(got) is type(want) and got == want

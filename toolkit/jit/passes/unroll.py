@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from ._clone import clone_block_body
 from .manager import register_pass
 
@@ -21,7 +22,7 @@ MAX_UNROLLED_NODES = 2048
 def _constant(v: Value):
     """``(True, value)`` for a ``prim::Constant`` output, else ``(False, None)``."""
     n = v.node
-    if n is None or n.kind != "prim::Constant" or n.blocks:
+    if n is None or n.kind != K.CONSTANT or n.blocks:
         return False, None
     return True, n.attributes.get("value")
 
@@ -74,7 +75,7 @@ def _loops_innermost_first(b, out: list) -> list:
     for n in b.nodes:
         for inner in n.blocks:
             _loops_innermost_first(inner, out)
-        if n.kind == "prim::Loop":
+        if n.kind == K.LOOP:
             out.append(n)
     return out
 

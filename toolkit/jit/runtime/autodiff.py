@@ -31,10 +31,9 @@ from ...utils._pytree import tree_rebuild, tree_tensors
 from ..frontend.trace import Tracer, TracerWarning
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from ..kinds.effects import has_side_effects, is_mutating, is_random
 from .interpreter import Interpreter
-
-_LEAF_PRODUCERS = frozenset({"prim::GetAttr", "prim::TupleUnpack", "prim::ListUnpack", "aten::__getitem__"})
 
 
 class _BackwardTracer(Tracer):
@@ -91,7 +90,7 @@ def _detached_leaf(x):
 def _is_leaf(v: Value, value) -> bool:
     if not isinstance(value, Tensor) or not value.requires_grad:
         return False
-    return v.node is None or v.node.kind in _LEAF_PRODUCERS
+    return v.node is None or K.facts(v.node.kind).leaf_for_autodiff
 
 
 class DifferentiablePlan:
@@ -300,7 +299,7 @@ def _reruns_harmlessly(n: Node) -> bool:
         return False
     if n.op is not None:  # a random op: harmless when it draws from the default generator, whose state is put back
         return is_random(n) and all(
-            v.node is not None and v.node.kind == "prim::Constant" and v.node.attributes.get("value") is None
+            v.node is not None and v.node.kind == K.CONSTANT and v.node.attributes.get("value") is None
             for v, a in zip(n.inputs, n.op.args) if a.type.startswith("Generator"))
     from ..kinds import builtins  # scripted builtins (len, int arithmetic, ...): plain Python functions
 

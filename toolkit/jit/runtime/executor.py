@@ -38,6 +38,7 @@ from ..ir import types as T
 from ..ir.graph import Graph
 from ..ir.propagate import infer_node
 from ..ir.verify import verify
+from ..kinds import registry as K
 from .group_runner import group_runner
 from .interpreter import Interpreter
 
@@ -283,7 +284,7 @@ class ProfilingExecutor:
         kernels = []
         for i, n in enumerate(plan.fusion_groups()):
             runner = group_runner(n)
-            runner.kernel.name = f"prim::FusionGroup_{i}"
+            runner.kernel.name = f"{K.FUSION_GROUP}_{i}"
             kernels.append(runner.kernel)
         compiled = getattr(plan, "compiled", None)
         return GraphFor(plan.graph, kernels, compiled.source if compiled is not None else None)

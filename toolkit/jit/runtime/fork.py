@@ -28,6 +28,7 @@ from ... import dispatch
 from ...autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ...futures import Future
 from ..ir.graph import Graph, Node
+from ..kinds import registry as K
 from ..kinds.builtins import add_handler
 from .interpreter import Interpreter
 
@@ -131,5 +132,5 @@ def run_wait_node(n: Node, env: dict) -> None:
     env[n.outputs[0]] = wait(env[n.inputs[0]])
 
 
-add_handler("prim::fork", run_fork_node)
-add_handler("aten::wait", run_wait_node)
+add_handler(K.FORK, run_fork_node)
+add_handler(K.WAIT, run_wait_node)

@@ -14,7 +14,7 @@ import weakref
 from ... import dispatch
 from ...tensor import wrap
 from ..ir.graph import Node
-from ..kinds.steps import EXEC, STEP_MAKERS
+from ..kinds import registry as K
 from .interpreter import Interpreter
 
 _UNSET = object()
@@ -228,5 +228,5 @@ def _fusion_group(n: Node, env: dict) -> None:
     group_runner(n)(n, env)
 
 
-STEP_MAKERS["prim::FusionGroup"] = group_runner
-EXEC["prim::FusionGroup"] = _fusion_group
+K.set_step_maker(K.FUSION_GROUP, group_runner)
+K.set_handler(K.FUSION_GROUP, _fusion_group)

@@ -12,7 +12,8 @@ import weakref
 from collections.abc import Callable
 
 from ..ir.graph import Graph, Node, Value, values_read
-from ..kinds.steps import EXEC, OBSERVE, PLANS, annotate, step_for
+from ..kinds import registry as K
+from ..kinds.steps import OBSERVE, PLANS, annotate, step_for
 
 
 class Interpreter:
@@ -94,4 +95,4 @@ def _call_method(n: Node, env: dict) -> None:
         env[v] = x
 
 
-EXEC["prim::CallMethod"] = _call_method
+K.set_handler(K.CALL_METHOD, _call_method)

@@ -38,6 +38,7 @@ from ...nn.modules.module import Module
 from ..frontend.script.compiler import ExceptionRef
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from ..script_module import (
     ScriptFunction,
     ScriptModule,
@@ -111,7 +112,7 @@ class _GraphEncoder:
                 "nodes": [self.node(n) for n in g.block.nodes], "outputs": [self.ref(v) for v in g.outputs]}
 
     def node(self, n: Node) -> dict:
-        if n.kind == "prim::PythonOp":
+        if n.kind == K.PYTHON_OP:
             where = "" if n.source is None else f" at {n.source[0]}:{n.source[1]}"
             raise TypeError(f"toolkit.jit.save: the graph runs Python code (prim::PythonOp {n.attributes.get('name')!r}"
                             f"{where}: a Python fallback statement or an @ignore'd call), which an archive cannot "
@@ -358,7 +359,7 @@ def _verify(graph: Graph, what: str) -> None:
         except Exception as e:
             raise _Corrupt(f"{what} does not verify: {e}") from None
         for n in g.all_nodes():
-            if n.kind == "prim::fork":
+            if n.kind == K.FORK:
                 sub = n.attributes.get("Subgraph")
                 _check(isinstance(sub, Graph), f"{what} has a prim::fork node without a Subgraph")
                 graphs.append(sub)

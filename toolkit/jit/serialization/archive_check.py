@@ -32,6 +32,7 @@ from ..frontend.script.compiler import ExceptionRef
 from ..frontend.script.exprs import TENSOR_ATTR_TYPES
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds import registry as K
 from .archive_types import (
     ARCHIVE_EXCEPTIONS,
     check_value,
@@ -50,10 +51,6 @@ MAX_NODES = 1_000_000
 
 _TENSOR_PROPERTIES = {**TENSOR_ATTR_TYPES, "T": T.TENSOR, "mT": T.TENSOR, "data": T.TENSOR}
 """The properties a loaded graph may read off a tensor (``prim::GetAttr`` on a tensor), with their types."""
-
-_ATTRIBUTES = {"prim::Constant": {"value"}, "prim::GetAttr": {"name"}, "prim::SetAttr": {"name"},
-               "prim::RaiseException": {"exception"}, "prim::fork": {"Subgraph"}}
-
 
 class GraphRefused(Exception):
     """A loaded graph does something the archive may not: ``node`` (or None for the graph) and why."""
@@ -164,12 +161,12 @@ class _Checker:
             raise GraphRefused(n, f"the graph has more than {MAX_NODES} nodes")
         k = n.kind
         for i, v in enumerate(n.inputs):
-            if not (i == 0 and k in ("prim::GetAttr", "prim::SetAttr")) and k != "prim::fork":
+            if not (i == 0 and k in (K.GET_ATTR, K.SET_ATTR)) and k != K.FORK:
                 self.not_module(n, v, f"passed to {k}")
-        extra = set(n.attributes) - _ATTRIBUTES.get(k, set())
+        extra = set(n.attributes) - set(K.facts(k).attributes)
         if extra:
             raise GraphRefused(n, f"{k} takes no attribute {sorted(extra)[0]!r}")
-        if n.blocks and k not in ("prim::If", "prim::Loop"):
+        if n.blocks and not K.facts(k).blocks:
             raise GraphRefused(n, f"{k} takes no blocks")
         if n.op is not None:
             self.op(n)
@@ -211,7 +208,7 @@ class _Checker:
     def builtin(self, n: Node) -> None:
         overloads = _schemas()[n.kind]
         if n.kind == "aten::format" and n.inputs and n.inputs[0].node is not None \
-                and n.inputs[0].node.kind == "prim::Constant":
+                and n.inputs[0].node.kind == K.CONSTANT:
             from ..kinds.builtins import check_format
 
             fmt = n.inputs[0].node.attributes.get("value")
@@ -293,7 +290,7 @@ class _Checker:
             out = t.value
         elif isinstance(t, T.TupleType) and fits(it, T.INT):
             c = index.node.attributes.get("value") if index.node is not None and \
-                index.node.kind == "prim::Constant" else None
+                index.node.kind == K.CONSTANT else None
             if isinstance(c, int) and -len(t.elems) <= c < len(t.elems):
                 out = t.elems[c]
             else:
@@ -461,20 +458,20 @@ def _condition(t: T.JitType) -> bool:
 
 
 _RULES = {
-    "prim::Constant": _Checker.constant,
-    "prim::ListConstruct": _Checker.list_construct,
-    "prim::TupleConstruct": _Checker.tuple_construct,
-    "prim::DictConstruct": _Checker.dict_construct,
-    "prim::ListUnpack": _Checker.unpack,
-    "prim::TupleUnpack": _Checker.unpack,
-    "aten::__getitem__": _Checker.getitem,
-    "prim::GetAttr": _Checker.get_attr,
-    "prim::SetAttr": _Checker.set_attr,
-    "prim::If": _Checker.if_,
-    "prim::Loop": _Checker.loop,
-    "prim::RaiseException": _Checker.raise_exception,
-    "prim::fork": _Checker.fork,
-    "aten::wait": _Checker.wait,
+    K.CONSTANT: _Checker.constant,
+    K.LIST_CONSTRUCT: _Checker.list_construct,
+    K.TUPLE_CONSTRUCT: _Checker.tuple_construct,
+    K.DICT_CONSTRUCT: _Checker.dict_construct,
+    K.LIST_UNPACK: _Checker.unpack,
+    K.TUPLE_UNPACK: _Checker.unpack,
+    K.GETITEM: _Checker.getitem,
+    K.GET_ATTR: _Checker.get_attr,
+    K.SET_ATTR: _Checker.set_attr,
+    K.IF: _Checker.if_,
+    K.LOOP: _Checker.loop,
+    K.RAISE_EXCEPTION: _Checker.raise_exception,
+    K.FORK: _Checker.fork,
+    K.WAIT: _Checker.wait,
 }
 
 

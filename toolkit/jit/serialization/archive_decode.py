@@ -17,6 +17,7 @@ from ...ops import registry as R
 from ..frontend.script.compiler import ExceptionRef
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds import registry as K
 from .archive_types import OTHER_TYPES, archive_exception
 from .loaded_modules import LoadedModule, check_member_name, restore_attribute
 
@@ -154,7 +155,7 @@ class GraphDecoder:
             for vd in nd["outputs"]:
                 self.define(n.add_output(), vd)
             for k, a in nd["attrs"]:
-                if kind == "prim::fork" and k == "Subgraph" and isinstance(a, dict) and "graph" in a:
+                if kind == K.FORK and k == "Subgraph" and isinstance(a, dict) and "graph" in a:
                     n[k] = self.subgraph(a["graph"])
                     continue
                 _check(isinstance(k, str) and isinstance(a, dict) and ("value" in a or "exception" in a),

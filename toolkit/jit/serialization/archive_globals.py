@@ -16,6 +16,7 @@ from __future__ import annotations
 from ...nn.modules.module import Module
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from .archive_types import check_value
 
 __all__ = ["global_modules_as_constants"]
@@ -31,9 +32,9 @@ def _fold_reads(g: Graph, v: Value, module) -> None:
     """Replace each ``prim::GetAttr`` of ``v`` (which is ``module``) by its value now, submodules recursively."""
     for use in list(v.uses):
         user = use.user
-        if user.kind == "prim::SetAttr":
+        if user.kind == K.SET_ATTR:
             raise _refuse(user, module, f"the assignment of '{user['name']}'")
-        if user.kind != "prim::GetAttr":
+        if user.kind != K.GET_ATTR:
             raise _refuse(user, module, f"{user.kind} (it needs the module object)")
         out = user.output()
         value = getattr(module, user["name"])
@@ -55,11 +56,11 @@ def global_modules_as_constants(graph: Graph) -> Graph:
     Raises ``TypeError`` naming the node for an assignment to such a module or another use of it than reading
     its members.
     """
-    if not any(n.kind == "prim::ModuleConstant" for sub in _with_forked(graph) for n in sub.all_nodes()):
+    if not any(n.kind == K.MODULE_CONSTANT for sub in _with_forked(graph) for n in sub.all_nodes()):
         return graph
     copy = graph.copy()  # forked subgraphs are copied with it
     for g in _with_forked(copy):
-        for n in [n for n in g.all_nodes() if n.kind == "prim::ModuleConstant"]:
+        for n in [n for n in g.all_nodes() if n.kind == K.MODULE_CONSTANT]:
             _fold_reads(g, n.output(), n["value"].module)
             n.destroy()
     return copy
@@ -72,5 +73,5 @@ def _with_forked(graph: Graph) -> list[Graph]:
     while stack:
         g = stack.pop()
         out.append(g)
-        stack.extend(n["Subgraph"] for n in g.all_nodes() if n.kind == "prim::fork" and "Subgraph" in n.attributes)
+        stack.extend(n["Subgraph"] for n in g.all_nodes() if n.kind == K.FORK and "Subgraph" in n.attributes)
     return out

@@ -27,6 +27,7 @@ from .archive_types import fits
 __all__ = ["BuiltinSchema", "check_builtin_schemas", "parse_builtin_schema"]
 
 _TOKEN = re.compile(r"\s*(->|\[\]|[A-Za-z_][A-Za-z_0-9]*|[(),?*])")
+_WRITES = re.compile(r"\([a-z]!\)")  # ``t[](a!) self``: the argument is written (what effects read), not a type
 _SIMPLE = {"Tensor": T.TENSOR, "int": T.INT, "float": T.FLOAT, "bool": T.BOOL, "str": T.STR, "None": T.NONE,
            "Any": T.ANY, "Device": T.OtherType("Device"), "ScalarType": T.OtherType("ScalarType"),
            "slice": T.OtherType("slice"), "ellipsis": T.OtherType("ellipsis")}
@@ -99,7 +100,7 @@ def _substitute(p, env: dict) -> T.JitType:
 
 class _Parser:
     def __init__(self, text: str):
-        self.text = text
+        text = self.text = _WRITES.sub("", text)
         self.tokens: list[str] = []
         pos = 0
         while pos < len(text.rstrip()):

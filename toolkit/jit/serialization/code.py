@@ -29,12 +29,7 @@ import math
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.printer import format_constant
-
-INLINED_KINDS = frozenset({"prim::Constant", "prim::ListConstruct", "prim::GetAttr"})
-"""Node kinds printed inline where their value is used, not as statements (see ``prints_inline``)."""
-
-_NOT_CALLS = frozenset({"prim::TupleConstruct", "prim::DictConstruct", "prim::ListUnpack", "prim::TupleUnpack",
-                        "prim::CallMethod", "prim::SetAttr", "prim::If", "prim::Loop"})
+from ..kinds import registry as K
 
 MAX_TRIP_COUNT = 2 ** 63 - 1
 """The trip count of a loop without one (TorchScript's ``while`` loops carry ``INT64_MAX``)."""
@@ -86,7 +81,7 @@ def _literal(v) -> str:
 
 def assigned_attributes(graph: Graph) -> frozenset:
     """The attribute names some ``prim::SetAttr`` of ``graph`` assigns."""
-    return frozenset(n["name"] for n in graph.all_nodes() if n.kind == "prim::SetAttr")
+    return frozenset(n["name"] for n in graph.all_nodes() if n.kind == K.SET_ATTR)
 
 
 def prints_inline(n: Node, assigned: frozenset) -> bool:
@@ -95,15 +90,15 @@ def prints_inline(n: Node, assigned: frozenset) -> bool:
     A module attribute that the graph assigns (a name in ``assigned``) is read by a statement, in order,
     as TorchScript prints it: ``count = self.count``.
     """
-    if n.kind == "prim::GetAttr":
+    if n.kind == K.GET_ATTR:
         return not (n["name"] in assigned and isinstance(n.inputs[0].type, T.ModuleType)
                     and not isinstance(n.output().type, T.ModuleType))
-    return n.kind in INLINED_KINDS
+    return K.facts(n.kind).printed_inline
 
 
 def is_call(n: Node) -> bool:
     """Whether ``n`` prints as one call, ``torch.<op>(...)`` or an interpreter built-in ``ops.<ns>.<name>(...)``."""
-    return n.op is not None or (n.kind not in _NOT_CALLS and not n.attributes and "::" in n.kind)
+    return n.op is not None or (not K.facts(n.kind).printed_as_syntax and not n.attributes and "::" in n.kind)
 
 
 def setattr_of(n: Node, assigned: frozenset) -> Node | None:
@@ -115,7 +110,7 @@ def setattr_of(n: Node, assigned: frozenset) -> Node | None:
     if len(n.outputs) != 1 or n.blocks or not is_call(n):
         return None
     v = n.outputs[0]
-    if v.has_debug_name() or len(v.uses) != 1 or v.uses[0].user.kind != "prim::SetAttr" or v.uses[0].offset != 1:
+    if v.has_debug_name() or len(v.uses) != 1 or v.uses[0].user.kind != K.SET_ATTR or v.uses[0].offset != 1:
         return None
     if any(o is v for b in v.graph.all_blocks() for o in b.outputs):  # also returned: it needs its name
         return None
@@ -131,7 +126,7 @@ def setattr_of(n: Node, assigned: frozenset) -> Node | None:
 def _constant_value(v: Value) -> tuple[bool, object]:
     """``(True, value)`` when ``v`` is a ``prim::Constant``'s output, else ``(False, None)``."""
     n = v.node
-    if n is None or n.kind != "prim::Constant":
+    if n is None or n.kind != K.CONSTANT:
         return False, None
     return True, n.attributes.get("value")
 
@@ -222,13 +217,13 @@ class _CodeWriter:
 
     def node(self, n: Node, lines: list, indent: str) -> None:
         k = n.kind
-        if k == "prim::Constant":
+        if k == K.CONSTANT:
             self.inline[n.output()] = self.expr_of_constant(n)
             return
-        if k == "prim::ListConstruct":
+        if k == K.LIST_CONSTRUCT:
             self.inline[n.output()] = "[" + ", ".join(self.name(v) for v in n.inputs) + "]"
             return
-        if k == "prim::GetAttr":
+        if k == K.GET_ATTR:
             base = self.name(n.inputs[0])
             attr = n["name"]
             text = f"{base}.{attr}" if attr.isidentifier() else f'getattr({base}, "{attr}")'
@@ -237,30 +232,30 @@ class _CodeWriter:
             else:
                 lines.append(f"{indent}{self.name(n.output())} = {text}")
             return
-        if k == "prim::SetAttr":
+        if k == K.SET_ATTR:
             lines.append(f"{indent}{self.name(n.inputs[0])}.{n['name']} = {self.name(n.inputs[1])}")
             return
-        if k == "prim::If":
+        if k == K.IF:
             self.if_(n, lines, indent)
             return
-        if k == "prim::Loop":
+        if k == K.LOOP:
             self.loop(n, lines, indent)
             return
-        if k == "prim::fork":
+        if k == K.FORK:
             self.fork(n, lines, indent)
             return
-        if k == "prim::TupleConstruct":
+        if k == K.TUPLE_CONSTRUCT:
             elems = [self.name(v) for v in n.inputs]
             rhs = "(" + ", ".join(elems) + ("," if len(elems) == 1 else "") + ")"
-        elif k == "prim::DictConstruct":
+        elif k == K.DICT_CONSTRUCT:
             ins = [self.name(v) for v in n.inputs]
             rhs = "{" + ", ".join(f"{a}: {b}" for a, b in zip(ins[0::2], ins[1::2])) + "}"
-        elif k in ("prim::ListUnpack", "prim::TupleUnpack"):
+        elif k in (K.LIST_UNPACK, K.TUPLE_UNPACK):
             rhs = self.name(n.inputs[0])
-        elif k == "prim::RaiseException":  # as TorchScript: ops.prim.RaiseException(msg, "builtins.ValueError")
+        elif k == K.RAISE_EXCEPTION:  # as TorchScript: ops.prim.RaiseException(msg, "builtins.ValueError")
             msg = self.name(n.inputs[0]) if n.inputs else "None"
             rhs = f'ops.prim.RaiseException({msg}, "{exception_name(raised_class(n))}")'
-        elif k == "prim::CallMethod":  # as TorchScript prints a submodule call: (self.conv1).forward(x, )
+        elif k == K.CALL_METHOD:  # as TorchScript prints a submodule call: (self.conv1).forward(x, )
             args = "".join(f"{self.name(v)}, " for v in n.inputs[1:])
             rhs = f"({self.name(n.inputs[0])}).{n['name']}({args})"
         elif n.op is not None:

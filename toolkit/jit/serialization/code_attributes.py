@@ -13,6 +13,7 @@ from collections.abc import Callable
 from ..frontend.script.attributes import accepts
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import registry as K
 from .code import prints_inline
 from .code_statements import CodeError
 from .code_statements import head as _head
@@ -109,7 +110,7 @@ def _module_path(graph: Graph, v: Value) -> tuple | None:
     path: list = []
     while v is not graph.inputs[0]:
         n = v.node
-        if n is None or n.kind != "prim::GetAttr" or not isinstance(v.type, T.ModuleType):
+        if n is None or n.kind != K.GET_ATTR or not isinstance(v.type, T.ModuleType):
             return None
         path.append(n["name"])
         v = n.inputs[0]

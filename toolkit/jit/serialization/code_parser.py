@@ -29,6 +29,7 @@ import ast
 from ...ops import registry as R
 from ..frontend.script.compiler import ExceptionRef
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds import registry as K
 from .archive_types import archive_exception
 from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, setattr_of
 from .code_attributes import AttributeStatements, AttributeTypes
@@ -100,7 +101,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             return self.env[e.id]
         text = ast.unparse(e)
         if old is not None and old.node is not None and self.inlined(old.node):
-            if old.node.kind == "prim::ListConstruct" and isinstance(e, ast.List) \
+            if old.node.kind == K.LIST_CONSTRUCT and isinstance(e, ast.List) \
                     and len(e.elts) == len(old.node.inputs) and any(not _is_literal(x) for x in e.elts):
                 lst = old.node
                 new = [self.value(x, v, lst) for x, v in zip(e.elts, list(lst.inputs))]
@@ -118,7 +119,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         if isinstance(e, ast.List) and any(not _is_literal(x) for x in e.elts):
             items = [self.value(x, None, before) for x in e.elts]
             with self._inserting(before):
-                n = self.graph.insert("prim::ListConstruct", items)
+                n = self.graph.insert(K.LIST_CONSTRUCT, items)
             n.output().type = old.type if old is not None else n.output().type
             self.lines[n] = self.line
             return n.output()
@@ -165,7 +166,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
                 elif a.has_default:
                     with self.graph.inserting_before(node):
                         new.append(old if old is not None and old.node is not None and
-                                   old.node.kind == "prim::Constant" else self.graph.insert_constant(a.default))
+                                   old.node.kind == K.CONSTANT else self.graph.insert_constant(a.default))
                     self.lines.setdefault(new[-1].node, self.line)
                 else:
                     raise CodeError(f"{path} at {_where(call)}: missing argument {a.name!r}")
@@ -219,7 +220,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
 
     def statement(self, node: Node, stmt: ast.stmt) -> None:
         k = node.kind
-        if k == "prim::RaiseException":
+        if k == K.RAISE_EXCEPTION:
             self.raise_exception(node, stmt)
             return
         if self.builtin(node, stmt):
@@ -236,11 +237,11 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             if not isinstance(rhs, ast.Call):
                 raise CodeError(f"expected an op call for {k} at {_where(stmt)}, got {ast.unparse(rhs)!r}")
             self.call(node, stmt, rhs)
-        elif k == "prim::TupleConstruct" and isinstance(rhs, ast.Tuple):
+        elif k == K.TUPLE_CONSTRUCT and isinstance(rhs, ast.Tuple):
             self.rewire(node, rhs.elts)
-        elif k == "prim::DictConstruct" and isinstance(rhs, ast.Dict) and None not in rhs.keys:
+        elif k == K.DICT_CONSTRUCT and isinstance(rhs, ast.Dict) and None not in rhs.keys:
             self.rewire(node, [x for kv in zip(rhs.keys, rhs.values) for x in kv])
-        elif k in ("prim::ListUnpack", "prim::TupleUnpack") and isinstance(rhs, ast.Name):
+        elif k in (K.LIST_UNPACK, K.TUPLE_UNPACK) and isinstance(rhs, ast.Name):
             self.rewire(node, [rhs])
         else:
             if isinstance(rhs, ast.Call):
@@ -274,23 +275,23 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             if block is self.graph.block and not self.printed:
                 self.writer.node(node, self.writer_lines, "  ")  # what the printer inlines, to recognize it
             # a statement node comes from the next statement; an inlined one is written in it or a later one
-            nxt = self.pending[0] if self.pending is not None and node.kind == "prim::SetAttr" else \
+            nxt = self.pending[0] if self.pending is not None and node.kind == K.SET_ATTR else \
                 stmts[0] if stmts else None
             self.line = nxt.lineno if nxt is not None else self.end_line if block is self.graph.block else self.line
             self.lines[node] = self.line
             if self.inlined(node):
                 continue
-            if node.kind == "prim::If":
+            if node.kind == K.IF:
                 self.if_(node, stmts, owner)
-            elif node.kind == "prim::Loop":
+            elif node.kind == K.LOOP:
                 self.loop(node, stmts, owner)
-            elif node.kind == "prim::fork":
+            elif node.kind == K.FORK:
                 self.fork(node, stmts, owner)
             elif node.blocks:
                 raise CodeError(f"{node.kind} with nested blocks cannot be rebuilt from code")
-            elif node.kind == "prim::SetAttr":
+            elif node.kind == K.SET_ATTR:
                 self.setattr(node, stmts, owner)
-            elif node.kind == "prim::GetAttr":
+            elif node.kind == K.GET_ATTR:
                 self.getattr(node, _pop(stmts, owner, node.kind))
             elif setattr_of(node, self.assigned) is not None:
                 self.call_into_setattr(node, _pop(stmts, owner, node.kind))

@@ -23,6 +23,7 @@ from ....nn.modules.module import Module
 from ...ir import types as T
 from ...ir.graph import Graph, _copy_block_into
 from ...ir.verify import verify
+from ...kinds import registry as K
 from ...script_module import ScriptFunction
 from ...script_module import ScriptModule as _TracedModule
 from . import sugar as S
@@ -225,7 +226,7 @@ def trace_call(tracer, graph: Graph, inputs: list, run):
     if isinstance(out, Tensor):
         tracer.bind_tensor(out, v)
     elif isinstance(out, (tuple, list)) and all(isinstance(t, Tensor) for t in out):
-        kind = "prim::TupleUnpack" if isinstance(out, tuple) else "prim::ListUnpack"
+        kind = K.TUPLE_UNPACK if isinstance(out, tuple) else K.LIST_UNPACK
         n = tracer._insert(kind, [v], 0)
         for t in out:
             tracer.bind_tensor(t, n.add_output(T.TensorType.of(t)))
@@ -238,7 +239,7 @@ def _tracer_module_value(tracer, m):
         for name, sub in root.named_modules():
             if sub is m:
                 return tracer._module_value(tuple(name.split(".")) if name else ())
-    n = tracer._insert("prim::ModuleConstant", [])
+    n = tracer._insert(K.MODULE_CONSTANT, [])
     from .calls import _ModuleRef
 
     n["value"] = _ModuleRef(m)

@@ -19,6 +19,7 @@ import textwrap
 
 from ....tensor import Tensor as _Tensor
 from ...ir import types as T
+from ...kinds import registry as K
 from . import sugar as S
 from .annotations import Attribute
 from .constants import is_constant
@@ -185,5 +186,5 @@ class Attributes:
         if not accepts(typ, v.type):
             raise self.error(f"Wrong type for attribute assignment: '{name}' is {typ} but the value is {v.type}",
                              target)
-        n = self.insert("prim::SetAttr", [obj.value, v], 0, node=node)
+        n = self.insert(K.SET_ATTR, [obj.value, v], 0, node=node)
         n["name"] = name

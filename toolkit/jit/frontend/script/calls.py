@@ -12,6 +12,7 @@ from ....nn.modules.module import Module
 from ....tensor import Tensor as _Tensor
 from ...ir import types as T
 from ...ir.graph import Value, _copy_block_into
+from ...kinds import registry as K
 from ...kinds.builtins import add_function
 from ...runtime.fork import fork, wait
 from ..modes import is_scripting, is_tracing
@@ -148,7 +149,7 @@ class Calls:
                     vals[i] = self.as_value(self.sugar(defaults[f], node), node)
             elems = [unify(t, v.type) or v.type if not isinstance(t, T.TensorType) else v.type
                      for t, v in zip(typ.elems, vals)]
-            n = self.insert("prim::NamedTupleConstruct", vals, 1, node=node)
+            n = self.insert(K.NAMED_TUPLE_CONSTRUCT, vals, 1, node=node)
             n["cls"] = obj
             n.output().type = NamedTupleType(obj, elems)
             return n.output()
@@ -196,7 +197,7 @@ class Calls:
         if ann is inspect.Signature.empty and self.ctx.fallback and not _library(fn) \
                 and not getattr(fn, IGNORE_ATTR, False):
             typ = T.PYOBJECT  # any Python callable under fallback=True: its result is an opaque Python object
-        n = self.insert("prim::PythonOp", inputs, 1, node=node)
+        n = self.insert(K.PYTHON_OP, inputs, 1, node=node)
         name = getattr(fn, "__qualname__", type(fn).__name__)
         n["name"] = name
         n["callable"] = PyCallable(fn, name, kwargs.keys())
@@ -208,7 +209,7 @@ class Calls:
                          "from compiled code", node)
         from .compiler import ExceptionRef
 
-        n = self.insert("prim::RaiseException", [msg], 0, node=node)
+        n = self.insert(K.RAISE_EXCEPTION, [msg], 0, node=node)
         n["exception"] = ExceptionRef(RuntimeError)
         ann = fn.__annotations__.get("return")
         return self.uninitialized(from_annotation(ann, fn.__globals__) or T.TENSOR if ann else T.TENSOR, node)
@@ -320,7 +321,7 @@ class Calls:
             return v
         if isinstance(t, T.OptionalType) and not isinstance(v.type, T.OptionalType) \
                 and not isinstance(v.type, T.NoneType):
-            n = self.insert("prim::unchecked_cast", [v], 1, node=node)
+            n = self.insert(K.UNCHECKED_CAST, [v], 1, node=node)
             n.output().type = t
             return n.output()
         if not v.type.is_subtype_of(t) and unify(v.type, t) != t and not (
@@ -335,7 +336,7 @@ class Calls:
             raise self.error(why, node)
         if name == "print":
             vals = [self.as_value(a, node) for a in args]
-            self.insert("prim::Print", vals, 0, node=node)
+            self.insert(K.PRINT, vals, 0, node=node)
             return self.const(None, node, T.NONE)
         if name == "range":
             vals = [self.as_value(a, node) for a in args]
@@ -366,7 +367,7 @@ class Calls:
             v = self.as_value(x, node)
             if isinstance(v.type, T.TupleType):
                 return self.const(len(v.type.elems), node)
-            return self.scalar_op("aten::len", [v], T.INT, node)
+            return self.scalar_op(K.LEN, [v], T.INT, node)
         if name == "isinstance":
             return self.const(self._isinstance(args[0], args[1], node), node)
         if name == "hasattr":
@@ -418,7 +419,7 @@ class Calls:
                 t = T.FLOAT if isinstance(v.type, T.FloatType) else t
             if len(vals) == 1 and isinstance(t, T.ListType):
                 t = t.elem
-            return self.scalar_op(f"prim::{name}", vals, t, node)
+            return self.scalar_op(K.prim(name), vals, t, node)
         if name in ("list", "tuple"):
             x = args[0]
             if isinstance(x, S.Unrolled) or (isinstance(x, Value) and isinstance(x.type, T.TupleType)):
@@ -462,13 +463,13 @@ class Calls:
 
     # -- modules -------------------------------------------------------------------------------------
     def const_module(self, m, node) -> Value:
-        n = self.insert("prim::ModuleConstant", [], 1, node=node)
+        n = self.insert(K.MODULE_CONSTANT, [], 1, node=node)
         n["value"] = _ModuleRef(m)
         n.output().type = T.ModuleType(type(m))
         return n.output()
 
     def _getattr(self, v: Value, name: str, typ, node) -> Value:
-        n = self.insert("prim::GetAttr", [v], 1, node=node)
+        n = self.insert(K.GET_ATTR, [v], 1, node=node)
         n["name"] = name
         n.output().type = typ
         if name.isidentifier():
@@ -551,7 +552,7 @@ class Calls:
         if getattr(fn, IGNORE_ATTR, False):
             if meth.name == "forward":
                 vals = [self.as_value(a, node) for a in args]
-                n = self.insert("prim::CallModule", [meth.mv.value, *vals], 1, node=node)
+                n = self.insert(K.CALL_MODULE, [meth.mv.value, *vals], 1, node=node)
                 ann = fn.__annotations__.get("return")
                 n.output().type = (from_annotation(ann, fn.__globals__) if ann else None) or T.TENSOR
                 return n.output()
@@ -576,7 +577,7 @@ class Calls:
                 raise self.error("zip() of a tuple and a run-time sequence is not supported in script code", node)
             trip = specs[0][1]
             for s in specs[1:]:
-                trip = self.scalar_op("prim::min", [trip, s[1]], T.INT, node)
+                trip = self.scalar_op(K.MIN, [trip, s[1]], T.INT, node)
             return ("loop", trip, lambda i: S.Unrolled([s[2](i) for s in specs]))
         if isinstance(it, S.EnumerateValue):
             spec = self.iteration(it.it, node)
@@ -595,11 +596,11 @@ class Calls:
         if isinstance(t, T.TupleType):
             return ("unrolled", self.tuple_elements(v, node))
         if isinstance(t, (T.ListType, T.StrType)):
-            trip = self.scalar_op("aten::len", [v], T.INT, node)
+            trip = self.scalar_op(K.LEN, [v], T.INT, node)
             elem = t.elem if isinstance(t, T.ListType) else T.STR
 
             def element(i):
-                n = self.insert("aten::__getitem__", [v, i], 1, node=node)
+                n = self.insert(K.GETITEM, [v, i], 1, node=node)
                 n.output().type = elem
                 return n.output()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...ir.graph import Graph
+from ...kinds import registry as K
 
 
 def _key(n):
@@ -20,7 +21,7 @@ def pool_constants(graph: Graph) -> None:
     hoisted = []
     replaced: dict = {}  # duplicate's output -> the pooled one (block outputs are redirected in one walk at the end)
     for n in list(graph.all_nodes()):
-        if n.kind != "prim::Constant":
+        if n.kind != K.CONSTANT:
             continue
         k = _key(n)
         if k is None:

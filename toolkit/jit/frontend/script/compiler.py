@@ -13,6 +13,7 @@ import warnings
 
 from ...ir import types as T
 from ...ir.graph import Graph, Node, Value
+from ...kinds import registry as K
 from . import sugar as S
 from .attributes import Attributes
 from .calls import Calls
@@ -217,7 +218,7 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
             raise self.error("a variable annotation needs a value in script code", s)
         value = self.expr(s.value, expected=typ)
         if isinstance(value, Value) and isinstance(typ, T.OptionalType) and not isinstance(value.type, T.OptionalType):
-            n = self.insert("prim::unchecked_cast", [value], 1, node=s)
+            n = self.insert(K.UNCHECKED_CAST, [value], 1, node=s)
             n.output().type = typ
             value = n.output()
         self.assign(s.target, value, s)
@@ -279,7 +280,7 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
         raise self.error("raise needs an exception class in script code", e)
 
     def emit_raise(self, exc, msg: Value | None, node) -> None:
-        n = self.insert("prim::RaiseException", [msg] if msg is not None else [], 0, node=node)
+        n = self.insert(K.RAISE_EXCEPTION, [msg] if msg is not None else [], 0, node=node)
         n["exception"] = ExceptionRef(exc)
         self.env["$raised"] = True
 
@@ -399,7 +400,7 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
     def assign(self, target, value, node) -> None:
         if isinstance(target, ast.Name):
             if isinstance(value, Value) and not value.has_debug_name() \
-                    and (value.node is None or value.node.kind != "prim::Constant"):
+                    and (value.node is None or value.node.kind != K.CONSTANT):
                 value.set_debug_name(target.id)
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):

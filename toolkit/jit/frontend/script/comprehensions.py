@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ...ir import types as T
+from ...kinds import registry as K
 from .typing_rules import unify
 
 
@@ -54,7 +55,7 @@ class Comprehensions:
         return lst
 
     def expr_DictComp(self, e):
-        n = self.insert("prim::DictConstruct", [], 1, node=e)
+        n = self.insert(K.DICT_CONSTRUCT, [], 1, node=e)
         d = n.output()
         d.type = T.DictType(T.STR, T.TENSOR)
         key_types, value_types = [], []

@@ -14,6 +14,7 @@ import ast
 
 from ...ir import types as T
 from ...ir.graph import Block, Node, Value
+from ...kinds import registry as K
 from .typing_rules import UNINITIALIZED, unify
 
 SPECIAL = ("$exit", "$brk", "$retflag", "$ret")
@@ -92,14 +93,14 @@ class ControlFlow:
         return x
 
     def uninitialized(self, typ: T.JitType, node) -> Value:
-        n = self.insert("prim::Uninitialized", [], 1, node=node)
+        n = self.insert(K.UNINITIALIZED, [], 1, node=node)
         n.output().type = typ
         return n.output()
 
     # -- if ------------------------------------------------------------------------------------------
     def emit_if(self, cond: Value, then_fn, else_fn, node, refine=(None, None)) -> list:
         """Compile both branches into a ``prim::If`` and merge what they bind; returns the If's outputs."""
-        n = self.insert("prim::If", [cond], 0, node=node)
+        n = self.insert(K.IF, [cond], 0, node=node)
         base = self.env
         branches = []
         for fn, ref in ((then_fn, refine[0]), (else_fn, refine[1])):
@@ -206,7 +207,7 @@ class ControlFlow:
         carried = [k for k in sorted(assigned) if isinstance(base.get(k), Value)]
         types = {k: base[k].type for k in carried}
         for _attempt in range(5):
-            n = self.insert("prim::Loop", [trip, cond] + [base[k] for k in carried], 0, node=node)
+            n = self.insert(K.LOOP, [trip, cond] + [base[k] for k in carried], 0, node=node)
             b = n.add_block()
             idx = b.add_input(None, T.INT)
             env = dict(base)
@@ -246,7 +247,7 @@ class ControlFlow:
             raise self.error("loop-carried types do not settle", node)
         self.env = base
         for k in carried:
-            if base[k].node is not None and base[k].node.kind == "prim::Uninitialized":
+            if base[k].node is not None and base[k].node.kind == K.UNINITIALIZED:
                 base[k].type = types[k]
             o = n.add_output(types[k])
             _name(o, k)
@@ -281,7 +282,7 @@ class ControlFlow:
         def other():
             out.append(recheck())
 
-        n = self.insert("prim::If", [brk], 0, node=node)
+        n = self.insert(K.IF, [brk], 0, node=node)
         for fn in (then, other):
             b = n.add_block()
             with self.graph.inserting_at_end(b):

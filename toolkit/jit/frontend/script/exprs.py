@@ -7,6 +7,7 @@ import ast
 from ....tensor import Tensor as _Tensor
 from ...ir import types as T
 from ...ir.graph import Value
+from ...kinds import registry as K
 from ...kinds.builtins import SCALAR_OPERATORS
 from . import ops as O
 from . import sugar as S
@@ -68,12 +69,12 @@ class Expressions:
         return n.output()
 
     def tuple_of(self, values: list, node, typ=None) -> Value:
-        n = self.insert("prim::TupleConstruct", values, 1, node=node)
+        n = self.insert(K.TUPLE_CONSTRUCT, values, 1, node=node)
         n.output().type = typ or T.TupleType([v.type for v in values])
         return n.output()
 
     def list_of(self, values: list, elem, node) -> Value:
-        n = self.insert("prim::ListConstruct", values, 1, node=node)
+        n = self.insert(K.LIST_CONSTRUCT, values, 1, node=node)
         n.output().type = T.ListType(elem)
         return n.output()
 
@@ -86,11 +87,11 @@ class Expressions:
 
     def tuple_elements(self, v: Value, node) -> list:
         n = v.node
-        if n is not None and n.kind in ("prim::TupleConstruct", "prim::NamedTupleConstruct"):
+        if n is not None and n.kind in (K.TUPLE_CONSTRUCT, K.NAMED_TUPLE_CONSTRUCT):
             return list(n.inputs)
         if not isinstance(v.type, T.TupleType):
             raise self.error(f"expected a tuple, got {v.type}", node)
-        u = self.insert("prim::TupleUnpack", [v], 0, node=node)
+        u = self.insert(K.TUPLE_UNPACK, [v], 0, node=node)
         return [u.add_output(t) for t in v.type.elems]
 
     def unpack(self, value, n: int, node) -> list:
@@ -103,7 +104,7 @@ class Expressions:
             if isinstance(v.type, T.TupleType):
                 items = self.tuple_elements(v, node)
             elif isinstance(v.type, T.ListType):
-                u = self.insert("prim::ListUnpack", [v], 0, node=node)
+                u = self.insert(K.LIST_UNPACK, [v], 0, node=node)
                 items = [u.add_output(v.type.elem) for _ in range(n)]
             else:
                 raise self.error(f"cannot unpack a value of type {v.type}", node)
@@ -140,7 +141,7 @@ class Expressions:
                 return S.TensorMethod(v, name)
             if name == "shape":
                 return O.emit_tensor_method(self, v, "size", [], {}, node)
-            n = self.insert("prim::GetAttr", [v], 1, node=node)
+            n = self.insert(K.GET_ATTR, [v], 1, node=node)
             n["name"] = name
             n.output().type = TENSOR_ATTR_TYPES.get(name, T.TENSOR)
             return n.output()
@@ -276,7 +277,7 @@ class Expressions:
             self.env = saved
 
         short = lambda: out.append(self.const(not is_and, node))  # noqa: E731
-        n = self.insert("prim::If", [c], 0, node=node)
+        n = self.insert(K.IF, [c], 0, node=node)
         for fn in ((rest, short) if is_and else (short, rest)):
             b = n.add_block()
             with self.graph.inserting_at_end(b):
@@ -380,7 +381,7 @@ class Expressions:
             for name in sorted(names):
                 cur = self.env.get(name)
                 if isinstance(cur, Value) and isinstance(cur.type, T.OptionalType):
-                    n = self.insert("prim::unchecked_cast", [cur], 1, node=node)
+                    n = self.insert(K.UNCHECKED_CAST, [cur], 1, node=node)
                     n.output().type = cur.type.elem
                     n.output().set_debug_name(name)
                     self.env[name] = n.output()
@@ -428,7 +429,7 @@ class Expressions:
         for v in vals[1:]:
             vt = unify(vt, v.type) or T.ANY
         inputs = [x for kv in zip(keys, vals) for x in kv]
-        n = self.insert("prim::DictConstruct", inputs, 1, node=e)
+        n = self.insert(K.DICT_CONSTRUCT, inputs, 1, node=e)
         n.output().type = T.DictType(kt, vt)
         return n.output()
 
@@ -448,7 +449,7 @@ class Expressions:
                 return self.tuple_of(elems[k], e)
             return elems[k]
         if isinstance(t, T.PyObjectType):  # Python indexes a fallback's value at run time
-            n = self.insert("aten::__getitem__", [obj, self.index_value(e.slice)], 1, node=e)
+            n = self.insert(K.GETITEM, [obj, self.index_value(e.slice)], 1, node=e)
             n.output().type = T.PYOBJECT
             return n.output()
         if isinstance(t, _NOT_SUBSCRIPTABLE):
@@ -469,7 +470,7 @@ class Expressions:
             out = T.STR
         else:
             out = T.ANY
-        n = self.insert("aten::__getitem__", [obj, idx], 1, node=e)
+        n = self.insert(K.GETITEM, [obj, idx], 1, node=e)
         n.output().type = out
         return n.output()
 
@@ -528,7 +529,7 @@ class Expressions:
                     v = O.emit_ops(self, R.overloads("select"), [v, self.const(dim, node), self.value(p)], {}, node)
             return v
         idx = self.index_value(s)
-        n = self.insert("aten::__getitem__", [v, idx], 1, node=node)
+        n = self.insert(K.GETITEM, [v, idx], 1, node=node)
         n.output().type = T.TENSOR
         return n.output()
 
@@ -538,9 +539,9 @@ class Expressions:
             return self.tuple_of([self.index_value(p) for p in s.elts], s)
         if isinstance(s, ast.Slice):
             parts = [self.value(p) if p is not None else self.const(None, s, T.NONE) for p in (s.lower, s.upper, s.step)]
-            return self.scalar_op("prim::slice", parts, T.OtherType("slice"), s)
+            return self.scalar_op(K.SLICE, parts, T.OtherType("slice"), s)
         if isinstance(s, ast.Constant) and s.value is Ellipsis:
-            return self.scalar_op("prim::Ellipsis", [], T.OtherType("ellipsis"), s)
+            return self.scalar_op(K.ELLIPSIS, [], T.OtherType("ellipsis"), s)
         return self.value(s)
 
     # -- strings ------------------------------------------------------------------

@@ -20,6 +20,7 @@ import types as pytypes
 
 from ...ir import types as T
 from ...ir.graph import Value
+from ...kinds import registry as K
 from . import sugar as S
 from .calls import PyCallable
 from .control import Undefined
@@ -142,7 +143,7 @@ def emit_fallback(c, stmt: ast.stmt, reason: str) -> None:
     fn = _build(c, stmt, params, list(closure), writes)
     label = f"{c.info.name}:{c.info.line_of(stmt)}"
     call = functools.partial(fn, **closure) if closure else fn
-    n = c.insert("prim::PythonOp", inputs, 0, node=stmt)
+    n = c.insert(K.PYTHON_OP, inputs, 0, node=stmt)
     n["name"] = label
     n["callable"] = FallbackStatement(call, label, writes, out_types)
     n["unpack"] = True
@@ -184,7 +185,7 @@ def call_object(c, fn: Value, args: list, kwargs: dict, node) -> Value:
     """Call a ``PyObject`` (a function or method a fallback statement bound): a ``prim::PythonOp``; the result is a
     ``PyObject`` too."""
     inputs = [fn] + [c.as_value(a, node) for a in args] + [c.as_value(v, node) for v in kwargs.values()]
-    n = c.insert("prim::PythonOp", inputs, 1, node=node)
+    n = c.insert(K.PYTHON_OP, inputs, 1, node=node)
     n["name"] = f"{c.info.name}:{c.info.line_of(node)}"
     n["callable"] = PyCallable(_call, "call", kwargs)
     n.output().type = T.PYOBJECT
@@ -224,7 +225,7 @@ class _ObjectAttribute:
 
 def get_attribute(c, v: Value, name: str, node) -> Value:
     """``obj.name`` of a ``PyObject``: a ``prim::PythonOp`` whose result is a ``PyObject``."""
-    n = c.insert("prim::PythonOp", [v], 1, node=node)
+    n = c.insert(K.PYTHON_OP, [v], 1, node=node)
     n["name"] = f"{c.info.name}:{c.info.line_of(node)}"
     n["callable"] = _ObjectAttribute(name)
     n.output().type = T.PYOBJECT

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ...ir import types as T
 from ...ir.graph import Block, Graph, Node, Value, _copy_block_into, values_defined, values_read
+from ...kinds import registry as K
 from .cleanup import pool_constants
 from .control import destroy_block_nodes
 
@@ -27,7 +28,7 @@ def emit_fork(c, args: list, kwargs: dict, node) -> Value:
     callee, rest = args[0], list(args[1:])
     if isinstance(callee, Value):
         raise c.error(f"fork(): a value of type {callee.type} is not callable", node)
-    fork_node = c.insert("prim::fork", [], 1, node=node)
+    fork_node = c.insert(K.FORK, [], 1, node=node)
     body = fork_node.add_block()
     g = c.graph
     saved = g._insert
@@ -49,7 +50,7 @@ def emit_wait(c, args: list, kwargs: dict, node) -> Value:
     fut = c.as_value(args[0], node)
     if not isinstance(fut.type, T.FutureType):
         raise c.error(f"wait() expects a Future returned by fork(), got a value of type {fut.type}", node)
-    n = c.insert("aten::wait", [fut], 1, node=node)
+    n = c.insert(K.WAIT, [fut], 1, node=node)
     n.output().type = fut.type.elem
     return n.output()
 
@@ -69,8 +70,8 @@ def lift_block(owner: Node, body: Block) -> Graph:
     sub = Graph()
     env: dict = {}
     for v in free:
-        if v.node is not None and v.node.kind == "prim::Constant":
-            n = sub.insert("prim::Constant")
+        if v.node is not None and v.node.kind == K.CONSTANT:
+            n = sub.insert(K.CONSTANT)
             n.attributes = dict(v.node.attributes)
             n.output().type = v.type
             n.source = v.node.source

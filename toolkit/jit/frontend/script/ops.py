@@ -19,6 +19,7 @@ from ...ir import types as T
 from ...ir.graph import Value
 from ...ir.propagate import infer_node
 from ...kinds import effects as _effects
+from ...kinds import registry as K
 
 _METHODS: dict | None = None
 _DUNDERS: dict | None = None
@@ -62,13 +63,13 @@ def constant_of(v: Value):
     n = v.node
     if n is None:
         raise LookupError
-    if n.kind == "prim::Constant":
+    if n.kind == K.CONSTANT:
         return n.attributes.get("value")
-    if n.kind in ("prim::ListConstruct", "prim::TupleConstruct"):
-        if n.kind == "prim::ListConstruct" and any(_effects.is_mutating(u.user) for u in v.uses):
+    if n.kind in (K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT):
+        if n.kind == K.LIST_CONSTRUCT and any(_effects.is_mutating(u.user) for u in v.uses):
             raise LookupError  # a list that is appended to (or otherwise written) later is no constant
         vals = [constant_of(e) for e in n.inputs]
-        return vals if n.kind == "prim::ListConstruct" else tuple(vals)
+        return vals if n.kind == K.LIST_CONSTRUCT else tuple(vals)
     raise LookupError
 
 
@@ -274,7 +275,7 @@ def emit_tensor_method(c, self_value: Value, name: str, args: list, kwargs: dict
         n = c.insert(f"aten::{name}", [self_value, *args], 1, node=node)
         n.output().type = typ
         return n.output()
-    n = c.insert("prim::TensorMethod", [self_value, *args, *kwargs.values()], 1, node=node)
+    n = c.insert(K.TENSOR_METHOD, [self_value, *args, *kwargs.values()], 1, node=node)
     n["name"] = name
     if kwargs:
         n["kwargs"] = tuple(kwargs)
