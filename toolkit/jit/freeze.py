@@ -22,9 +22,9 @@ import inspect
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .frontend.script.api import CompiledMethod, RecursiveScriptModule
+from .ir import kinds as K
 from .ir import types as T
 from .ir.graph import Graph, Value
-from .kinds import registry as K
 from .passes import AliasSets, run_passes
 from .passes.fold_conv_arith import fold_conv_arith_changed
 from .passes.fold_conv_bn import fold_conv_bn_changed

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from ...backends.cpu.cache import load_source
 from ...backends.cpu.codegen import free_names
+from ..ir import kinds as K
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from .elementwise import node_expression
 from .fused_kernel import GroupKernel, _is_reduction
 

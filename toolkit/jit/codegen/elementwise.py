@@ -20,9 +20,9 @@ import ast
 from ..._core import dtypes as _dt
 from ...backends.cpu.codegen import FormulaError, check_formula, specialize
 from ...ops import registry as R
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Node, Value
-from ..kinds import registry as K
 
 FUSIBLE_KINDS = (R.ELEMENTWISE, R.COMPARISON)
 _NP_NAMES = {"bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8", "int16": "np.int16", "int32": "np.int32",

@@ -28,8 +28,8 @@ from ...backends.cpu.cache import kernel_dir, load_source, source_hash
 from ...backends.cpu.codegen import free_names, helper_constants, helpers_needed
 from ...backends.cpu.scalar import HELPERS
 from ...ops import registry as R
+from ..ir import kinds as K
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from .allocator import MIN_BYTES, POOL
 from .elementwise import (
     accumulator,

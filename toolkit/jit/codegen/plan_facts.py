@@ -14,9 +14,9 @@ what is left holds on every path, not only the profiled one.
 from __future__ import annotations
 
 from ...ops import registry as R
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 
 # non-tensor argument types whose run-time value cannot change a result's dtype
 _STATIC_ARG_TYPES = (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType)

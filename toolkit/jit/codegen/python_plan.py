@@ -24,9 +24,9 @@ import numpy as np
 from ... import dispatch
 from ...ops import registry as R
 from ...tensor import wrap
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value, values_defined, values_read
-from ..kinds import registry as K
 from ..kinds.effects import is_mutating, is_random
 from ..kinds.steps import EXEC, PLANS, annotate, step_for
 from .plan_facts import certain_dtypes, constant_value, direct_call, is_none

@@ -10,9 +10,9 @@ run of the flat graph (``call_graphs`` cuts it out).
 from __future__ import annotations
 
 from ...tensor import Tensor
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Node, Value
-from ..kinds import registry as K
 
 
 class Frame:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value, values_defined, values_read
 from ..ir.verify import verify
-from ..kinds import registry as K
 from ..passes._clone import clone_node
 from ..passes.inline_calls import CALLEE, drop_unused_module_attrs
 from ._frames import Frame

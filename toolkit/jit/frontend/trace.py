@@ -23,9 +23,9 @@ from ... import dispatch
 from ..._core.from_data import CREATION_HOOKS
 from ...ops import registry as R
 from ...tensor import CONVERSION_HOOKS, Tensor
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from ..passes.dce import remove_dead_traced_nodes
 from ._frames import CallFrames, Frame, prune_frames, settle_call_results  # noqa: F401  (Frame: the frames' type)
 

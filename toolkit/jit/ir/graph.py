@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from . import kinds as K
 from . import types as T
 
 _NAME_SUFFIX = re.compile(r"^(.*)\.(\d+)$")
@@ -362,7 +363,7 @@ class Graph:
 
     def insert_constant(self, value, type: T.JitType | None = None) -> Value:
         """A ``prim::Constant`` holding ``value`` (a Python number, bool, str, None, dtype, device or Tensor)."""
-        n = self.insert("prim::Constant")
+        n = self.insert(K.CONSTANT)
         if value is not None:
             n["value"] = value
         n.output().type = type or T.type_of_constant(value)

@@ -8,6 +8,7 @@ definition that eager execution checks against.
 from __future__ import annotations
 
 from ..._core.meta import TensorMeta
+from . import kinds as K
 from . import types as T
 from .graph import Graph, Node, Value
 
@@ -21,9 +22,9 @@ def _static_value(v: Value):
     n = v.node
     if n is None:
         return _UNKNOWN
-    if n.kind == "prim::Constant":
+    if n.kind == K.CONSTANT:
         return n.attributes.get("value")
-    if n.kind == "prim::ListConstruct":
+    if n.kind == K.LIST_CONSTRUCT:
         elems = [_static_value(e) for e in n.inputs]
         if any(e is _UNKNOWN for e in elems):
             return _UNKNOWN

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from . import kinds as K
 from . import types as T
 from .graph import Block, Graph, Node, Use
 
@@ -116,20 +117,20 @@ def _check_node(n: Node) -> None:
         _arity(n, 2, 1)
     elif k.startswith("aten::") and k not in BUILTIN_KINDS:
         raise VerificationError(f"{_where(n)}: aten node without its op definition")
-    if k == "prim::Constant":
+    if k == K.CONSTANT:
         _arity(n, 0, 1)
-    elif k in ("prim::ListConstruct", "prim::TupleConstruct"):
+    elif k in (K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT):
         _arity(n, None, 1)
         t = n.output().type
-        if k == "prim::TupleConstruct" and isinstance(t, T.TupleType) and len(t.elems) != len(n.inputs):
+        if k == K.TUPLE_CONSTRUCT and isinstance(t, T.TupleType) and len(t.elems) != len(n.inputs):
             raise VerificationError(f"{_where(n)}: tuple type {t} does not match {len(n.inputs)} inputs")
-    elif k in ("prim::ListUnpack", "prim::TupleUnpack"):
+    elif k in (K.LIST_UNPACK, K.TUPLE_UNPACK):
         _arity(n, 1, None)
-    elif k == "prim::GetAttr":
+    elif k == K.GET_ATTR:
         _arity(n, 1, 1)
         if "name" not in n.attributes:
             raise VerificationError(f"{_where(n)}: prim::GetAttr needs a name attribute")
-    elif k == "prim::If":
+    elif k == K.IF:
         _arity(n, 1, None)
         if len(n.blocks) != 2:
             raise VerificationError(f"{_where(n)}: prim::If needs 2 blocks, has {len(n.blocks)}")
@@ -137,7 +138,7 @@ def _check_node(n: Node) -> None:
             if b.inputs or len(b.outputs) != len(n.outputs):
                 raise VerificationError(f"{_where(n)}: each block of prim::If takes no inputs and returns "
                                         f"{len(n.outputs)} values")
-    elif k == "prim::Loop":
+    elif k == K.LOOP:
         if len(n.blocks) != 1:
             raise VerificationError(f"{_where(n)}: prim::Loop needs 1 block, has {len(n.blocks)}")
         carried = len(n.inputs) - 2

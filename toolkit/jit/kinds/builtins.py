@@ -2,7 +2,7 @@
 ``prim::Print``, ``prim::RaiseException``, ``prim::PythonOp`` (Python fallback) and friends.
 
 Each kind maps to one handler ``handler(node, env)``; ``register()`` declares the ``aten::`` kinds in the
-registry of kinds (``kinds.registry``, where the ``prim::`` ones are declared) with their handler and function,
+registry of kinds (``ir.kinds``, where the ``prim::`` ones are declared) with their handler and function,
 which the interpreter and compiled plans share, and tells the verifier these ``aten::`` kinds are builtins (they
 have no op registry entry: they act on Python values, not tensors). ``SCHEMAS`` gives each kind a graph loaded
 from an archive may use the argument types it accepts (``toolkit.jit.serialization.builtin_schema``); a kind
@@ -17,9 +17,9 @@ import operator
 import string
 import warnings
 
+from ..ir import kinds as K
 from ..ir.graph import Node
 from ..ir.verify import BUILTIN_KINDS
-from . import registry as K
 
 # kind -> Python function of the node's input values, returning its one output (or None for no output)
 FUNCTIONS: dict = {}

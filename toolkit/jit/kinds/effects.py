@@ -1,5 +1,5 @@
 """What passes, code generation and the runtime ask about nodes: side effects, purity and aliasing, all read
-from the op registry's kinds and, for the JIT's own kinds, from the registry of kinds (``kinds.registry``).
+from the op registry's kinds and, for the JIT's own kinds, from the registry of kinds (``ir.kinds``).
 
 Passes never test op names for these questions: an op is in place when its kind
 is ``INPLACE`` or its schema writes an argument (``Tensor(a!)``), random when its
@@ -11,8 +11,8 @@ annotated ``(a)`` (``prim::ListConstruct``, ``prim::unchecked_cast``).
 from __future__ import annotations
 
 from ...ops import registry as R
+from ..ir import kinds as K
 from ..ir.graph import Graph, Node, Value
-from . import registry as K
 
 _KINDS = K.KINDS
 

@@ -5,7 +5,7 @@ dict from ``Value`` to its runtime value) and binds its outputs there. The
 interpreter (``runtime.interpreter``) walks a graph calling them, and code
 generation (``codegen.python_plan``) calls the same handlers for the nodes it
 does not turn into Python source, so both run a kind alike. Each handler is
-attached to its kind in the registry of kinds (``kinds.registry``); ``EXEC`` is
+attached to its kind in the registry of kinds (``ir.kinds``); ``EXEC`` is
 the registry's table of them. This module sits below both: it imports only the
 IR, and the runtime attaches the handlers that need it (``prim::CallMethod``,
 ``prim::FusionGroup``, ``prim::fork``) at import.
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ... import dispatch
+from ..ir import kinds as K
 from ..ir.graph import Block, Node
-from . import registry as K
 
 
 def step_for(n: Node) -> Callable:

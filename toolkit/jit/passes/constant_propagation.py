@@ -13,9 +13,9 @@ would be shared between runs), nor when it has more than ``max_elements`` elemen
 from __future__ import annotations
 
 from ... import dispatch
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds import registry as K
 from ..kinds.effects import AliasSets, is_foldable_function, is_pure
 from .manager import register_pass
 

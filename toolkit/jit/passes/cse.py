@@ -8,8 +8,8 @@ memory some node writes are never merged.
 
 from __future__ import annotations
 
+from ..ir import kinds as K
 from ..ir.graph import Block, Graph, Node
-from ..kinds import registry as K
 from ..kinds.effects import AliasSets, has_side_effects, is_mutating, is_pure
 from .manager import register_pass
 

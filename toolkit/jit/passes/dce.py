@@ -18,8 +18,8 @@ parameter or buffer, a returned value, or a value a kept node reads afterwards):
 
 from __future__ import annotations
 
+from ..ir import kinds as K
 from ..ir.graph import Block, Graph, Node
-from ..kinds import registry as K
 from ..kinds.effects import AliasSets, has_side_effects, is_mutating
 from .manager import register_pass
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from ...ops import api as F
 from ...ops import registry as R
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds import registry as K
 from .manager import register_pass
 
 _LAYER_ARGS = ("input", "weight", "bias")

@@ -25,9 +25,9 @@ Example::
 from __future__ import annotations
 
 from ..codegen.elementwise import chunk_spec, constant_of, fusibility, is_chunk, reduction_fusibility
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds import registry as K
 from .manager import register_pass
 
 MIN_GROUP_SIZE = 2  # a single op gains nothing from a generated kernel

@@ -15,9 +15,9 @@ submodule read (``prim::GetAttr``) that only served the call is dropped.
 
 from __future__ import annotations
 
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from ._clone import clone_block_body
 from .manager import register_pass
 

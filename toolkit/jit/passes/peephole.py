@@ -13,9 +13,9 @@ rewrite returns ``x`` unchanged (as TorchScript's peephole pass does).
 from __future__ import annotations
 
 from ...ops import registry as R
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from ..kinds.effects import AliasSets
 from .manager import register_pass
 

@@ -16,8 +16,8 @@ Example::
 from __future__ import annotations
 
 from ...ops import registry as R
+from ..ir import kinds as K
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds import registry as K
 from .manager import register_pass
 
 

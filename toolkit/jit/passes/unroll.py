@@ -10,9 +10,9 @@ flatten completely. Loops whose unrolled size would pass ``max_nodes`` stay.
 
 from __future__ import annotations
 
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from ._clone import clone_block_body
 from .manager import register_pass
 

@@ -29,9 +29,9 @@ from ...random import get_rng_state, set_rng_state
 from ...tensor import Tensor
 from ...utils._pytree import tree_rebuild, tree_tensors
 from ..frontend.trace import Tracer, TracerWarning
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from ..kinds.effects import has_side_effects, is_mutating, is_random
 from .interpreter import Interpreter
 

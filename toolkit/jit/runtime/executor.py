@@ -34,11 +34,11 @@ from ..._core import dtypes as _dt
 from ...autograd.grad_mode import LOCAL as _GRAD_MODE
 from ...nn.modules.module import Module
 from ...tensor import Tensor
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph
 from ..ir.propagate import infer_node
 from ..ir.verify import verify
-from ..kinds import registry as K
 from .group_runner import group_runner
 from .interpreter import Interpreter
 

@@ -27,8 +27,8 @@ from typing import Any
 from ... import dispatch
 from ...autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ...futures import Future
+from ..ir import kinds as K
 from ..ir.graph import Graph, Node
-from ..kinds import registry as K
 from ..kinds.builtins import add_handler
 from .interpreter import Interpreter
 

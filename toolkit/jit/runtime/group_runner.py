@@ -13,8 +13,8 @@ import weakref
 
 from ... import dispatch
 from ...tensor import wrap
+from ..ir import kinds as K
 from ..ir.graph import Node
-from ..kinds import registry as K
 from .interpreter import Interpreter
 
 _UNSET = object()

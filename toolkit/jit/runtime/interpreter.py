@@ -11,8 +11,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 
+from ..ir import kinds as K
 from ..ir.graph import Graph, Node, Value, values_read
-from ..kinds import registry as K
 from ..kinds.steps import OBSERVE, PLANS, annotate, step_for
 
 

@@ -36,9 +36,9 @@ from ... import serialization as S
 from ..._core import dtypes as _dt
 from ...nn.modules.module import Module
 from ..frontend.script.compiler import ExceptionRef
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from ..script_module import (
     ScriptFunction,
     ScriptModule,

@@ -30,9 +30,9 @@ from __future__ import annotations
 from ...nn.modules.module import Module
 from ..frontend.script.compiler import ExceptionRef
 from ..frontend.script.exprs import TENSOR_ATTR_TYPES
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds import registry as K
 from .archive_types import (
     ARCHIVE_EXCEPTIONS,
     check_value,

@@ -15,9 +15,9 @@ from ..._core import dtypes as _dt
 from ..._core.device import as_device
 from ...ops import registry as R
 from ..frontend.script.compiler import ExceptionRef
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds import registry as K
 from .archive_types import OTHER_TYPES, archive_exception
 from .loaded_modules import LoadedModule, check_member_name, restore_attribute
 

@@ -14,9 +14,9 @@ saved this way and is refused.
 from __future__ import annotations
 
 from ...nn.modules.module import Module
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from .archive_types import check_value
 
 __all__ = ["global_modules_as_constants"]

@@ -26,10 +26,10 @@ from __future__ import annotations
 import keyword
 import math
 
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.printer import format_constant
-from ..kinds import registry as K
 
 MAX_TRIP_COUNT = 2 ** 63 - 1
 """The trip count of a loop without one (TorchScript's ``while`` loops carry ``INT64_MAX``)."""

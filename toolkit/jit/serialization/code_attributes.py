@@ -11,9 +11,9 @@ import ast
 from collections.abc import Callable
 
 from ..frontend.script.attributes import accepts
+from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from ..kinds import registry as K
 from .code import prints_inline
 from .code_statements import CodeError
 from .code_statements import head as _head

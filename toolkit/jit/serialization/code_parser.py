@@ -28,8 +28,8 @@ import ast
 
 from ...ops import registry as R
 from ..frontend.script.compiler import ExceptionRef
+from ..ir import kinds as K
 from ..ir.graph import Block, Graph, Node, Value
-from ..kinds import registry as K
 from .archive_types import archive_exception
 from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, setattr_of
 from .code_attributes import AttributeStatements, AttributeTypes

@@ -20,10 +20,10 @@ import inspect
 
 from .... import dispatch
 from ....nn.modules.module import Module
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Graph, _copy_block_into
 from ...ir.verify import verify
-from ...kinds import registry as K
 from ...script_module import ScriptFunction
 from ...script_module import ScriptModule as _TracedModule
 from . import sugar as S

@@ -18,8 +18,8 @@ import sys
 import textwrap
 
 from ....tensor import Tensor as _Tensor
+from ...ir import kinds as K
 from ...ir import types as T
-from ...kinds import registry as K
 from . import sugar as S
 from .annotations import Attribute
 from .constants import is_constant

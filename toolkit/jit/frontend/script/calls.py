@@ -10,9 +10,9 @@ import warnings
 from ....autograd.grad_mode import is_grad_enabled
 from ....nn.modules.module import Module
 from ....tensor import Tensor as _Tensor
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Value, _copy_block_into
-from ...kinds import registry as K
 from ...kinds.builtins import add_function
 from ...runtime.fork import fork, wait
 from ..modes import is_scripting, is_tracing

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ...ir import kinds as K
 from ...ir.graph import Graph
-from ...kinds import registry as K
 
 
 def _key(n):

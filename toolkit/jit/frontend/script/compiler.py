@@ -11,9 +11,9 @@ import ast
 import builtins
 import warnings
 
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Graph, Node, Value
-from ...kinds import registry as K
 from . import sugar as S
 from .attributes import Attributes
 from .calls import Calls

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from ...ir import kinds as K
 from ...ir import types as T
-from ...kinds import registry as K
 from .typing_rules import unify
 
 

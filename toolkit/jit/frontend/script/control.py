@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Block, Node, Value
-from ...kinds import registry as K
 from .typing_rules import UNINITIALIZED, unify
 
 SPECIAL = ("$exit", "$brk", "$retflag", "$ret")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 from ....tensor import Tensor as _Tensor
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Value
-from ...kinds import registry as K
 from ...kinds.builtins import SCALAR_OPERATORS
 from . import ops as O
 from . import sugar as S

@@ -18,9 +18,9 @@ import copy
 import functools
 import types as pytypes
 
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Value
-from ...kinds import registry as K
 from . import sugar as S
 from .calls import PyCallable
 from .control import Undefined

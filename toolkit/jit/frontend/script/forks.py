@@ -14,9 +14,9 @@ TorchScript prints it::
 
 from __future__ import annotations
 
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Block, Graph, Node, Value, _copy_block_into, values_defined, values_read
-from ...kinds import registry as K
 from .cleanup import pool_constants
 from .control import destroy_block_nodes
 

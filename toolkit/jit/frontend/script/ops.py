@@ -15,11 +15,11 @@ from .... import dispatch
 from ....ops import registry as R
 from ....ops.runtime import REFLECTED_TENSOR_FIRST as _REFLECTED_OPERATORS
 from ....tensor import Tensor as _Tensor
+from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Value
 from ...ir.propagate import infer_node
 from ...kinds import effects as _effects
-from ...kinds import registry as K
 
 _METHODS: dict | None = None
 _DUNDERS: dict | None = None

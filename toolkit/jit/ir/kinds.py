@@ -169,7 +169,7 @@ def get(name: str) -> Kind:
     """The declared kind named ``name``; KeyError names it when it is not declared."""
     k = KINDS.get(name)
     if k is None:
-        raise KeyError(f"node kind {name} is not declared in toolkit.jit.kinds.registry")
+        raise KeyError(f"node kind {name} is not declared in toolkit.jit.ir.kinds")
     return k
 
 

@@ -1,4 +1,4 @@
-"""The registry of the JIT's own kinds (``toolkit.jit.kinds.registry``): every kind the JIT makes or runs is
+"""The registry of the JIT's own kinds (``toolkit.jit.ir.kinds``): every kind the JIT makes or runs is
 declared there, effects read from the schemas are what the passes need, and no other module of ``toolkit/jit``
 spells a ``prim::`` kind as a string."""
 
@@ -15,8 +15,8 @@ import toolkit.nn.functional as F
 from toolkit import Tensor
 from toolkit.demo import seed_net
 from toolkit.jit import Graph
+from toolkit.jit.ir import kinds as K
 from toolkit.jit.kinds import effects
-from toolkit.jit.kinds import registry as K
 
 JIT = Path(toolkit.jit.__file__).parent
 
@@ -196,22 +196,12 @@ def _kind_literals(path: Path) -> list:
     return found
 
 
-# ir/ sits below kinds/ in the JIT's layers (pyproject.toml), so it cannot import the registry: it names the few
-# kinds its own invariants are about (Graph.insert_constant, the verifier's arities, constants' types).
-_BELOW_THE_REGISTRY = JIT / "ir"
-
-
 def test_no_prim_kind_is_spelled_outside_the_registry():
     left = {}
     for path in sorted(JIT.rglob("*.py")):
-        if path == JIT / "kinds" / "registry.py" or _BELOW_THE_REGISTRY in path.parents:
+        if path == JIT / "ir" / "kinds.py":
             continue
         found = _kind_literals(path)
         if found:
             left[str(path.relative_to(JIT))] = found
     assert left == {}
-
-
-def test_the_kinds_the_ir_names_are_declared():
-    named = {v for path in _BELOW_THE_REGISTRY.rglob("*.py") for _, v in _kind_literals(path)}
-    assert named and named <= set(K.KINDS)
