@@ -14,13 +14,12 @@ the graph as ``with prim::FusionGroup_0 = graph(...)``.
 
 from __future__ import annotations
 
+from ...tensor import Tensor
 from .graph import Block, Graph, Node, Value
 
 
 def format_constant(v) -> str:
     """How a constant's value prints inside ``[value=...]`` (as TorchScript does: bools as 0/1, ``1.``)."""
-    from ...tensor import Tensor
-
     if isinstance(v, bool):
         return str(int(v))
     if isinstance(v, float):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..._core import dtypes as _dt
 from ..._core.meta import TensorMeta
+from ...tensor import Tensor
 
 
 class JitType:
@@ -289,8 +290,6 @@ TENSOR = TensorType()
 
 def type_of_constant(v) -> JitType:
     """The IR type of a Python constant (ints, floats, bools, strs, None, dtypes, devices, and lists of them)."""
-    from ...tensor import Tensor
-
     if v is None:
         return NONE
     if isinstance(v, bool):

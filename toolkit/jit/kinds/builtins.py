@@ -17,6 +17,7 @@ import operator
 import string
 import warnings
 
+from ...ops import registry
 from ..ir import kinds as K
 from ..ir.graph import Node
 from ..ir.verify import BUILTIN_KINDS
@@ -312,8 +313,6 @@ def _declared(kind: str) -> K.Kind:
 
 def _check_no_clash() -> None:
     """A builtin kind must not shadow a registry op's node kind (the interpreter looks kinds up first)."""
-    from ...ops import registry
-
     for kind in list(FUNCTIONS) + list(_HANDLERS):
         if kind.startswith("aten::"):
             try:

@@ -13,6 +13,8 @@ would be shared between runs), nor when it has more than ``max_elements`` elemen
 from __future__ import annotations
 
 from ... import dispatch
+from ...autograd.grad_mode import no_grad
+from ...tensor import Tensor
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
@@ -30,8 +32,6 @@ def _const(v):
 
 
 def _evaluate(n: Node) -> list:
-    from ...autograd.grad_mode import no_grad
-
     args = [_const(v) for v in n.inputs]
     if n.kind == K.LIST_CONSTRUCT:
         return [list(args)]
@@ -121,8 +121,6 @@ def _evaluate_function(n: Node) -> list:
 
 
 def _block(graph: Graph, b: Block, aliases: AliasSets, max_elements: int) -> bool:
-    from ...tensor import Tensor
-
     changed = False
     for n in list(b.nodes):
         for inner in n.blocks:

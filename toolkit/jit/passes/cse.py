@@ -8,6 +8,7 @@ memory some node writes are never merged.
 
 from __future__ import annotations
 
+from ...tensor import Tensor
 from ..ir import kinds as K
 from ..ir.graph import Block, Graph, Node
 from ..kinds.effects import AliasSets, has_side_effects, is_mutating, is_pure
@@ -15,8 +16,6 @@ from .manager import register_pass
 
 
 def _attr_key(v):
-    from ...tensor import Tensor
-
     if isinstance(v, Tensor):
         return ("tensor", id(v))
     if isinstance(v, list):

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from ... import dispatch
 from ..._core import dtypes
+from ...autograd.grad_mode import no_grad
+from ...ops import api
 from ...ops import registry as R
+from ...tensor import Tensor
 from ..ir.graph import Block, Graph, Node
 from .fold_conv_bn import (
     argument,
@@ -54,8 +57,6 @@ def _role(n: Node) -> int | None:
 def _keeps_shape_and_dtype(other, weight) -> bool:
     """A number, or a tensor of one element or of shape ``(1, C, 1, ...)`` that broadcasts to the output without
     changing its shape, whose dtype the weight's absorbs."""
-    from ...tensor import Tensor
-
     if not isinstance(other, Tensor):
         return isinstance(other, (int, float)) and not isinstance(other, bool)
     if other.dim() > weight.dim():
@@ -72,9 +73,6 @@ def _keeps_shape_and_dtype(other, weight) -> bool:
 
 def _resized(other, shape: list, like):
     """``other`` as a tensor of ``shape`` with ``like``'s dtype and device (a number filled, one element expanded)."""
-    from ...ops import api
-    from ...tensor import Tensor
-
     if not isinstance(other, Tensor):
         return api.full(shape, other, dtype=like.dtype, device=like.device)
     if other.numel() == 1:
@@ -89,8 +87,6 @@ def _run(n: Node, first, second):
 
 
 def _fold(graph: Graph, conv: Node, n: Node, role: int) -> bool:
-    from ...autograd.grad_mode import no_grad
-
     if not only_user(conv, n) or not (has_constant_parameters(conv) and has_constant_parameters(n)):
         return False
     w, b, other = argument(conv, "weight"), argument(conv, "bias"), constant_of(n.inputs[1])

@@ -21,6 +21,7 @@ Example::
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import no_grad
 from ...ops import api as F
 from ...ops import registry as R
 from ..ir import kinds as K
@@ -127,8 +128,6 @@ def _is_eval_norm(n: Node) -> bool:
 
 
 def _fold(graph: Graph, layer: Node, bn: Node) -> bool:
-    from ...autograd.grad_mode import no_grad
-
     if not (has_constant_parameters(layer) and has_constant_parameters(bn)) or not only_user(layer, bn):
         return False
     if argument(bn, "training") is not False:

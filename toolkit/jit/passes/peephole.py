@@ -13,6 +13,7 @@ rewrite returns ``x`` unchanged (as TorchScript's peephole pass does).
 from __future__ import annotations
 
 from ...ops import registry as R
+from ...tensor import Tensor
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
@@ -28,8 +29,6 @@ def _constant(v: Value):
 
 
 def _all_equal(c, identity) -> bool:
-    from ...tensor import Tensor
-
     if isinstance(c, Tensor):
         return c.numel() > 0 and bool((c == identity).all())
     return isinstance(c, (int, float)) and c == identity

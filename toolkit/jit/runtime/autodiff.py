@@ -25,6 +25,7 @@ import warnings
 from ...autograd import grad as autograd_grad
 from ...autograd.function import Function
 from ...autograd.grad_mode import LOCAL, enable_grad, no_grad
+from ...factories import ones_like
 from ...random import get_rng_state, set_rng_state
 from ...tensor import Tensor
 from ...utils._pytree import tree_rebuild, tree_tensors
@@ -251,8 +252,6 @@ def build(graph: Graph, inputs: list) -> DifferentiablePlan | None:
     for v, x in env.items():
         if isinstance(x, Tensor):
             forward_values.setdefault(id(x._data), (v, x))
-    from ...factories import ones_like
-
     diff = [flat[i] for i in diff_positions]
     seeds = [ones_like(t) for t in diff]
     tracer = _BackwardTracer(forward_values)

@@ -14,6 +14,7 @@ from ... import serialization as S
 from ..._core import dtypes as _dt
 from ..._core.device import as_device
 from ...ops import registry as R
+from ...tensor import Tensor
 from ..frontend.script.compiler import ExceptionRef
 from ..ir import kinds as K
 from ..ir import types as T
@@ -217,8 +218,6 @@ def _exception(name) -> ExceptionRef:
 
 def decode_module(d: dict, reader: S._Reader) -> LoadedModule:
     from ...nn.parameter import Parameter
-    from ...tensor import Tensor
-
     _check(isinstance(d, dict) and isinstance(d.get("class"), str) and len(d["class"]) <= 1024, "bad module entry")
     m = LoadedModule(d["class"])
     _check(isinstance(d["training"], bool), "bad training flag")

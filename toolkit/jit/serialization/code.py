@@ -26,6 +26,7 @@ from __future__ import annotations
 import keyword
 import math
 
+from ...tensor import Tensor
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
@@ -193,8 +194,6 @@ class _CodeWriter:
         return n
 
     def expr_of_constant(self, n: Node) -> str:
-        from ...tensor import Tensor
-
         v = n.attributes.get("value")
         if isinstance(v, Tensor):
             self.constants.append(v)
@@ -361,8 +360,6 @@ def parameter_names(graph: Graph) -> list[str]:
 def default_literal(value) -> str:
     """A parameter's default as the ``def`` prints it (``=None``, ``=1``, ``=[1, 2]``); ValueError for a value that
     has no literal (a tensor)."""
-    from ...tensor import Tensor
-
     stack = [value]
     while stack:
         v = stack.pop()

@@ -20,6 +20,7 @@ import inspect
 
 from .... import dispatch
 from ....nn.modules.module import Module
+from ....tensor import Tensor
 from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Graph, _copy_block_into
@@ -208,8 +209,6 @@ def active_tracer():
 
 def trace_call(tracer, graph: Graph, inputs: list, run):
     """Record a compiled call in a trace as its graph (control flow kept), then run it untraced."""
-    from ....tensor import Tensor
-
     env = {}
     for gv, x in zip(graph.inputs, inputs):
         if isinstance(x, Module):

@@ -9,6 +9,7 @@ import warnings
 
 from ....autograd.grad_mode import is_grad_enabled
 from ....nn.modules.module import Module
+from ....ops import registry as R
 from ....tensor import Tensor as _Tensor
 from ...ir import kinds as K
 from ...ir import types as T
@@ -405,8 +406,6 @@ class Calls:
         if name in ("min", "max", "abs"):
             vals = [self.as_value(a, node) for a in args]
             if any(isinstance(v.type, T.TensorType) for v in vals):
-                from ....ops import registry as R
-
                 op = {"min": "minimum", "max": "maximum", "abs": "abs"}[name] if len(vals) > 1 or name == "abs" \
                     else name
                 return O.emit_ops(self, R.overloads(op), vals, {}, node, op)
@@ -609,8 +608,6 @@ class Calls:
             keys = self.scalar_op("aten::keys", [v], T.ListType(t.key), node)
             return self.iteration(keys, node)
         if isinstance(t, T.TensorType):
-            from ....ops import registry as R
-
             trip = O.emit_tensor_method(self, v, "size", [self.const(0, node)], {}, node)
             return ("loop", trip, lambda i: O.emit_ops(self, R.overloads("select"), [v, self.const(0, node), i], {},
                                                        node, "select"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ....ops import registry as R
 from ....tensor import Tensor as _Tensor
 from ...ir import kinds as K
 from ...ir import types as T
@@ -182,12 +183,8 @@ class Expressions:
             if name in O.REFLECTED_TENSOR_FIRST:
                 return O.emit_ops(self, O.dunder_ops(name), [b, a], {}, node, name)
             if name == "sub":
-                from ....ops import registry as R
-
                 return O.emit_ops(self, R.overloads("rsub"), [b, a], {}, node, "rsub")
             if name == "truediv":
-                from ....ops import registry as R
-
                 r = O.emit_ops(self, R.overloads("reciprocal"), [b], {}, node, "reciprocal")
                 return O.emit_ops(self, O.dunder_ops("mul"), [r, a], {}, node, "mul")
             return O.emit_ops(self, O.dunder_ops(name), [a, b], {}, node, name)
@@ -242,8 +239,6 @@ class Expressions:
         if isinstance(e.op, ast.UAdd):
             return v
         if isinstance(v.type, T.TensorType):
-            from ....ops import registry as R
-
             name = "neg" if isinstance(e.op, ast.USub) else "bitwise_not"
             return O.emit_ops(self, R.overloads(name), [v], {}, e, name)
         if isinstance(e.op, ast.USub):
@@ -504,8 +499,6 @@ class Expressions:
         raise self.error(f"'{obj.describe()}' cannot be indexed in script code", e)
 
     def tensor_index(self, v: Value, s, node) -> Value:
-        from ....ops import registry as R
-
         parts = s.elts if isinstance(s, ast.Tuple) else [s]
         simple = all(isinstance(p, ast.Slice) or _is_int_expr(self, p) or
                      (isinstance(p, ast.Constant) and p.value is None) for p in parts)
