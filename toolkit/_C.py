@@ -7,17 +7,15 @@ default). The other switches answer as PyTorch's do.
 
 from __future__ import annotations
 
+from .jit.runtime.executor import SETTINGS, set_fusion_enabled
+
 
 def _settings():
-    from .jit.runtime.executor import SETTINGS
-
     return SETTINGS
 
 
 def _jit_override_can_fuse_on_cpu(enabled: bool) -> None:
     """Allow (or forbid) fusing on the CPU: the same switch as ``toolkit.jit.set_fusion_enabled``."""
-    from .jit.runtime.executor import set_fusion_enabled
-
     set_fusion_enabled(bool(enabled))
 
 

@@ -167,7 +167,7 @@ def _entry_points() -> tuple:
     """
     bare = (ctypes.cast(_capsule_destructor, ctypes.c_void_p).value, ctypes.cast(_deleter, ctypes.c_void_p).value)
     try:
-        from numba import cfunc, types
+        from numba import cfunc, types  # optional: numba, never loaded by import toolkit
     except ImportError:  # pragma: no cover - numba is a dependency
         return bare
     ensure, release, fetch, restore = _gil_ensure, _gil_release, _fetch3, _err_restore  # (frozen as addresses)

@@ -12,6 +12,7 @@ import enum
 from typing import Any
 
 from . import _dlpack_abi as abi
+from . import cuda as tcuda
 from ._core.device import as_device
 
 
@@ -76,8 +77,6 @@ def dlpack(self, *, stream: Any = None, max_version: tuple | None = None, dl_dev
 
 
 def _export_cuda(arr, dev, stream, target: tuple, versioned: bool, copy: bool | None, copied: bool = False):
-    from . import cuda as tcuda
-
     index = dev.index or 0
     if target[0] in HOST_DEVICES:
         if copy is False:
@@ -107,7 +106,7 @@ def _order_before_consumer(stream) -> None:
     stream; ``2`` (per-thread default) and any other case synchronizes the
     device; a stream pointer waits on an event recorded after our work.
     """
-    from .backends.cuda import runtime
+    from .backends.cuda import runtime  # optional: the CUDA backend (numba.cuda)
 
     if stream == -1:
         return
@@ -117,7 +116,7 @@ def _order_before_consumer(stream) -> None:
     if runtime.simulated():
         cuda.synchronize()  # the simulator has no streams: this settles everything
         return
-    from numba.core import config
+    from numba.core import config  # optional: numba, never loaded by import toolkit
 
     per_thread = bool(getattr(config, "CUDA_PER_THREAD_DEFAULT_STREAM", False))
     if stream is None or stream == 1:
@@ -134,7 +133,7 @@ def _order_before_consumer(stream) -> None:
 
 def device_ptr(arr) -> int:
     """The address of ``arr``'s first element (under the simulator: the host memory it hands out)."""
-    from .backends.cuda import runtime
+    from .backends.cuda import runtime  # optional: the CUDA backend (numba.cuda)
 
     if runtime.simulated():
         return arr.buf.__array_interface__["data"][0] + arr.offset * arr.itemsize

@@ -8,14 +8,19 @@ TorchScript archive, and say where to look. Run with ``python -m toolkit.demo`` 
 
 from __future__ import annotations
 
+import argparse
+import copy
 import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 import toolkit
+from toolkit.utils.data import DataLoader
+from toolkit.vision import datasets, transforms
 
 
 def _section(title: str) -> None:
@@ -51,7 +56,7 @@ def autograd_rnn_step() -> None:
     print("next_h.grad_fn ->", next_h.grad_fn, " next_functions ->", next_h.grad_fn.next_functions)
     print("w_h.grad.sum() ->", w_h.grad.sum(), " w_x.grad.sum() ->", w_x.grad.sum())
     try:
-        import torch
+        import torch  # optional: torch, only to compare against
     except ImportError:
         return
     torch.manual_seed(0)
@@ -75,7 +80,7 @@ def higher_order() -> None:
 
 def two_layer_net(steps: int = 500) -> None:
     _section("The seed's two-layer network with autograd")
-    from tqdm import tqdm
+    from tqdm import tqdm  # optional: tqdm
 
     toolkit.manual_seed(0)
     N, D_in, H, D_out = 64, 1000, 100, 10
@@ -157,7 +162,7 @@ def log_step(writer, step: int, loss: float, output, target) -> None:
 def open_writer(log_dir: str | None = None):
     """A ``SummaryWriter`` (``runs/<date>_<host>`` by default), or None where TensorBoard is not installed."""
     try:
-        from toolkit.utils.tensorboard import SummaryWriter
+        from toolkit.utils.tensorboard import SummaryWriter  # optional: tensorboard
     except ImportError as e:
         print(f"TensorBoard logging off ({e}); `pip install tensorboard` turns it on")
         return None
@@ -179,10 +184,7 @@ class Trained:
 def train(epochs: int = 12, log_dir: str | None = None) -> Trained:
     """Train the seed's Net on the Digits images at 28x28, logging every step's loss and accuracy to
     TensorBoard (``log_dir``, by default ``runs/<date>_<host>``); the writer is left open for the graph."""
-    from tqdm import tqdm
-
-    from toolkit.utils.data import DataLoader
-    from toolkit.vision import datasets, transforms
+    from tqdm import tqdm  # optional: tqdm
 
     _section("The seed's Net on handwritten digits (28x28)")
     toolkit.manual_seed(0)
@@ -236,8 +238,6 @@ def close_writer(run: Trained, what: str = "loss and accuracy") -> None:
 
 def checkpoint_round_trip(run: Trained, path: str | None = None) -> float:
     """``toolkit.save`` the state dicts, load them into a fresh Net; returns its test accuracy."""
-    import tempfile
-
     path = path or os.path.join(tempfile.mkdtemp(), "net.tk")
     toolkit.save({"model": run.model.state_dict(), "optimizer": run.optimizer.state_dict()}, path)
     fresh = seed_net()
@@ -276,8 +276,6 @@ def trace_net(run: Trained, example):
 
 def profile_step(run: Trained):
     """Profile one training step (forward, loss, backward, SGD) on a copy of the model; print the op table."""
-    import copy
-
     _section("Profiling one training step")
     model = copy.deepcopy(run.model).train()
     optimizer = toolkit.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -310,8 +308,6 @@ def archive_round_trip(run: Trained, traced, example, directory: str) -> str:
 def story(epochs: int = 12, log_dir: str | None = None) -> None:
     """Train, trace, print graph_for, profile a step, log the graph to TensorBoard, save and reload the
     archive, and say where to look."""
-    import tempfile
-
     run = train(epochs, log_dir)
     example = next(iter(run.test_loader))[0][:64]
     what = "loss and accuracy"
@@ -334,8 +330,6 @@ def story(epochs: int = 12, log_dir: str | None = None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="python -m toolkit.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tour", action="store_true", help="the tensor and autograd tour only")
     parser.add_argument("--no-tour", action="store_true", help="skip the tour; train, trace, profile, save")

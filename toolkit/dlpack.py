@@ -15,12 +15,14 @@ memory), so the simulator round-trips toolkit's own capsules only.
 
 from __future__ import annotations
 
+import ctypes
 import weakref
 from typing import Any
 
 import numpy as np
 
 from . import _dlpack_abi as abi
+from . import cuda as tcuda
 from ._core import dtypes as _dt
 from ._core.device import as_device
 from ._dlpack_export import CUDA_DEVICES, HOST_DEVICES, DLDeviceType, device_str, dlpack, dlpack_device
@@ -97,7 +99,7 @@ def _request(ext, copy: bool | None) -> tuple:
 
 def _consumer_stream() -> int:
     """The stream toolkit's kernels run on, as the protocol numbers it (1: legacy default, 2: per-thread)."""
-    from numba.core import config
+    from numba.core import config  # optional: numba, never loaded by import toolkit
 
     return 2 if getattr(config, "CUDA_PER_THREAD_DEFAULT_STREAM", False) else 1
 
@@ -115,8 +117,6 @@ def _import_host(src, copy: bool | None, what: str) -> Tensor:
 
 def _import_cuda(info: abi.Imported, copy: bool | None, what: str) -> Tensor:
     """A CUDA tensor over the capsule's device memory; the producer's deleter runs when that memory's last view dies."""
-    from . import cuda as tcuda
-
     where = f"{what} on DLPack device {device_str(info.device)}"
     if not tcuda.is_available():
         raise BufferError(f"from_dlpack: {where} holds CUDA memory, and CUDA is not available to toolkit")
@@ -154,7 +154,7 @@ def _wrap_device_memory(info: abi.Imported, index: int, lease: abi.Lease):
     must never reach. So the root here is itself a view of a buffer-less
     keeper array, and the keeper's finalizer calls the producer's deleter.
     """
-    from .backends.cuda.array import CudaArray
+    from .backends.cuda.array import CudaArray  # optional: the CUDA backend (numba.cuda)
 
     dtype, isz = info.dtype, info.dtype.itemsize
     if 0 in info.shape:
@@ -170,12 +170,10 @@ def _wrap_device_memory(info: abi.Imported, index: int, lease: abi.Lease):
 
 def _device_buffer(ptr: int, n: int, dtype: np.dtype, index: int):
     """A 1-d numba device array of ``n`` elements at ``ptr`` that does not own (or free) the memory."""
-    from .backends.cuda import runtime
+    from .backends.cuda import runtime  # optional: the CUDA backend (numba.cuda)
 
     if runtime.simulated():
-        import ctypes
-
-        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray  # optional: numba
 
         raw = (ctypes.c_char * (n * dtype.itemsize)).from_address(ptr)
         return FakeCUDAArray(np.frombuffer(raw, dtype=dtype, count=n))

@@ -21,6 +21,7 @@ from ._core.storage import Storage
 from ._tensor_methods import TensorConversions
 from .indexing import TensorIndexing
 from .ops.runtime import registry_methods
+from .printing import tensor_repr
 
 _from_np = _dt._FROM_NP
 # Called as hook(tensor, "number" | "bool") when a tensor becomes a Python value (the tracer warns).
@@ -304,13 +305,11 @@ class Tensor(TensorConversions, TensorIndexing):
     __hash__ = object.__hash__
 
     def __repr__(self, *, tensor_contents=None) -> str:
-        from .printing import tensor_repr
-
         return tensor_repr(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from .notebook.reprs import mimebundle
+        from .notebook.reprs import mimebundle  # optional: notebook views, loaded on demand
 
         return mimebundle(self, include, exclude)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.state import STATE, TensorAutograd
+from ..ops import api
 from ..tensor import Tensor, wrap
 from . import recording as _recording
 from .engine import run_backward
@@ -140,8 +141,6 @@ def grad(
 
 
 def _finish(inputs, result, allow_unused: bool, materialize_grads: bool) -> tuple:
-    from ..ops import api
-
     out = []
     for t, g in zip(inputs, result):
         if g is None:
@@ -158,8 +157,6 @@ def _finish(inputs, result, allow_unused: bool, materialize_grads: bool) -> tupl
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
     """``is_grads_batched``: one backward per slice of the leading dim of ``grad_outputs``, stacked."""
-    from ..ops import api
-
     if grad_outputs is None:
         raise RuntimeError("is_grads_batched=True requires grad_outputs")
     n = grad_outputs[0].shape[0]

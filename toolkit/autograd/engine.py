@@ -19,6 +19,7 @@ from ..dispatch import STATE
 from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL, _set_grad
 from .node import AccumulateGrad, Node, OpNode
+from .recording import gradient_edge
 
 
 def accumulate_grad(t: Tensor, grad) -> None:
@@ -143,8 +144,6 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     gradients w.r.t. ``inputs`` are returned; with ``accumulate=True``
     (``backward(inputs=...)``) only those inputs' ``.grad`` change.
     """
-    from .recording import gradient_edge
-
     root_edges = []
     for i, t in enumerate(roots):
         edge = gradient_edge(t)

@@ -27,9 +27,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from .._core.shape import broadcast_shapes_or_none
+from ..ops import api
 from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL, no_grad
 from .node import FREED_MESSAGE, Node
+from .recording import check_inplace, gradient_edge
 from .saved import SavedTensor
 
 
@@ -97,8 +100,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, grads: list) -> tuple:
         if self.materialize_grads:
-            from ..ops import api
-
             grads = [
                 api.zeros(m[0], dtype=m[1]) if g is None and m is not None else g
                 for g, m in zip(grads, self._output_meta)
@@ -134,8 +135,6 @@ def _validate_grad(name: str, index: int, g, meta):
         raise TypeError(f"function {name} returned a gradient of type {type(g).__name__} at index {index}")
     shape, dt = meta
     if g._data.shape != shape:
-        from .._core.shape import broadcast_shapes_or_none
-
         if broadcast_shapes_or_none(shape, g._data.shape) != g._data.shape:
             raise RuntimeError(
                 f"Function {name} returned an invalid gradient at index {index} - got {list(g._data.shape)} but "
@@ -195,8 +194,6 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` without recording, then connect its outputs to a ``<Name>Backward`` node."""
-        from .recording import gradient_edge
-
         if cls.backward is Function.backward and cls.vjp is not Function.vjp:
             cls.backward = cls.vjp
         ctx = cls._backward_cls()
@@ -223,8 +220,6 @@ class Function(metaclass=FunctionMeta):
 
 def _wrap_outputs(ctx: BackwardCFunction, inputs: list, output):
     """Give the outputs their history; dirty inputs are rebased onto the node, returned inputs aliased."""
-    from .recording import check_inplace
-
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
     dirty = {id(t) for t in ctx.dirty_tensors}
@@ -281,7 +276,6 @@ def once_differentiable(fn):
         requires = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
         if not requires:
             return outputs
-        from .recording import gradient_edge
 
         err = DelayedError()
         err.next_functions = tuple(gradient_edge(a) for a in requires)

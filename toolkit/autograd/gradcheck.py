@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..tensor import Tensor, wrap
+from . import grad as autograd_grad
 
 
 class GradcheckError(RuntimeError):
@@ -107,8 +108,6 @@ def _numerical_jacobians(fn, inputs, diff: list, eps: float) -> list:
 
 
 def _vjp(outs: list, inputs: list, cotangents: list) -> list:
-    from . import grad as autograd_grad
-
     live = [(o, g) for o, g in zip(outs, cotangents) if o._requires_grad]
     if not live:
         return [None] * len(inputs)
@@ -158,8 +157,6 @@ def _split_cols(jac: np.ndarray, sizes: list) -> list:
 
 def _check_undefined_grad(outs: list, diff_inputs: list, raise_exception: bool) -> bool:
     """Backward must accept an undefined (None) output gradient and give None or zeros."""
-    from . import grad as autograd_grad
-
     for o in outs:
         if not o._requires_grad or o.grad_fn is None:
             continue
@@ -296,8 +293,6 @@ def gradgradcheck(
     masked: bool = False,
 ) -> bool:
     """Check second derivatives: gradcheck of ``(inputs, grad_outputs) -> grad(func(inputs), inputs, grad_outputs)``."""
-    from . import grad as autograd_grad
-
     inputs = _as_tuple(inputs)
     diff = _check_inputs(inputs)
     if not check_rev_over_rev:

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from ..tensor import Tensor
 from .node import Node
+from .recording import gradient_edge
 
 
 class GradientEdge(NamedTuple):
@@ -17,8 +18,6 @@ class GradientEdge(NamedTuple):
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     """The edge of ``tensor`` in the graph (its ``grad_fn``, or its leaf's AccumulateGrad)."""
-    from .recording import gradient_edge
-
     node, nr = gradient_edge(tensor)
     if node is None:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")

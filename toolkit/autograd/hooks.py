@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..ops import api
 from ..tensor import Tensor
 
 _handle_ids = itertools.count()
@@ -38,7 +39,7 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
     if t.grad_fn is None:
         hooks = t._extras().setdefault("hooks", [])
     else:
-        from .recording import gradient_edge
+        from .recording import gradient_edge  # cycle: recording imports hooks at load
 
         node, nr = gradient_edge(t)
         hooks = node._tensor_hooks_for(nr)
@@ -64,7 +65,6 @@ def _retain_hook(t: Tensor):
         owner = ref()
         if owner is None:
             return
-        from ..ops import api
 
         owner._grad = api.clone(grad) if owner._grad is None else owner._grad + grad
 

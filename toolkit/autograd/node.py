@@ -11,7 +11,10 @@ from __future__ import annotations
 import itertools
 import re
 
+from ..factories import tensor
+from ..ops import api
 from ..tensor import Tensor
+from .hooks import RemovableHandle
 from .saved import SavedTensor
 
 _sequence = itertools.count()
@@ -59,8 +62,6 @@ class Node:
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` after this node runs; may return replacement grad_inputs."""
-        from .hooks import RemovableHandle
-
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
@@ -68,8 +69,6 @@ class Node:
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before this node runs; may return replacement grad_outputs."""
-        from .hooks import RemovableHandle
-
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
@@ -107,7 +106,7 @@ class AccumulateGrad(Node):
         self._seq = float("inf")  # like PyTorch, leaves accumulate as soon as their gradient is complete
 
     def apply(self, grads: list) -> tuple:
-        from .engine import accumulate_grad
+        from .engine import accumulate_grad  # cycle: engine imports node at load
 
         accumulate_grad(self.variable, grads[0])
         return ()
@@ -168,8 +167,6 @@ class OpNode(Node):
                 r = None
             elif r is not None:
                 if not isinstance(r, Tensor):
-                    from ..factories import tensor
-
                     r = tensor(r, dtype=meta[1])
                 shape, dt = meta
                 if r._data.shape != shape:
@@ -185,7 +182,6 @@ class OpNode(Node):
         meta = self._output_meta[i]
         if meta is None:
             return None
-        from ..ops import api
 
         return api.zeros(meta[0], dtype=meta[1])
 
@@ -242,8 +238,7 @@ class CopySlices(Node):
         self.base_meta = base_meta
 
     def apply(self, grads: list) -> tuple:
-        from ..ops import api
-        from .recording import replay_view
+        from .recording import replay_view  # cycle: recording imports node at load
 
         if self.fn is None:
             raise RuntimeError(FREED_MESSAGE)

@@ -16,6 +16,7 @@ from ..dispatch import run as _run
 from ..ops import registry as R
 from ..tensor import Tensor
 from .grad_mode import LOCAL, _set_grad
+from .hooks import move_retain_grad
 from .node import AccumulateGrad, CopySlices, node_class, short_name
 from .saved import SavedTensor
 
@@ -259,8 +260,6 @@ def record(op, bound: list, outputs, saved_self) -> None:
 
 
 def _record_inplace(op, bound: list, self_t: Tensor, saved_self) -> None:
-    from .hooks import move_retain_grad
-
     old = (self_t.grad_fn, self_t._output_nr)
     chain = self_t._view_chain
     if chain is None:

@@ -47,7 +47,7 @@ class SavedTensor:
         return t
 
     def _modified_message(self, node) -> str:
-        from .node import short_name
+        from .node import short_name  # cycle: node imports saved at load
 
         t = self.tensor
         what = f"[{legacy_type_name(t)} {list(t._data.shape)}]"

@@ -24,6 +24,10 @@ import os
 import sys
 import time
 
+from .._core.device import as_device
+from .._core.device import device as _device
+from ..random import manual_seed as _seed
+
 __all__ = [
     "Event", "Stream", "current_device", "current_stream", "device_count", "empty_cache", "get_device_name",
     "is_available", "manual_seed", "manual_seed_all", "max_memory_allocated", "memory_allocated",
@@ -53,7 +57,7 @@ def is_available() -> bool:
     if sim_env and not simulated():
         return False
     try:
-        from numba import cuda
+        from numba import cuda  # optional: numba, never loaded by import toolkit
     except ImportError:  # pragma: no cover - numba is a dependency
         return False
     try:
@@ -76,7 +80,7 @@ def _lazy_init() -> None:
             "Found no NVIDIA driver on your system or CUDA is unavailable: toolkit.cuda needs a GPU visible to "
             "numba.cuda (or TOOLKIT_CUDA_SIMULATOR=1 for numba's simulator)."
         )
-    from ..backends import cuda as backend
+    from ..backends import cuda as backend  # optional: the CUDA backend (numba.cuda)
 
     backend.register_kernels()
     _state["initialized"] = True
@@ -85,7 +89,7 @@ def _lazy_init() -> None:
 def device_count() -> int:
     if not is_available():
         return 0
-    from numba import cuda
+    from numba import cuda  # optional: numba, never loaded by import toolkit
 
     return len(cuda.gpus)
 
@@ -97,15 +101,13 @@ def current_device() -> int:
 
 def set_device(device) -> None:
     """Select the device new CUDA tensors go to (``int``, ``'cuda:1'`` or a device)."""
-    from .._core.device import as_device
-
     idx = device if isinstance(device, int) else as_device(device).index
     if idx is None or idx < 0:
         return
     _lazy_init()
     if idx >= device_count():
         raise RuntimeError(f"CUDA error: invalid device ordinal {idx} (device count {device_count()})")
-    from numba import cuda
+    from numba import cuda  # optional: numba, never loaded by import toolkit
 
     cuda.select_device(idx)
     _state["device"] = idx
@@ -113,7 +115,7 @@ def set_device(device) -> None:
 
 def get_device_name(device=None) -> str:
     _lazy_init()
-    from numba import cuda
+    from numba import cuda  # optional: numba, never loaded by import toolkit
 
     if simulated():
         return "numba CUDA simulator"
@@ -124,7 +126,7 @@ def get_device_name(device=None) -> str:
 def synchronize(device=None) -> None:
     """Wait for every kernel queued on the device."""
     _lazy_init()
-    from numba import cuda
+    from numba import cuda  # optional: numba, never loaded by import toolkit
 
     cuda.synchronize()
 
@@ -134,10 +136,7 @@ class Stream:
 
     def __init__(self, device=None, priority: int = 0):
         _lazy_init()
-        from numba import cuda
-
-        from .._core.device import as_device
-        from .._core.device import device as _device
+        from numba import cuda  # optional: numba, never loaded by import toolkit
 
         default = device is _DEFAULT_MARK
         index = None if default or device is None else as_device(device).index
@@ -204,7 +203,7 @@ class Event:
         self._host_time = None
         self._event = None
         if not simulated():
-            from numba import cuda
+            from numba import cuda  # optional: numba, never loaded by import toolkit
 
             self._event = cuda.event(timing=enable_timing)
 
@@ -237,7 +236,7 @@ class Event:
 
 
 def _allocator():
-    from ..backends.cuda.runtime import ALLOCATOR
+    from ..backends.cuda.runtime import ALLOCATOR  # optional: the CUDA backend (numba.cuda)
 
     return ALLOCATOR
 
@@ -272,8 +271,6 @@ def manual_seed(seed: int) -> None:
     so it equals ``toolkit.rand(...).cuda()`` under the same seed (PyTorch's
     CUDA generator gives other numbers than its CPU one).
     """
-    from ..random import manual_seed as _seed
-
     _seed(seed)
 
 

@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core.device import as_device
 from ..ops.registry import OpDef
 from ..tensor import Tensor
 
@@ -97,8 +98,6 @@ def check_arg(op: OpDef, arg, v, pos: int):
         if t in ("ScalarType", "ScalarType?"):
             return _dt.as_dtype(v)
         if t in ("Device", "Device?"):
-            from .._core.device import as_device
-
             return as_device(v)
         return v  # Generator?, Any, Layout?: checked by the kernel
     except _BindError as e:

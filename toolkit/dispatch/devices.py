@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import cuda
 from .._core.device import CPU
 from ..ops.registry import OpDef
 from ..tensor import Tensor
@@ -36,8 +37,6 @@ def device_of(op: OpDef, bound: list):
 
 def cuda_device(dev):
     """``cuda`` as ``cuda:<current device>`` (what tensors report, as in PyTorch); checks CUDA is usable."""
-    from .. import cuda
-
     cuda._lazy_init()
     return dev if dev.index is not None else type(dev)("cuda", cuda.current_device())
 
@@ -46,8 +45,6 @@ def kernel_for(op: OpDef, dev):
     k = op.kernels.get(dev.type)
     if k is None:
         if dev.type == "cuda":
-            from .. import cuda
-
             if not cuda.is_available():
                 raise RuntimeError(
                     f"{op.name}: a tensor on '{dev}' was asked for, but CUDA is not available "

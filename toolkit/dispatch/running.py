@@ -20,7 +20,7 @@ from .._core.overlap import (
     overlap_status,
     writable_alias,
 )
-from .._core.shape import fmt_shape
+from .._core.shape import broadcast_shapes_or_none, fmt_shape
 from .._core.state import LOCAL, STATE
 from ..ops import registry as R
 from ..ops.registry import OpDef
@@ -70,7 +70,6 @@ def _explain(op: OpDef, bound: list, e: Exception) -> Exception:
             return m
     elif op.kind in ELEMENTWISE_KINDS:
         shapes = [tuple(bound[i].shape) for i in op.tensor_args if isinstance(bound[i], Tensor)]
-        from .._core.shape import broadcast_shapes_or_none
 
         acc = ()
         for s in shapes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 # Settings every process needs before MPI starts: a container blocks the cross-memory-attach single copy
@@ -23,10 +24,10 @@ def mpi():
         for k, v in MPI_ENV_DEFAULTS.items():
             os.environ.setdefault(k, v)
         try:
-            import mpi4py
+            import mpi4py  # optional: mpi4py
 
             mpi4py.rc.threads = True
-            from mpi4py import MPI
+            from mpi4py import MPI  # optional: mpi4py
         except ImportError as e:
             raise RuntimeError(
                 "toolkit.distributed needs MPI: install Open MPI (apt-get install openmpi-bin libopenmpi-dev, "
@@ -41,8 +42,6 @@ def is_available() -> bool:
     if _MPI is not None:
         return True
     try:
-        import importlib.util
-
         return importlib.util.find_spec("mpi4py") is not None
     except (ImportError, ValueError):
         return False

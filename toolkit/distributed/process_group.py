@@ -18,7 +18,7 @@ import enum
 import sys
 
 from ._errors import DistBackendError, DistError
-from ._mpi import mpi
+from ._mpi import is_available, mpi
 from ._notices import NOTICES
 from .work import wait_requests
 
@@ -162,8 +162,6 @@ def is_initialized() -> bool:
 
 
 def is_mpi_available() -> bool:
-    from ._mpi import is_available
-
     return is_available()
 
 

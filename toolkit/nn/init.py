@@ -9,6 +9,9 @@ from __future__ import annotations
 import math
 import warnings
 
+import toolkit as api
+
+from .. import linalg
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -58,8 +61,6 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
     """Fill with N(mean, std^2) truncated to [a, b], by PyTorch's rejection sampling (same draws)."""
-    import toolkit as api
-
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
@@ -121,8 +122,6 @@ def zeros_(tensor: Tensor) -> Tensor:
 
 def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-D tensor with the identity (preserving identities in linear layers)."""
-    import toolkit as api
-
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
@@ -213,10 +212,6 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
 
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     """A (semi-)orthogonal matrix from the QR decomposition of a normal draw, signs fixed by diag(R)."""
-    import toolkit as api
-
-    from .. import linalg
-
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -238,8 +233,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """A sparse 2-D matrix: N(0, std^2) with a fraction ``sparsity`` of each column zeroed."""
-    import toolkit as api
-
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape

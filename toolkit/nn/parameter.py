@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 
 __all__ = ["Parameter", "Buffer", "is_lazy"]
 
 
 def _empty() -> Tensor:
-    from ..tensor import wrap
-
     return wrap(np.empty((0,), dtype=np.float32))
 
 
@@ -61,8 +61,6 @@ class Parameter(Tensor):
             return memo[id(self)]
         result = type(self)(self.data.clone(), self.requires_grad)
         if self.__dict__:
-            import copy
-
             result.__dict__.update(copy.deepcopy(self.__dict__, memo))
         memo[id(self)] = result
         return result

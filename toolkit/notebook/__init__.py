@@ -17,26 +17,26 @@ Imported only on demand, so ``import toolkit`` never needs IPython.
 
 from __future__ import annotations
 
+import importlib
+
 _VIEWS = {"GraphView": "graph_view", "ProfileView": "profile_view", "TrainingMonitor": "monitor",
           "AutogradView": "autograd_view"}
 
 
 def __getattr__(name: str):
     if name in _VIEWS:
-        import importlib
-
         return getattr(importlib.import_module(f".{_VIEWS[name]}", __name__), name)
     raise AttributeError(f"module 'toolkit.notebook' has no attribute '{name}'")
 
 
 def load_ipython_extension(ipython) -> None:
     """Register the magics (``%load_ext toolkit.notebook``)."""
-    from .magics import ToolkitMagics
+    from .magics import ToolkitMagics  # optional: IPython (the magics)
 
     ipython.register_magics(ToolkitMagics)
 
 
 def unload_ipython_extension(ipython) -> None:
-    from .magics import stop_snakeviz_servers
+    from .magics import stop_snakeviz_servers  # optional: IPython (the magics)
 
     stop_snakeviz_servers()

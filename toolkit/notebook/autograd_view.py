@@ -167,7 +167,7 @@ class AutogradView:
         return self._digraph().source
 
     def _digraph(self):
-        import graphviz
+        import graphviz  # optional: graphviz
 
         dot = graphviz.Digraph(node_attr=_NODE_ATTR, graph_attr={"size": "12,12"})
         for n in self.nodes:
@@ -188,7 +188,7 @@ class AutogradView:
 
     def _render(self, fmt: str) -> bytes:
         try:
-            import graphviz
+            import graphviz  # optional: graphviz
         except ImportError as e:
             raise RuntimeError("AutogradView needs the graphviz Python package (pip install graphviz)") from e
         try:

@@ -25,6 +25,12 @@ from __future__ import annotations
 import linecache
 from typing import TYPE_CHECKING, Any
 
+from .._core import dtypes as _dt
+from ..jit.ir import types as T
+from ..jit.ir.graph import Graph
+from ..jit.ir.printer import format_constant
+from ..jit.passes.inline_calls import CALLEE
+
 if TYPE_CHECKING:
     from ..jit.ir.graph import Value
     from ..jit.ir.types import JitType
@@ -37,11 +43,7 @@ CALL_WIDTH = 40  # characters per line of a box's call text before it wraps
 
 def short_type(t) -> str:
     """``Float(4, 8)`` for a tensor type (strides, device and requires_grad left to the details), else the type."""
-    from ..jit.ir import types as T
-
     if isinstance(t, T.TensorType):
-        from .._core import dtypes as _dt
-
         head = _dt.title(t.dtype) if t.dtype is not None else "Tensor"
         if t.sizes is None:
             return head
@@ -58,9 +60,6 @@ def traced_type(v: Value) -> JitType:
     The IR types a call's result plain ``Tensor`` (as PyTorch prints it), but the callee's graph, held by the
     node, returns the value the trace saw, shape and dtype included; a nested call is followed down to it.
     """
-    from ..jit.ir.graph import Graph
-    from ..jit.passes.inline_calls import CALLEE
-
     n = v.node
     if n is None or n.kind != "prim::CallMethod" or v not in n.outputs:
         return v.type
@@ -72,8 +71,6 @@ def traced_type(v: Value) -> JitType:
 
 def edge_label(t) -> str:
     """What an edge carrying a value of type ``t`` is labelled with: the shape, or the type of a non-tensor."""
-    from ..jit.ir import types as T
-
     if isinstance(t, T.TensorType):
         if t.sizes is None:
             return ""
@@ -131,8 +128,6 @@ class _Builder:
     # -- plumbing folded into its users -----------------------------------------------------------
     def _fold(self, n) -> bool:
         """Record ``n``'s output as an argument text of its users when ``n`` is plumbing; False if drawn."""
-        from ..jit.ir.printer import format_constant
-
         if n.kind not in _FOLDABLE or len(n.outputs) != 1:
             return False
         if n.kind == "prim::Constant":
@@ -192,8 +187,6 @@ class _Builder:
         return lines
 
     def _op_node(self, n, constant_text: dict) -> dict:
-        from ..jit.ir.printer import format_constant
-
         kind = n.kind
         role = "op"
         label = kind.split("::", 1)[-1]
@@ -293,8 +286,6 @@ class _Builder:
 
 def _is_module(v) -> bool:
     """Whether ``v`` holds a module object (``self`` and the submodules read from it)."""
-    from ..jit.ir import types as T
-
     return isinstance(v.type, T.ModuleType)
 
 
@@ -310,8 +301,6 @@ def _is_default(value, default) -> bool:
 
 
 def _attr_text(v: Any) -> str:
-    from ..jit.ir.printer import format_constant
-
     try:
         return format_constant(v)
     except Exception:

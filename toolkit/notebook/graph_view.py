@@ -40,17 +40,16 @@ import re
 
 from PIL import Image, ImageDraw, ImageFont
 
+from ..jit.ir.graph import Graph
 from . import _html
 from ._html import esc
-from .graph_model import graph_model
+from .graph_model import count, graph_model
 from .graph_scopes import collapse_scopes
 from .layout import FONT, FONT_SIZE, render_png, render_svg
 
 
 def _resolve(obj):
     """(graph, kernels, default title) of a Graph, a graph_for result, or a scripted/traced function or module."""
-    from ..jit.ir.graph import Graph
-
     if isinstance(obj, Graph):
         return obj, None, "graph"
     if hasattr(obj, "kernels") and isinstance(getattr(obj, "graph", None), Graph):
@@ -259,7 +258,7 @@ class GraphView(_html.View):
 
     def _ipython_display_(self) -> None:
         """Two outputs: the static picture, then the interactive view (see the module docstring)."""
-        from IPython.display import display
+        from IPython.display import display  # optional: IPython
 
         display(self.static_bundle(), raw=True)
         display({"text/plain": "", "text/html": self.to_html(deferred=True)}, raw=True)
@@ -269,8 +268,6 @@ class GraphView(_html.View):
         return _html.write_atomic(path, _html.document(self.to_html(), self.panes[0][0] if self.panes else ""))
 
     def summary(self) -> str:
-        from .graph_model import count
-
         parts = []
         for title, model in self.panes:
             top = model["root"]

@@ -12,6 +12,10 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import IFrame, display
 
+from ..profiler import profile
+from ..profiler.python import snakeviz_command, start_snakeviz, summary, write_pstats
+from .profile_view import ProfileView
+
 _SERVER = None  # the kernel's one snakeviz server (SnakevizServer), reused by every %%pyprofile
 
 
@@ -59,8 +63,6 @@ class ToolkitMagics(Magics):
     @cell_magic
     def profile(self, line: str, cell: str) -> None:
         """Profile the cell's ops, print PyTorch's key-averages table and show a ``ProfileView``."""
-        from ..profiler import profile
-
         opts = parse_argstring(self.profile, line)
         with profile(record_shapes=opts.record_shapes, profile_memory=opts.memory,
                      with_flops=opts.flops) as prof:
@@ -71,8 +73,6 @@ class ToolkitMagics(Magics):
             prof.export_chrome_trace(opts.trace)
             print(f"Chrome trace written to {opts.trace}")
         if not opts.no_view:
-            from .profile_view import ProfileView
-
             display(ProfileView(prof, row_limit=opts.row_limit))
 
     @magic_arguments()
@@ -84,8 +84,6 @@ class ToolkitMagics(Magics):
     @cell_magic
     def pyprofile(self, line: str, cell: str) -> None:
         """cProfile the cell, write the .prof file, and show it in snakeviz (served on 127.0.0.1)."""
-        from ..profiler.python import snakeviz_command, start_snakeviz, summary, write_pstats
-
         opts = parse_argstring(self.pyprofile, line)
         code = self.shell.transform_cell(cell)
         prof = cProfile.Profile()
@@ -123,7 +121,7 @@ class ToolkitMagics(Magics):
     @line_magic
     def lprun(self, line: str) -> None:
         """``%lprun -f func [-f other] statement``: line_profiler timings of the named functions."""
-        from line_profiler import LineProfiler
+        from line_profiler import LineProfiler  # optional: line_profiler
 
         args = shlex.split(line, posix=False)
         funcs, i = [], 0
@@ -155,7 +153,7 @@ class ToolkitMagics(Magics):
         args = self.shell.ev(f"({parts[1]},)") if len(parts) > 1 else ()
         if not hasattr(fn, "graph_for"):
             raise TypeError(f"%graph_for: {parts[0]} has no graph_for (use toolkit.jit.trace or toolkit.jit.script)")
-        from .graph_view import GraphView
+        from .graph_view import GraphView  # optional: the graph view needs PIL
 
         result = fn.graph_for(*args)
         bundle = GraphView(result)._repr_mimebundle_()

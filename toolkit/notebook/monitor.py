@@ -199,7 +199,7 @@ class TrainingMonitor(_html.View):
         if not self.display:
             return
         if _in_kernel():
-            from IPython.display import display
+            from IPython.display import display  # optional: IPython
 
             if self._handle is None:
                 self._handle = display(self, display_id=True)

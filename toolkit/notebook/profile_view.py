@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 
+from ..profiler import EventList, FunctionEvent, profile
 from . import _html
 from ._html import esc, format_us
 from .profile_static import static_timeline_html, timeline_svg
@@ -46,8 +47,6 @@ def event_kind(e) -> str:
 
 def _split(source) -> tuple[list | None, list]:
     """(raw events or None, averages) of a profile, an EventList of events, or an EventList of averages."""
-    from ..profiler import EventList, FunctionEvent, profile
-
     if isinstance(source, profile):
         return list(source.events()), list(source.key_averages())
     if isinstance(source, EventList) or isinstance(source, list):

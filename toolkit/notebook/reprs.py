@@ -15,8 +15,14 @@ import warnings
 
 import numpy as np
 
+from ..jit.ir.graph import Graph
+from ..jit.runtime.executor import GraphFor
+from ..nn.modules.module import Module
+from ..profiler import EventList, profile
+from ..tensor import Tensor
 from . import _html
 from ._html import esc
+from .profile_view import ProfileView
 
 HISTOGRAM_MIN_NUMEL = 100  # tensors with at least this many elements get a histogram
 HISTOGRAM_BINS = 30
@@ -47,9 +53,7 @@ def mimebundle(obj, include=None, exclude=None) -> dict:
 
 def static_images(obj) -> dict:
     """``image/svg+xml`` and ``image/png`` of a graph-like object's drawing (see ``graph_view``), else {}."""
-    from ..jit.ir.graph import Graph
-    from ..jit.runtime.executor import GraphFor
-    from .graph_view import GraphView
+    from .graph_view import GraphView  # optional: the graph view needs PIL
 
     graph = obj if isinstance(obj, (Graph, GraphFor)) else getattr(obj, "inlined_graph", None) or \
         getattr(obj, "graph", None)
@@ -62,13 +66,7 @@ def static_images(obj) -> dict:
 
 def to_html(obj) -> str:
     """The HTML view of a Tensor, Graph, graph_for result, scripted function or module, Module or profile."""
-    from ..jit.ir.graph import Graph
-    from ..jit.runtime.executor import GraphFor
-    from ..nn.modules.module import Module
-    from ..profiler import EventList, profile
-    from ..tensor import Tensor
-    from .graph_view import GraphView
-    from .profile_view import ProfileView
+    from .graph_view import GraphView  # optional: the graph view needs PIL
 
     if isinstance(obj, Tensor):
         return tensor_html(obj)
@@ -90,7 +88,7 @@ def to_html(obj) -> str:
 
 def scripted_html(obj, graph) -> str:
     """A scripted or traced function or module: its graph drawn, and its ``.code``."""
-    from .graph_view import GraphView
+    from .graph_view import GraphView  # optional: the graph view needs PIL
 
     code = getattr(obj, "code", None)
     extra = ""

@@ -21,7 +21,7 @@ _NUMBA_SCALAR_MIN = 16  # scalar-path draws this long use the compiled loop
 
 
 def _kernels():
-    from . import _rng_numba
+    from . import _rng_numba  # optional: numba, never loaded by import toolkit
 
     return _rng_numba
 

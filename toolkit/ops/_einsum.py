@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._core.meta import TensorMeta
+from . import api
 from .registry import LINALG, op
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's label order: A-Z before a-z
@@ -65,7 +66,7 @@ def parse_einsum(equation: str, tensors) -> EinsumSpec:
     dtype = tensors[0].dtype
     for t in tensors[1:]:
         if t.dtype != dtype:
-            from .linalg import scalar_name
+            from .linalg import scalar_name  # cycle: linalg imports _einsum at load
 
             raise RuntimeError(f"expected scalar type {scalar_name(tensors[0])} but found {scalar_name(t)}")
     used = set(eq) - {".", ",", "-", ">"}
@@ -128,8 +129,6 @@ def einsum_backward(grad, equation: str, tensors, needs_input_grad):
     operand is broadcast back by a vector of ones. Both are constants, so the
     result is again an einsum and differentiates the same way.
     """
-    from . import api
-
     spec = parse_einsum(equation, tensors)
     grads = []
     for k, t in enumerate(tensors):

@@ -27,7 +27,7 @@ def fma(a, b, c, dtype) -> np.ndarray:
     a, b, c = np.broadcast_arrays(*(np.asarray(x, dtype=dtype) for x in (a, b, c)))
     out = np.empty(a.shape, dtype=dtype)
     if out.size >= _COMPILED_MIN:
-        from ._rng_numba import fma_arrays
+        from ._rng_numba import fma_arrays  # optional: numba, never loaded by import toolkit
 
         fma_arrays(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
                    np.ascontiguousarray(c).reshape(-1), out.reshape(-1))

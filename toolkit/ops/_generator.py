@@ -168,7 +168,7 @@ class Generator:
     def random32(self, n: int) -> np.ndarray:
         """The next ``n`` 32-bit words of the stream (``CPUGeneratorImpl::random``)."""
         if n >= _NUMBA_MIN:
-            from ._rng_numba import mt_fill
+            from ._rng_numba import mt_fill  # optional: numba, never loaded by import toolkit
 
             out = np.empty(n, dtype=np.uint32)
             mt_fill(self._mt, self._pos, out)

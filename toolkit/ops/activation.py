@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from . import api
+from ._meta_rules import elementwise_meta
 from .elementwise import float_samples, formula_kernel, not_implemented, reject_dtypes, unary_samples
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op
 
@@ -57,8 +59,6 @@ def relu(self):
 
 @relu.meta_rule
 def _(self):
-    from ._meta_rules import elementwise_meta
-
     if self.dtype.name == "bool":
         raise RuntimeError("relu: Boolean inputs not supported for relu")
     return elementwise_meta(relu, self)
@@ -95,8 +95,6 @@ def gelu(self, approximate="none"):
 
 @gelu.meta_rule
 def _(self, approximate="none"):
-    from ._meta_rules import elementwise_meta
-
     if not self.dtype.is_floating_point:
         raise not_implemented("gelu", "GeluKernelImpl", self.dtype)
     _check_approximate(approximate)
@@ -152,8 +150,6 @@ reject_dtypes(softplus, "softplus_cpu", integer=True)
 
 @softplus.grad
 def _(grad, self, beta, threshold):
-    from . import api
-
     z = self * beta
     return api.where(z > threshold, grad, grad * z.sigmoid())
 

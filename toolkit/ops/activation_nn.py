@@ -15,6 +15,8 @@ import numpy as np
 
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
+from . import api
+from ._meta_rules import elementwise_meta
 from .elementwise import not_implemented, reject_dtypes, unary_samples
 from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op
 
@@ -34,8 +36,6 @@ def _out(x: np.ndarray, like: np.ndarray) -> np.ndarray:
 
 
 def _api():
-    from . import api
-
     return api
 
 
@@ -135,8 +135,6 @@ def relu6(self):
 def _bool_meta(opdef, name):
     @opdef.meta_rule
     def _(self, *rest):
-        from ._meta_rules import elementwise_meta
-
         if self.dtype.name == "bool":
             raise RuntimeError(f"{name}: Bool inputs not supported for hardtanh")
         return elementwise_meta(opdef, self, *rest)
@@ -274,8 +272,6 @@ def tanhshrink(self):
 
 @tanhshrink.meta_rule
 def _(self):
-    from ._meta_rules import elementwise_meta
-
     if self.dtype.name == "bool":
         raise RuntimeError("tanhshrink: Subtraction, the `-` operator, with a bool tensor is not supported.")
     return elementwise_meta(tanhshrink, self)

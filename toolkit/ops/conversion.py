@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
+from . import api
 from .registry import CONVERSION, INPLACE, op
 
 
@@ -45,15 +47,11 @@ def copy_(self, src, non_blocking=False):
 
 @copy_.grad
 def _(grad):
-    from . import api
-
     return api.zeros_like(grad), grad
 
 
 @_to_copy.sample_inputs
 def _(rng):
-    from .._core import dtypes as _dt
-
     yield (rng.uniform(-3, 3, (3, 4)),), {"dtype": _dt.float64}
     yield (rng.uniform(-3, 3, (4, 3)).T,), {"dtype": _dt.float64}
     yield (rng.uniform(-3, 3, (2, 3)),), {"dtype": _dt.int32}
@@ -96,8 +94,6 @@ def fill_(self, value):
 
 @fill_.grad
 def _(grad):
-    from . import api
-
     return api.zeros_like(grad)
 
 
@@ -116,8 +112,6 @@ def fill_tensor_(self, value):
 
 @fill_tensor_.grad
 def _(grad):
-    from . import api
-
     return api.zeros_like(grad), grad.sum()
 
 
@@ -129,6 +123,4 @@ def zero_(self):
 
 @zero_.grad
 def _(grad):
-    from . import api
-
     return api.zeros_like(grad)

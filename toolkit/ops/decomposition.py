@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.meta import TensorMeta
+from .._core.shape import broadcast_shapes_or_none
 from ..return_types import structseq
+from . import api
 from .linalg import _dtype, scalar_name
 from .registry import LINALG, op
 
@@ -70,8 +72,6 @@ def _singular_info(a: np.ndarray):
 
 
 def _eye_like(a, n: int):
-    from . import api
-
     return api.eye(n, dtype=a.dtype)
 
 
@@ -144,8 +144,6 @@ def _det_meta(a):
 
 
 def _inv_t(a):
-    from . import api
-
     return api.linalg_inv(a).mT
 
 
@@ -280,7 +278,6 @@ def _solve_shapes(A, B, left):
         raise RuntimeError(
             f"linalg.solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and {mat[-2]}x{mat[-1]})"
         )
-    from .._core.shape import broadcast_shapes_or_none
 
     batch = broadcast_shapes_or_none(sa[:-2], mat[:-2])
     if batch is None:
@@ -321,8 +318,6 @@ def _(A, B, left=True):
 
 @linalg_solve.grad
 def _(grad, A, left, result, needs_input_grad):
-    from . import api
-
     gB = api.linalg_solve(A.mT, grad, left=left)
     if not needs_input_grad[0]:
         return None, gB
@@ -376,8 +371,6 @@ def _cholesky_meta(a, upper=False):
 
 def _cholesky_grad(grad, result, upper):
     """Gradient with respect to the symmetric input (the derivative of L = chol(sym(A)))."""
-    from . import api
-
     L, gL = (result.mT, grad.mT) if upper else (result, grad)
     m = L.mT.matmul(gL).tril()
     p = (m + m.tril(-1).mT) * 0.5

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import dtypes
 from .._core import dtypes as _dt
 from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
+from ..backends.cpu import map_kernel
 from . import _flops
+from ._meta_rules import elementwise_meta
 from .registry import ELEMENTWISE, PROMOTE_DEFAULT, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
 
 
@@ -30,8 +33,6 @@ def reject_dtypes(opdef, kernel: str, *, bool_: bool = True, integer: bool = Fal
 
     @opdef.meta_rule
     def _(self, *rest):
-        from ._meta_rules import elementwise_meta
-
         dt = getattr(self, "dtype", None)
         if dt is not None and not dt.is_floating_point and (integer or (bool_ and dt.name == "bool")):
             raise not_implemented(opdef.name, kernel, dt)
@@ -40,8 +41,6 @@ def reject_dtypes(opdef, kernel: str, *, bool_: bool = True, integer: bool = Fal
 
 def formula_kernel(name: str, params: tuple = (), constants: dict | None = None):
     """The numba map kernel of registered op ``name``'s own formula (one source of truth for both paths)."""
-    from ..backends.cpu import map_kernel
-
     d = get(name)
     inputs = tuple(d.arg_names[i] for i in d.tensor_args)
     return map_kernel(d.formula, inputs, params, constants)
@@ -239,8 +238,6 @@ def neg(self):
 
 @neg.meta_rule
 def _(self):
-    from ._meta_rules import elementwise_meta
-
     if self.dtype.name == "bool":
         raise RuntimeError(
             "neg: Negation, the `-` operator, on a bool tensor is not supported. "
@@ -318,8 +315,6 @@ def square(self):
 
 @square.meta_rule
 def _(self):
-    from .._core import dtypes
-
     return TensorMeta(self.shape, dtypes.int64 if self.dtype.name == "bool" else self.dtype, self.device)
 
 
@@ -392,8 +387,6 @@ def round_decimals(self, decimals):
 
 @round_decimals.meta_rule
 def _(self, decimals):
-    from ._meta_rules import elementwise_meta
-
     if not self.dtype.is_floating_point:
         raise not_implemented("round", "round_vml_cpu" if decimals == 0 else "round_cpu", self.dtype)
     return elementwise_meta(round_decimals, self, decimals)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._core.meta import TensorMeta
 from ..return_types import structseq
+from . import api
 from .decomposition import _diag, _eye_like, check_matrix
 from .linalg import _dtype
 from .registry import LINALG, op
@@ -62,8 +63,6 @@ def _qr(name, a, mode):
 
 def _qr_grad_tall(Q, R, gQ, gR):
     """``A = QR`` with ``m >= n``: gA = Q (gR + tril(skew) R^-T) + (gQ - Q Q^T gQ) R^-T."""
-    from . import api
-
     qdq = Q.mT.matmul(gQ)
     rdr = R.matmul(gR.mT)
     low = (qdq - qdq.mT + rdr - rdr.mT).tril()
@@ -72,8 +71,6 @@ def _qr_grad_tall(Q, R, gQ, gR):
 
 
 def _qr_grad(grad, result, mode):
-    from . import api
-
     gQ, gR = grad
     Q, R = result
     if mode == "r":
@@ -259,8 +256,6 @@ def _(self, some=True, compute_uv=True):
 
 @svd.grad
 def _(grad, self, compute_uv, result):
-    from . import api
-
     gU, gS, gV = grad
     if not compute_uv:
         U, S, Vh = api.linalg_svd(self, full_matrices=False)
@@ -296,8 +291,6 @@ def _(A, driver=None):
 
 @linalg_svdvals.grad
 def _(grad, A):
-    from . import api
-
     U, S, Vh = api.linalg_svd(A, full_matrices=False)
     return svd_backward(None, grad, None, U, S, Vh)
 
@@ -372,8 +365,6 @@ def _(self, UPLO="L"):
 
 @linalg_eigvalsh.grad
 def _(grad, self, UPLO):
-    from . import api
-
     V = api.linalg_eigh(self, UPLO)[1]
     return (V * grad.unsqueeze(-2)).matmul(V.mT)
 

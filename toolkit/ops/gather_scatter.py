@@ -11,6 +11,7 @@ import numpy as np
 
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none, wrap_dim
+from . import api
 from .indexing import _np_dtype, dtype_title
 from .registry import INDEXING, op
 
@@ -36,8 +37,6 @@ def _as_1d(a):
 
 def _pad_to(g, shape: tuple):
     """Zero-pad ``g`` at the end of each dim up to ``shape`` (``src`` may be larger than ``index``)."""
-    from . import api
-
     for k, n in enumerate(shape):
         cur = g.shape[k]
         if cur < n:
@@ -322,8 +321,6 @@ def _(self, indices, dim=None):
 
 @take_along_dim.grad
 def _(grad, self_shape, indices, dim):
-    from . import api
-
     if dim is None:
         numel = int(np.prod(self_shape, dtype=np.int64))
         return grad.new_zeros((numel,)).scatter_add(0, indices.reshape(-1), grad.reshape(-1)).reshape(self_shape)

@@ -15,6 +15,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none, wrap_dim
+from . import api
 from .registry import INDEXING, VIEW, op
 
 _INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
@@ -177,8 +178,6 @@ def _(self, dim=0, start=None, end=None, step=1):
 
 @slice_op.grad
 def _(grad, self_shape, dim, start, end, step):
-    from . import api
-
     return api.slice_scatter(grad.new_zeros(self_shape), grad, dim, start, end, step)
 
 
@@ -221,8 +220,6 @@ def _(self, dim, index):
 
 @select.grad
 def _(grad, self_shape, dim, index):
-    from . import api
-
     return api.select_scatter(grad.new_zeros(self_shape), grad, dim, index)
 
 
@@ -265,8 +262,6 @@ def _(self, src, dim=0, start=None, end=None, step=1):
 
 @slice_scatter.grad
 def _(grad, src_shape, dim, start, end, step, needs_input_grad):
-    from . import api
-
     g_self = api.slice_scatter(grad, grad.new_zeros(src_shape), dim, start, end, step) if needs_input_grad[0] else None
     return g_self, api.slice(grad, dim, start, end, step)
 
@@ -301,8 +296,6 @@ def _(self, src, dim, index):
 
 @select_scatter.grad
 def _(grad, src_shape, dim, index, needs_input_grad):
-    from . import api
-
     g_self = api.select_scatter(grad, grad.new_zeros(src_shape), dim, index) if needs_input_grad[0] else None
     return g_self, grad.select(dim, index)
 
@@ -340,8 +333,6 @@ def _(self, indices):
 
 @index.grad
 def _(grad, self_shape, indices):
-    from . import api
-
     return api.index_put(grad.new_zeros(self_shape), indices, grad, True)
 
 
@@ -400,8 +391,6 @@ def _(self, indices, values, accumulate=False):
 
 @index_put.grad
 def _(grad, indices, accumulate, needs_input_grad):
-    from . import api
-
     g_self = None
     if needs_input_grad[0]:
         g_self = grad if accumulate else api.index_put(grad, indices, grad.new_zeros(()), False)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
-from .._core.shape import broadcast_shapes_or_none
+from .._core.shape import broadcast_shapes, broadcast_shapes_or_none
 from . import api
 from .indexing import _count_true, _mask, _np_dtype, _samples_float, dtype_title
 from .registry import INDEXING, op
@@ -127,8 +127,6 @@ def _(self, mask):
 
 @masked_select.grad
 def _(grad, self_shape, mask):
-    from .._core.shape import broadcast_shapes
-
     shape = broadcast_shapes(self_shape, tuple(mask.shape))
     return grad.new_zeros(shape).masked_scatter(mask, grad)
 
@@ -170,8 +168,6 @@ def _(self, mask, source):
 
 @masked_scatter.grad
 def _(grad, mask, source_shape, needs_input_grad):
-    from . import api
-
     g_self = grad.masked_fill(mask, 0) if needs_input_grad[0] else None
     g_source = None
     if needs_input_grad[1]:
@@ -209,8 +205,6 @@ def _(self, index):
 
 @take.grad
 def _(grad, self_shape, index):
-    from . import api
-
     numel = int(np.prod(self_shape, dtype=np.int64))
     flat = api.index_put(grad.new_zeros((numel,)), [index.reshape(-1)], grad.reshape(-1), True)
     return flat.reshape(self_shape)

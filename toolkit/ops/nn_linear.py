@@ -12,13 +12,12 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
-from . import _flops
+from .._core.shape import broadcast_shapes
+from . import _flops, api
 from .registry import NN, op
 
 
 def _api():
-    from . import api
-
     return api
 
 
@@ -51,8 +50,6 @@ def _linear_check(input_shape, weight_shape, bias_shape, in_dtype, w_dtype, b_dt
                            f"({rows}x{input_shape[-1]} and {_fmt(wt)})")
     out = tuple(input_shape[:-1]) + (tuple(weight_shape[:1]) if len(weight_shape) == 2 else ())
     if bias_shape is not None:
-        from .._core.shape import broadcast_shapes
-
         try:
             b = broadcast_shapes(tuple(bias_shape), out)
         except RuntimeError as e:

@@ -14,8 +14,10 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim, wrap_dims
+from . import api
 from ._meta_rules import reduced_shape
 from .decomposition import check_float, check_matrix
+from .factorization import svd_backward
 from .linalg import _dtype, scalar_name
 from .registry import LINALG, op
 
@@ -180,9 +182,6 @@ def _matrix_norm(x, ord, dims, keepdim, dtype):
 
 
 def matrix_norm_grad(grad, x, ord, dims, keepdim, norm):
-    from . import api
-    from .factorization import svd_backward
-
     shape = tuple(x.shape)
     g, n = _keep(grad, shape, dims, keepdim), _keep(norm, shape, dims, keepdim)
     x = x.to(g.dtype)

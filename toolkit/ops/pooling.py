@@ -70,7 +70,7 @@ def pool_shape(name, shape, kernel_size, stride, padding, dilation, ceil_mode):
 # ---------------------------------------------------------------------------------------------
 def _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, name):
     k, s, p, d, (ho, wo) = pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
-    from ._pool_numba import max_pool2d_fwd
+    from ._pool_numba import max_pool2d_fwd  # optional: numba, never loaded by import toolkit
 
     lead = self.shape[:-2]
     planes = np.ascontiguousarray(self).reshape((-1,) + self.shape[-2:])
@@ -125,7 +125,7 @@ def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
     method=False, nondiff_args=("self", "indices"))
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     """Scatter-add the pooled gradient back to the input positions its maxima came from."""
-    from ._pool_numba import max_pool2d_bwd
+    from ._pool_numba import max_pool2d_bwd  # optional: numba, never loaded by import toolkit
 
     h, w = self.shape[-2:]
     g = np.ascontiguousarray(grad_output, self.dtype).reshape(-1, grad_output.shape[-2] * grad_output.shape[-1])

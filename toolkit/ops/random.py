@@ -16,6 +16,7 @@ from .._core.device import CPU
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import _distributions as D
+from . import api
 from ._generator import get_generator
 from .random_inplace import (  # registers the in-place fills
     bernoulli_float_,
@@ -164,8 +165,6 @@ for _o in (rand_like, randn_like, randint_like, randint_like_low):
 # reparameterized); it is recorded so outputs join the graph, and marked not differentiable so
 # numerical gradient checks skip it.
 def _normal_zero_grads(grad, needs_input_grad):
-    from . import api
-
     return tuple(api.zeros_like(grad) if n else None for n in needs_input_grad)
 
 

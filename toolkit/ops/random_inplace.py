@@ -16,6 +16,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import _distributions as D
+from . import api
 from ._generator import get_generator
 from .registry import INPLACE, op
 
@@ -93,8 +94,6 @@ def _self_meta(self, *args):
 
 
 def _zero_grad(grad):
-    from . import api
-
     return (api.zeros_like(grad),)
 
 
@@ -209,6 +208,4 @@ for _o in (uniform_, normal_, exponential_, bernoulli_tensor_, bernoulli_float_,
 
 @bernoulli_tensor_.grad
 def _(grad, p):
-    from . import api
-
     return api.zeros_like(grad), api.zeros_like(p)

@@ -25,6 +25,7 @@ import inspect
 from collections.abc import Callable
 
 from . import runtime as _runtime
+from ._meta_rules import elementwise_meta
 from .schema import Schema, parse_schema
 
 # Kinds: passes and tests ask kinds, never names.
@@ -270,8 +271,6 @@ class OpDef:
         if self.meta is not None:
             return self.meta(*bound)
         if self.kind in (ELEMENTWISE, COMPARISON):
-            from ._meta_rules import elementwise_meta
-
             return elementwise_meta(self, *bound)
         if self.inplace_of is not None:
             return self.inplace_of.infer(*bound)

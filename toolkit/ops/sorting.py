@@ -205,7 +205,7 @@ def _quickselect(self: np.ndarray, pos: int, d: int, keepdim: bool):
     """The element at sorted position ``pos`` along ``d`` and the index PyTorch's quickselect reports for it."""
     if self.ndim == 0:
         return self.copy(), np.zeros((), np.int64)
-    from ._select_numba import kth_indices
+    from ._select_numba import kth_indices  # optional: numba, never loaded by import toolkit
 
     moved = np.moveaxis(self, d, -1)
     rows = moved.reshape(-1, moved.shape[-1])

@@ -22,6 +22,8 @@ import os
 import socket
 import warnings
 
+from .. import cuda
+
 DEFAULT_MAX_EVENTS = 1_000_000
 DEFAULT_STREAM = 7
 _GPU_SORT_INDEX = 5_000_000
@@ -85,7 +87,6 @@ def _device_events(timed: list, pid: int) -> list[dict]:
 def _device_properties(devices: list) -> list[dict]:
     if not devices:
         return []
-    from .. import cuda
 
     return [{"id": d, "name": cuda.get_device_name(d)} for d in devices]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 
+from .. import cuda
 from ..tensor import Tensor
 from ._recorder import _DETAIL, _END, _FUSED, _OP, _START, Recorder, _nbytes, fusion_group_name
 
@@ -57,8 +58,6 @@ class CudaRecorder(Recorder):
         self.device_index = 0
 
     def _event(self):
-        from .. import cuda
-
         e = cuda.Event(enable_timing=True)
         e.record(self._stream)
         return e
@@ -67,7 +66,6 @@ class CudaRecorder(Recorder):
     def start(self) -> None:
         if self._running:
             return
-        from .. import cuda
 
         cuda.synchronize()  # an idle device: the reference event runs when it is recorded
         # toolkit's kernels queue on the default stream; numba's simulator has no default_stream() to ask
@@ -81,7 +79,6 @@ class CudaRecorder(Recorder):
         if not self._running:
             return
         super().stop()
-        from .. import cuda
 
         cuda.synchronize()  # the one wait of the profile: every recorded event has completed after it
         ref, ref_ns = self._ref, self._ref_ns
@@ -122,7 +119,7 @@ class CudaRecorder(Recorder):
         """As ``Recorder.on_fusion_group``; a group compiled for ``cuda`` also gets CUDA events around it."""
         on_cuda = self._fused_on_cuda.get(node)
         if on_cuda is None:
-            from ..jit.codegen.cuda_fused_kernel import group_device
+            from ..jit.codegen.cuda_fused_kernel import group_device  # lazy: CUDA profiles only
 
             on_cuda = self._fused_on_cuda[node] = group_device(node) == "cuda"
         if not on_cuda:

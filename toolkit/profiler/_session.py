@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+from .. import cuda
 from . import _recorder
 from .events import EventList, FunctionEventAvg
 
@@ -57,8 +58,6 @@ def _checked_device(use_device: str | None) -> str | None:
         warnings.warn(f"The {use_device} is not a valid device option.", stacklevel=3)
         return None
     if use_device == "cuda":
-        from .. import cuda
-
         if cuda.is_available():
             return "cuda"
     if use_device == "mtia":
@@ -125,7 +124,7 @@ class profile:
         if self._recorder is None or not self.acc_events:
             cls = _recorder.Recorder
             if self.use_device == "cuda":  # the one check: a CPU-only profile never loads the CUDA path
-                from ._cuda import CudaRecorder
+                from ._cuda import CudaRecorder  # lazy: for CUDA profiles only
 
                 cls = CudaRecorder
             self._recorder = cls(self.record_shapes, self.profile_memory, self.with_stack, self.with_flops)

@@ -312,7 +312,7 @@ class EventList(list):
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ..notebook.reprs import mimebundle
+        from ..notebook.reprs import mimebundle  # optional: notebook views, loaded on demand
 
         return mimebundle(self, include, exclude)
 
@@ -325,7 +325,7 @@ class EventList(list):
               top_level_events_only: bool = False, time_unit: str | None = None) -> str:
         """The events as PyTorch's text table, sorted by ``sort_by`` (an attribute such as
         ``"self_cpu_time_total"``, ``"cpu_time_total"``, ``"count"``) and cut at ``row_limit`` rows."""
-        from ._table import build_table
+        from ._table import build_table  # cycle: _table imports events at load
 
         return build_table(self, sort_by=sort_by, row_limit=row_limit, max_src_column_width=max_src_column_width,
                            max_name_column_width=max_name_column_width,
@@ -335,7 +335,7 @@ class EventList(list):
 
     def export_chrome_trace(self, path: str, *, max_events: int | None = None) -> None:
         """Write the events as a Chrome trace (gzip-compressed when ``path`` ends in ``.gz``)."""
-        from ._chrome import write_chrome_trace
+        from ._chrome import write_chrome_trace  # lazy: trace export (gzip), on demand
 
         write_chrome_trace(self, path, max_events=max_events)
 

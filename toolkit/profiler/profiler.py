@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import enum
 import os
+import socket
+import time
 import warnings
 from collections.abc import Callable, Iterable
 from functools import partial
 
+from .. import cuda
 from ._session import profile as _session
 from ._session import record_function
 from .events import EventList
@@ -47,8 +50,6 @@ class ProfilerAction(enum.Enum):
 
 def supported_activities() -> set:
     """``CPU``, plus ``CUDA`` when numba finds a GPU."""
-    from .. import cuda
-
     acts = {ProfilerActivity.CPU}
     if cuda.is_available():
         acts.add(ProfilerActivity.CUDA)
@@ -98,9 +99,6 @@ def _default_schedule_fn(_: int) -> ProfilerAction:
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use_gzip: bool = False,
                               use_python_export: bool = False) -> Callable:
     """An ``on_trace_ready`` that writes ``<worker>.<ns>.pt.trace.json[.gz]`` into ``dir_name``."""
-    import socket
-    import time
-
     def handler_fn(prof) -> None:
         nonlocal worker_name
         try:
@@ -258,6 +256,6 @@ class profile:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ..notebook.reprs import mimebundle
+        from ..notebook.reprs import mimebundle  # optional: notebook views, loaded on demand
 
         return mimebundle(self, include, exclude)

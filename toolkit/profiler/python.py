@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import cProfile
+import io
 import os
 import pstats
 import shlex
@@ -46,8 +47,6 @@ def cprofile(fn: Callable, *args, path: str | None = None, **kwargs):
 
 def summary(path: str, sort: str = "cumulative", limit: int = 20) -> str:
     """The pstats text summary of a .prof file (top ``limit`` functions by ``sort``)."""
-    import io
-
     out = io.StringIO()
     pstats.Stats(path, stream=out).strip_dirs().sort_stats(sort).print_stats(limit)
     return out.getvalue()

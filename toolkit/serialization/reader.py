@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .. import cuda, nn
 from .._core import dtypes as _dt
 from .._core.device import CPU, as_device, device
 from .._core.shape import Size
@@ -239,8 +240,6 @@ class _Reader:
         if target.type != "cpu":
             t = t.to(target)
         if rec.get("parameter"):
-            from .. import nn
-
             param_cls = getattr(nn, "Parameter", None)
             if isinstance(param_cls, type):
                 t = param_cls(t, requires_grad=requires_grad)
@@ -285,8 +284,6 @@ class _Reader:
                 raise RuntimeError(f"toolkit.load: map_location {ml!r:.80} puts tensor {idx} on {where}")
             raise _Corrupt(f"tensor {idx} was saved on {where}; pass map_location='cpu'")
         if target.type == "cuda":
-            from .. import cuda
-
             if not cuda.is_available():
                 raise RuntimeError(
                     "Attempting to deserialize object on a CUDA device but toolkit.cuda.is_available() is False. "

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .. import nn
 from .._core import dtypes as _dt
 from .._core.device import device
 from .._core.shape import Size
@@ -91,7 +92,6 @@ class _Writer:
         else:
             data, storage = t._data, t._storage
         key, offset, strides = self._storage_for(data, storage)
-        from .. import nn
 
         param_cls = getattr(nn, "Parameter", None)
         record = {

@@ -25,6 +25,7 @@ import ast
 import inspect
 import textwrap
 
+from . import scalar
 from .scalar import HELPERS
 
 BUILTINS = frozenset({"min", "max", "abs", "float", "int", "math"})
@@ -165,7 +166,5 @@ def map_source(expr: str, inputs: tuple, params: tuple = ()) -> str:
 
 def helper_constants(helper_src: list) -> dict:
     """Module-level constants of :mod:`scalar` that the copied helpers read (``_EXACT``)."""
-    from . import scalar
-
     used = set().union(*(free_names_of_source(s) for s in helper_src)) if helper_src else set()
     return {k: getattr(scalar, k) for k in sorted(used) if k.startswith("_") and hasattr(scalar, k)}

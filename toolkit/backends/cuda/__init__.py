@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import importlib
 
+from . import runtime
+
 # The kernel modules, each with a ``register()``, in registration order (a later module's kernel for an op
 # replaces an earlier one's; :mod:`.views` only fills in view ops that have none).
 MODULES = ("factory", "views", "reduce", "reduce_more", "reduce_scan", "reduce_norm", "gemm", "nn", "nn_norm",
@@ -33,8 +35,6 @@ _registered: list = []
 def register_kernels() -> list:
     """Attach CUDA kernels to the registry's ops (once); returns the ops that have one."""
     if not _registered:
-        from . import runtime
-
         runtime.cuda()  # numba.cuda first (and, under the simulator, its fixes) before any kernel is defined
         for name in MODULES:
             _registered.extend(importlib.import_module(f"{__name__}.{name}").register())

@@ -151,7 +151,7 @@ class CudaArray:
     copy_to_host = get
 
     def copy(self, order: str = "C") -> CudaArray:
-        from .kernels_basic import copy_strided
+        from .kernels_basic import copy_strided  # cycle: kernels_basic imports array at load
 
         return copy_strided(self)
 
@@ -159,7 +159,7 @@ class CudaArray:
         dtype = np.dtype(dtype)
         if dtype == self.dtype and not copy:
             return self
-        from .kernels_basic import copy_strided
+        from .kernels_basic import copy_strided  # cycle: kernels_basic imports array at load
 
         return copy_strided(self, dtype)
 
@@ -205,12 +205,12 @@ class CudaArray:
 
     def __array_function__(self, func, types, args, kwargs):
         """The numpy functions the core calls on tensor data, done on the device (others raise TypeError)."""
-        from . import numpy_protocol
+        from . import numpy_protocol  # cycle: numpy_protocol imports array at load
 
         return numpy_protocol.array_function(func, args, kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from . import numpy_protocol
+        from . import numpy_protocol  # cycle: numpy_protocol imports array at load
 
         return numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
 

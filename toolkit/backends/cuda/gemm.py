@@ -20,6 +20,8 @@ from ...ops import registry as R
 from . import runtime
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
+from .kernels_basic import fill
+from .numpy_protocol import _broadcast_to
 from .registration import checked, meta_of, register_table
 
 
@@ -29,7 +31,7 @@ def tile() -> int:
 
 @functools.cache
 def _kernel(t: int, dtype_str: str):
-    import numba
+    import numba  # optional: numba, never loaded by import toolkit
 
     nb_t = numba.from_dtype(np.dtype(dtype_str))
 
@@ -89,8 +91,6 @@ def gemm(a: CudaArray, b: CudaArray, out: CudaArray | None = None) -> CudaArray:
     if out.size == 0:
         return out
     if kk == 0:
-        from .kernels_basic import fill
-
         return fill(out, 0)
     t = tile()
     tiles = batch * ((m + t - 1) // t) * ((n + t - 1) // t)
@@ -103,8 +103,6 @@ def gemm(a: CudaArray, b: CudaArray, out: CudaArray | None = None) -> CudaArray:
 
 def _batched(x: CudaArray, batch_shape: tuple) -> CudaArray:
     """``x`` (..., r, c) broadcast to ``batch_shape + (r, c)`` and flattened to 3-d (a copy only when needed)."""
-    from .numpy_protocol import _broadcast_to
-
     full = _broadcast_to(x, batch_shape + x.shape[-2:])
     n = 1
     for s in batch_shape:

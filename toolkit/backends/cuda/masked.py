@@ -20,6 +20,7 @@ from ...ops import registry as R
 from . import runtime
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
+from .indexing import take_rows
 from .kernels_basic import copy_strided, full, to_device
 from .registration import meta_of, register_table
 
@@ -243,8 +244,6 @@ def take(self, index):
 
 
 def _gather_flat(x: CudaArray, idx: CudaArray) -> CudaArray:
-    from .indexing import take_rows
-
     return take_rows(x.reshape((-1,)), 0, idx)[0]
 
 

@@ -15,6 +15,8 @@ import numpy as np
 from numba import cuda  # imported when CUDA is first used (register_kernels), never by import toolkit
 
 from ...ops import registry as R
+from ...ops.conv import conv_setup
+from ...ops.pooling import pool_shape
 from . import runtime
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
@@ -153,8 +155,6 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 def _public_conv(name: str, nd: int):
-    from ...ops.conv import conv_setup
-
     def kernel(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
         batched, stride, lo, hi, dilation, _ = conv_setup(name, nd, input, weight, bias, stride, padding,
                                                           dilation, groups)
@@ -216,8 +216,6 @@ def _pool_bwd():
 
 
 def _max_pool(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False, name="max_pool2d"):
-    from ...ops.pooling import pool_shape
-
     k, s, p, d, (ho, wo) = pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
     h, w = self.shape[-2:]
     lead = self.shape[:-2]

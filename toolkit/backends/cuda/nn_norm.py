@@ -19,6 +19,8 @@ import math
 import numpy as np
 
 from ...ops import registry as R
+from ...ops.elementwise import not_implemented
+from ...ops.loss import check_loss_input
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
 from .kernels_basic import fill
@@ -171,8 +173,6 @@ def _full_shape(*arrays) -> tuple:
 
 def _regression(name: str, cpu_name: str, expr_of):
     """A loss ``expr_of(params) -> formula`` over ``a = self``, ``b = target`` (already promoted)."""
-    from ...ops.loss import check_loss_input
-
     def kernel(self, target, reduction=MEAN, *rest):
         check_loss_input(cpu_name, self, reduction)
         meta = meta_of(R.get(name), [self, target, reduction, *rest])
@@ -194,8 +194,6 @@ def _smooth_l1(self, target, beta=1.0):
 
 
 def _huber(self, target, delta=1.0):
-    from ...ops.loss import check_loss_input
-
     check_loss_input("huber", target, MEAN)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -213,8 +211,6 @@ def _any_outside_unit(x: CudaArray) -> bool:
 
 
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
-    from ...ops.loss import check_loss_input
-
     check_loss_input("binary_cross_entropy", self, reduction)
     meta_of(R.get("binary_cross_entropy"), [self, target, weight, reduction])
     if _any_outside_unit(self):
@@ -240,8 +236,6 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
 
 
 def kl_div(self, target, reduction=MEAN, log_target=False):
-    from ...ops.loss import check_loss_input
-
     check_loss_input("kl_div", self, reduction)
     meta_of(R.get("kl_div"), [self, target, reduction, log_target])
     if log_target:
@@ -254,8 +248,6 @@ def kl_div(self, target, reduction=MEAN, log_target=False):
 
 # ----------------------------------------------------------------------------- glu
 def glu(self, dim=-1):
-    from ...ops.elementwise import not_implemented
-
     meta = meta_of(R.get("glu"), [self, dim])
     if self.dtype.kind != "f":
         raise not_implemented("glu", "glu_cpu", self.dtype)

@@ -18,6 +18,8 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 
 from ..._core import dtypes as _dt
 from ...ops import registry as R
+from ...ops.conv import conv_transpose_setup
+from ...ops.pooling import avg_pool_setup, pool1d_as_2d
 from . import runtime
 from .array import CudaArray
 from .codegen import typed_scalar
@@ -106,8 +108,6 @@ def _avg_bwd():
 
 def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    from ...ops.pooling import avg_pool_setup
-
     k, s, p, (ho, wo), _ = avg_pool_setup(self.shape, kernel_size, stride, padding, ceil_mode,
                                           count_include_pad, divisor_override)
     h, w = self.shape[-2:]
@@ -121,8 +121,6 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
 
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override):
-    from ...ops.pooling import avg_pool_setup
-
     k, s, p, (ho, wo), _ = avg_pool_setup(self.shape, kernel_size, stride, padding, ceil_mode,
                                           count_include_pad, divisor_override)
     _check_grad_shape("avg_pool2d_backward", grad_output, self.shape[:-2] + (ho, wo))
@@ -215,8 +213,6 @@ def _height_one(x: CudaArray) -> CudaArray:
 
 
 def _max_pool1d(name: str, indices: bool):
-    from ...ops.pooling import pool1d_as_2d
-
     def kernel(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
         meta_of(R.get(name), [self, kernel_size, stride, padding, dilation, ceil_mode])
         k, s, p, d = pool1d_as_2d(kernel_size, stride, padding, dilation, indices)
@@ -230,8 +226,6 @@ def _max_pool1d(name: str, indices: bool):
 
 # ----------------------------------------------------------------------------- conv_transpose1d/2d
 def _conv_transpose(name: str, nd: int):
-    from ...ops.conv import conv_transpose_setup
-
     def kernel(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
         batched, stride, padding, output_padding, dilation, _ = conv_transpose_setup(
             name, nd, input, weight, bias, stride, padding, output_padding, groups, dilation)

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ...ops import registry as R
+from ...ops._einsum import parse_einsum
 from .array import CudaArray
 from .codegen import run_map
 from .gemm import gemm, scaled_sum
@@ -149,8 +150,6 @@ def _contract(x: _Term, y: _Term, keep: set, sizes: dict) -> _Term:
 
 
 def einsum(equation, tensors):
-    from ...ops._einsum import parse_einsum
-
     spec = parse_einsum(equation, tensors)
     sizes = spec.sizes
     terms = []

@@ -41,7 +41,7 @@ def _mul(a, b):
 
 @functools.cache
 def _row_kernel(kind: str, tpb: int, dtype_str: str):
-    import numba
+    import numba  # optional: numba, never loaded by import toolkit
 
     nb_t = numba.from_dtype(np.dtype(dtype_str))
     nb_i = numba.int64

@@ -28,7 +28,7 @@ from .registration import meta_of, register_table
 
 @functools.cache
 def _scan_kernel(kind: str, tpb: int, dtype_str: str):
-    import numba
+    import numba  # optional: numba, never loaded by import toolkit
 
     nb_t = numba.from_dtype(np.dtype(dtype_str))
     fold = cuda.jit(device=True)(_add if kind == "sum" else _mul)

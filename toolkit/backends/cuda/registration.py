@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..._core import dtypes as _dt
+from ..._core.device import device
 from ..._core.meta import TensorMeta
 from ...ops import registry as R
 from .array import CudaArray
@@ -18,8 +19,6 @@ from .array import CudaArray
 
 def meta_of(op, args: list):
     """The op's meta rule on CudaArray arguments (read as shape/dtype/device metadata)."""
-    from ..._core.device import device
-
     conv = [TensorMeta(a.shape, _dt.from_numpy_dtype(a.dtype), device("cuda", 0)) if isinstance(a, CudaArray) else a
             for a in args]
     return op.infer(*conv)

@@ -20,7 +20,7 @@ import numpy as np
 
 @functools.lru_cache(maxsize=1)
 def cuda():
-    from numba import cuda as numba_cuda
+    from numba import cuda as numba_cuda  # optional: numba.cuda loads on first CUDA use
 
     if simulated():
         _atomic_simulated_shared_arrays()
@@ -45,9 +45,9 @@ def _atomic_simulated_shared_arrays() -> None:
     the call site is read from the caller's frame (numba formats the whole
     stack for it, which is also slow).
     """
-    from numba.core import types
-    from numba.cuda.simulator import kernelapi
-    from numba.np import numpy_support
+    from numba.core import types  # optional: numba (the simulator's fixes)
+    from numba.cuda.simulator import kernelapi  # optional: numba (the simulator's fixes)
+    from numba.np import numpy_support  # optional: numba (the simulator's fixes)
 
     shared = kernelapi.FakeCUDAShared
     if getattr(shared.array, "atomic_insert", False):

@@ -21,12 +21,14 @@ import math
 import numpy as np
 from numba import cuda  # imported when CUDA is first used (register_kernels), never by import toolkit
 
+from ..._core import dtypes as _dt
 from ..._core.shape import broadcast_shapes_or_none, wrap_dim
 from ...ops import registry as R
 from ...ops.indexing import MASK_INDEX_DTYPES, index_shape
 from . import runtime
 from .array import CudaArray
 from .codegen import run_map, typed_scalar
+from .indexing import take_rows
 from .kernels_basic import copy_into, copy_strided, fill, full, to_device
 from .masked import as_1d, broadcast, checked_index, nonzero
 from .registration import meta_of, register_table
@@ -211,8 +213,6 @@ def index_fill_scalar(self, dim, index, value):
 
 
 def _title(d) -> str:
-    from ..._core import dtypes as _dt
-
     return _dt.title(_dt.from_numpy_dtype(d))
 
 
@@ -286,8 +286,6 @@ def index(self, indices):
 
 
 def _take_rows(x: CudaArray, rows: CudaArray) -> CudaArray:
-    from .indexing import take_rows
-
     return take_rows(x, 0, rows)[0]
 
 

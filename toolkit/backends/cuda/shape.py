@@ -33,6 +33,7 @@ from . import runtime
 from .array import CudaArray
 from .codegen import run_map
 from .kernels_basic import copy_into, copy_strided, full
+from .masked import repeat_counts
 from .registration import meta_of, register_table
 
 
@@ -185,8 +186,6 @@ def _counts(repeats: CudaArray, n: int) -> CudaArray:
 
 
 def _positions(counts: CudaArray, output_size) -> CudaArray:
-    from .masked import repeat_counts
-
     idx, negative = repeat_counts(counts)
     if negative:
         raise RuntimeError("repeat_interleave: repeats can not be negative")

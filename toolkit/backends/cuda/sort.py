@@ -62,7 +62,7 @@ def _before(a, ia, b, ib, n, desc):
 
 @functools.cache
 def _bitonic(p: int, tpb: int, dtype_str: str):
-    import numba
+    import numba  # optional: numba, never loaded by import toolkit
 
     nb_t = numba.from_dtype(np.dtype(dtype_str))
 

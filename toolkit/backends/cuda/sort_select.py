@@ -18,6 +18,7 @@ import numpy as np
 from numba import cuda  # imported when CUDA is first used (register_kernels), never by import toolkit
 
 from ...ops import registry as R
+from ...ops._select_numba import gt_or_nan, quickselect
 from . import runtime
 from .array import CudaArray
 from .kernels_basic import copy_strided, fill
@@ -28,8 +29,6 @@ from .sort import as_rows, reduced, scalar_pair, sort_rows, swap_pair, work_dtyp
 
 @functools.cache
 def _quickselect():
-    from ...ops._select_numba import gt_or_nan, quickselect
-
     select = cuda.jit(device=True)(quickselect(cuda.jit(device=True)(gt_or_nan.py_func), swap_pair))
 
     @cuda.jit

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ... import float16, float32, float64
+from ..._core import dtypes as _dt
+from ..._core.device import as_device
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 
@@ -75,9 +78,6 @@ class ConversionMixin:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Move and/or cast parameters and buffers in place (dtype applies to floating point tensors only)."""
-        from ..._core import dtypes as _dt
-        from ..._core.device import as_device
-
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
@@ -114,22 +114,16 @@ class ConversionMixin:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self) -> Module:
-        from ... import float32
-
         return self._cast(float32)
 
     def double(self) -> Module:
-        from ... import float64
-
         return self._cast(float64)
 
     def half(self) -> Module:
-        from ... import float16
-
         return self._cast(float16)
 
     def bfloat16(self) -> Module:
-        from ... import bfloat16
+        from ... import bfloat16  # toolkit has no bfloat16 yet: raises ImportError
 
         return self._cast(bfloat16)
 

@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ...autograd import is_grad_enabled
 from ...autograd.function import Function
 from ...tensor import Tensor
 
@@ -116,7 +117,6 @@ class BackwardHook:
         self.input_requires = tuple(t.requires_grad for t in tensors)
         if not any(self.input_requires) or not self.user_hooks:
             return args
-        from ...autograd import is_grad_enabled
 
         if not is_grad_enabled():
             return args
@@ -128,8 +128,6 @@ class BackwardHook:
         return rebuild(list(_as_tuple(BackwardHookFunction.apply(on_inputs, *tensors))))
 
     def setup_output_hook(self, result):
-        from ...autograd import is_grad_enabled
-
         tensors, rebuild = _tensors_of(result)
         if not tensors or not is_grad_enabled() or not any(t.requires_grad for t in tensors):
             return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from ...ops import api
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -25,8 +26,6 @@ def _ntuple(v, n: int) -> tuple:
 
 
 def _empty(shape, device, dtype) -> Tensor:
-    from ...ops import api
-
     return api.empty(shape, device=device, dtype=dtype)
 
 

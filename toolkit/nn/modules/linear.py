@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import toolkit as api
+
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -14,8 +16,6 @@ __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 def _empty(shape, device, dtype) -> Tensor:
-    import toolkit as api
-
     return api.empty(shape, device=device, dtype=dtype)
 
 

@@ -295,7 +295,7 @@ class Module(TraversalMixin, ConversionMixin, HookRegistrationMixin, StateDictMi
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ...notebook.reprs import mimebundle
+        from ...notebook.reprs import mimebundle  # optional: notebook views, loaded on demand
 
         return mimebundle(self, include, exclude)
 

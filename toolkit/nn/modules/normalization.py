@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..._core import dtypes
 from ...ops import api as _api
 from ...tensor import Tensor
 from .. import functional as F
@@ -86,8 +87,6 @@ class _NormBase(Module):
 
 
 def _api_long():
-    from ..._core import dtypes
-
     return dtypes.int64
 
 

@@ -13,6 +13,7 @@ for every bucket when backward ends and writes the averaged gradients back into 
 from __future__ import annotations
 
 import contextlib
+import pickle
 import time
 
 import numpy as np
@@ -115,8 +116,6 @@ class DistributedDataParallel(Module):
         self._hooks = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in self._params]
 
     def _verify_model_across_ranks(self) -> None:
-        import pickle
-
         mine = [(n, tuple(p.shape), str(p.dtype)) for n, p in zip(self._param_names, self._params)]
         every = [pickle.loads(b) for b in allgather_bytes(self.process_group, pickle.dumps(mine),
                                                           "DistributedDataParallel: verifying the model")]

@@ -7,6 +7,9 @@ import types
 import warnings
 from collections.abc import Iterable
 
+import toolkit as api
+
+from ... import linalg
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 
@@ -30,10 +33,6 @@ def _as_list(tensors) -> list:
 def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Tensor:
     """The ``norm_type`` norm of all tensors together, as if concatenated into one vector."""
-    import toolkit as api
-
-    from ... import linalg
-
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if len(tensors) == 0:
@@ -54,8 +53,6 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0, e
 def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor,
                           foreach: bool | None = None) -> None:
     """Scale the grads of ``parameters`` by ``min(1, max_norm / (total_norm + 1e-6))``."""
-    import toolkit as api
-
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     max_norm = float(max_norm)
     if not grads:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import toolkit as api
+
 from ...tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
@@ -20,8 +22,6 @@ def _check_param_device(param: Tensor, old_param_device):
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """One 1-D tensor holding every parameter, flattened and concatenated (differentiable)."""
-    import toolkit as api
-
     param_device = None
     vec = []
     for param in parameters:

@@ -14,6 +14,9 @@ import platform
 import runpy
 import sys
 
+import toolkit
+from toolkit.autograd import profiler
+
 from ...profiler.python import snakeviz_command, summary, write_pstats
 
 DESCRIPTION = "bottleneck is a tool that can be used as an initial step for debugging bottlenecks in your program."
@@ -49,8 +52,6 @@ def _banner(title: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     opts = _parser().parse_args(argv)
-    import toolkit
-    from toolkit.autograd import profiler
 
     script = opts.scriptfile
     prof_out = opts.prof_out or os.path.splitext(os.path.basename(script))[0] + ".prof"

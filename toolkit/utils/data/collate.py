@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+import toolkit
+
 from ...tensor import Tensor
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
@@ -30,8 +32,6 @@ default_collate_err_msg_format = (
 
 
 def _toolkit():
-    import toolkit
-
     return toolkit
 
 

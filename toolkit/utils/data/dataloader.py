@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
+import toolkit
+
 from . import worker as _worker
 from .collate import default_collate, default_convert
 from .dataset import Dataset, IterableDataset
@@ -169,7 +171,7 @@ class DataLoader(Generic[_T_co]):
     @multiprocessing_context.setter
     def multiprocessing_context(self, multiprocessing_context) -> None:
         if multiprocessing_context is not None:
-            import multiprocessing
+            import multiprocessing  # lazy: multiprocessing loads only when workers start
 
             if self.num_workers > 0:
                 if isinstance(multiprocessing_context, str):
@@ -205,7 +207,7 @@ class DataLoader(Generic[_T_co]):
     def _get_iterator(self) -> _BaseDataLoaderIter:
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
-        from ._multiprocessing import _MultiProcessingDataLoaderIter
+        from ._multiprocessing import _MultiProcessingDataLoaderIter  # cycle: it imports dataloader at load
 
         self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
@@ -273,8 +275,6 @@ class _BaseDataLoaderIter:
     """State shared by both iterators: the index sampler's iterator and the workers' ``base_seed``."""
 
     def __init__(self, loader: DataLoader) -> None:
-        import toolkit
-
         self._dataset = loader.dataset
         self._dataset_kind = loader._dataset_kind
         self._IterableDataset_len_called = loader._IterableDataset_len_called

@@ -16,6 +16,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
 
+import toolkit
+
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset", "Subset", "TensorDataset",
            "random_split"]
 
@@ -191,8 +193,6 @@ def random_split(dataset: Dataset[_T], lengths: Sequence[int | float], generator
 
     The permutation is ``randperm(len(dataset), generator=generator)``, so the same seed splits as PyTorch does.
     """
-    import toolkit
-
     if generator is _DEFAULT:
         generator = toolkit.default_generator
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

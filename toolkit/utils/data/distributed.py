@@ -15,6 +15,9 @@ import math
 from collections.abc import Iterator
 from typing import TypeVar
 
+import toolkit
+
+from ... import distributed as dist
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -28,8 +31,6 @@ class DistributedSampler(Sampler[_T_co]):
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            from ... import distributed as dist
-
             if num_replicas is None:
                 num_replicas = dist.get_world_size()
             if rank is None:
@@ -51,8 +52,6 @@ class DistributedSampler(Sampler[_T_co]):
 
     def __iter__(self) -> Iterator[_T_co]:
         if self.shuffle:
-            import toolkit
-
             g = toolkit.Generator()
             g.manual_seed(self.seed + self.epoch)
             indices = toolkit.randperm(len(self.dataset), generator=g).tolist()

@@ -12,6 +12,8 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Generic, TypeVar
 
+import toolkit
+
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
            "WeightedRandomSampler"]
 
@@ -19,8 +21,6 @@ _T_co = TypeVar("_T_co", covariant=True)
 
 
 def _toolkit():
-    import toolkit
-
     return toolkit
 
 

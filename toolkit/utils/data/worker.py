@@ -16,6 +16,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+import toolkit
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 # Seconds between checks that the other side is still alive while waiting on a queue.
@@ -168,10 +172,6 @@ def _generate_state(base_seed: int, worker_id: int) -> list[int]:
 
 def _seed_worker(base_seed: int, worker_id: int) -> int:
     """Seed ``random``, toolkit and numpy in a worker as PyTorch does; returns the worker's seed."""
-    import numpy as np
-
-    import toolkit
-
     seed = base_seed + worker_id
     random.seed(seed)
     toolkit.manual_seed(seed)

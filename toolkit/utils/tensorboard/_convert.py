@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...tensor import Tensor
+
 
 def make_np(x) -> np.ndarray:
     """A numpy array of ``x``: a toolkit Tensor (detached), a numpy array, or a Python/numpy scalar (as shape (1,))."""
@@ -11,7 +13,6 @@ def make_np(x) -> np.ndarray:
         return x
     if np.isscalar(x):
         return np.array([x])
-    from ...tensor import Tensor
 
     if isinstance(x, Tensor):
         return np.asarray(x.detach().numpy())
@@ -62,8 +63,8 @@ def convert_to_HWC(tensor: np.ndarray, input_format: str) -> np.ndarray:  # noqa
 
 def figure_to_image(figures, close: bool = True) -> np.ndarray:
     """Render a matplotlib figure (CHW uint8) or a list of them (NCHW) with the Agg backend."""
-    import matplotlib.backends.backend_agg as agg
-    import matplotlib.pyplot as plt
+    import matplotlib.backends.backend_agg as agg  # optional: matplotlib
+    import matplotlib.pyplot as plt  # optional: matplotlib
 
     def render(figure) -> np.ndarray:
         canvas = agg.FigureCanvasAgg(figure)

@@ -53,6 +53,6 @@ def frame_records(records: list) -> bytes:
         return b""
     data = np.frombuffer(b"".join(records), dtype=np.uint8)
     lengths = np.fromiter((len(r) for r in records), dtype=np.int64, count=len(records))
-    from ._crc32c_numba import frame
+    from ._crc32c_numba import frame  # optional: numba, never loaded by import toolkit
 
     return frame(data, lengths, _TABLE_NP).tobytes()

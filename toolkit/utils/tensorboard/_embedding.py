@@ -25,7 +25,7 @@ def make_tsv(metadata, save_path: str, metadata_header=None) -> None:
 
 def make_sprite(label_img, save_path: str) -> None:
     """All label images tiled into one square sprite, as the projector expects."""
-    from PIL import Image
+    from PIL import Image  # optional: PIL
 
     imgs = make_np(label_img)
     nrow = math.ceil(imgs.shape[0] ** 0.5)

@@ -16,6 +16,7 @@ and None: the model is traced through a wrapper that takes and returns flat tens
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 from tensorboard.compat.proto import types_pb2
@@ -27,6 +28,13 @@ from tensorboard.compat.proto.step_stats_pb2 import DeviceStepStats, StepStats
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.compat.proto.versions_pb2 import VersionDef
 
+from ... import autograd
+from ...jit import fusion_enabled
+from ...jit.frontend.trace import record
+from ...jit.ir import types as T
+from ...jit.script_module import ScriptModule
+from ...tensor import Tensor
+
 _DEVICE = "/device:CPU:0"  # where the unfused ops run, as the run metadata's step stats say
 _DT = {"float16": types_pb2.DT_HALF, "float32": types_pb2.DT_FLOAT, "float64": types_pb2.DT_DOUBLE,
        "bfloat16": types_pb2.DT_BFLOAT16, "int8": types_pb2.DT_INT8, "uint8": types_pb2.DT_UINT8,
@@ -37,8 +45,6 @@ _DT = {"float16": types_pb2.DT_HALF, "float32": types_pb2.DT_FLOAT, "float64": t
 # -- flattening inputs and outputs ---------------------------------------------------------------------
 def _flatten(obj, out: list):
     """Append the tensors of a nested structure to ``out``; return a template that rebuilds it from a list."""
-    from ...tensor import Tensor
-
     if isinstance(obj, Tensor):
         out.append(obj)
         i = len(out) - 1
@@ -61,8 +67,6 @@ def _tensors(obj) -> list:
 
 def _input_names(model, args: tuple) -> list:
     """``x`` for a tensor argument named x; ``x.0``, ``x.1``, ... for the tensors nested in it."""
-    import inspect
-
     try:
         params = [p.name for p in inspect.signature(model.forward).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -72,7 +76,6 @@ def _input_names(model, args: tuple) -> list:
     for i, a in enumerate(args):
         base = params[i] if i < len(params) else f"input_{i}"
         n = len(_tensors(a))
-        from ...tensor import Tensor
 
         names += [base] if isinstance(a, Tensor) else [f"{base}.{j}" for j in range(n)]
     return names
@@ -80,8 +83,6 @@ def _input_names(model, args: tuple) -> list:
 
 def trace_for_graph(model, input_to_model):
     """Trace ``model`` on ``input_to_model`` through flat-tensor wrapping: (graph, flat inputs)."""
-    from ...jit.frontend.trace import record
-
     if input_to_model is None:
         args: tuple = ()
     elif isinstance(input_to_model, tuple):
@@ -102,10 +103,6 @@ def trace_for_graph(model, input_to_model):
 
 def _fused(model, g, flat):
     """The optimized graph the executor runs for these inputs (with fusion groups), or None if unavailable."""
-    from ... import autograd
-    from ...jit import fusion_enabled
-    from ...jit.script_module import ScriptModule
-
     if not fusion_enabled():
         return None
     try:
@@ -126,16 +123,12 @@ def _shape_proto(t) -> TensorShapeProto:
 
 
 def _attr_string(attrs: dict) -> str:
-    from ...tensor import Tensor
-
     shown = {k: (f"Tensor{tuple(v.shape)}" if isinstance(v, Tensor) else v) for k, v in attrs.items()
              if k != "Subgraph"}
     return str(shown).replace("'", " ")  # PyTorch's exporter does the same: quotes confuse the Graphs tab
 
 
 def _value_attrs(v, node=None) -> dict:
-    from ...jit.ir import types as T
-
     attrs = {}
     if isinstance(v.type, T.TensorType):
         attrs["_output_shapes"] = AttrValue(list=AttrValue.ListValue(shape=[_shape_proto(v.type)]))
@@ -199,8 +192,6 @@ class _Builder:
     def add_graph(self, g, n_outputs: int) -> None:
         """Emit ``g``; only its first ``n_outputs`` outputs are the model's (a differentiable plan appends
         the values its backward saves)."""
-        from ...jit.ir import types as T
-
         ins = list(g.inputs)
         for v in ins:
             if isinstance(v.type, T.ModuleType):
@@ -215,8 +206,6 @@ class _Builder:
             self.emit(f"output/output.{i + 1}", "IO Node", [src] if src else [], _value_attrs(v))
 
     def add_nodes(self, nodes, prefix: str | None) -> None:
-        from ...jit.ir import types as T
-
         for n in nodes:
             if n.kind == "prim::GetAttr" and id(n.inputs[0]) in self.module_paths:
                 path = self.module_paths[id(n.inputs[0])] + (n["name"],)

@@ -6,16 +6,30 @@ import logging
 
 from google.protobuf import struct_pb2
 from tensorboard.compat.proto.summary_pb2 import Summary, SummaryMetadata
+from tensorboard.plugins.hparams.api_pb2 import (
+    DataType,
+    Experiment,
+    HParamInfo,
+    MetricInfo,
+    MetricName,
+    Status,
+)
+from tensorboard.plugins.hparams.metadata import (
+    EXPERIMENT_TAG,
+    PLUGIN_DATA_VERSION,
+    PLUGIN_NAME,
+    SESSION_END_INFO_TAG,
+    SESSION_START_INFO_TAG,
+)
+from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData, SessionEndInfo, SessionStartInfo
 
+from ...tensor import Tensor
 from ._convert import make_np
 
 logger = logging.getLogger(__name__)
 
 
 def _summary(tag: str, **content) -> Summary:
-    from tensorboard.plugins.hparams.metadata import PLUGIN_DATA_VERSION, PLUGIN_NAME
-    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
-
     data = HParamsPluginData(version=PLUGIN_DATA_VERSION, **content).SerializeToString()
     smd = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name=PLUGIN_NAME, content=data))
     return Summary(value=[Summary.Value(tag=tag, metadata=smd)])
@@ -23,23 +37,6 @@ def _summary(tag: str, **content) -> Summary:
 
 def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None) -> tuple:
     """(experiment, session_start_info, session_end_info) summaries for one hyperparameter run."""
-    from tensorboard.plugins.hparams.api_pb2 import (
-        DataType,
-        Experiment,
-        HParamInfo,
-        MetricInfo,
-        MetricName,
-        Status,
-    )
-    from tensorboard.plugins.hparams.metadata import (
-        EXPERIMENT_TAG,
-        SESSION_END_INFO_TAG,
-        SESSION_START_INFO_TAG,
-    )
-    from tensorboard.plugins.hparams.plugin_data_pb2 import SessionEndInfo, SessionStartInfo
-
-    from ...tensor import Tensor
-
     if not isinstance(hparam_dict, dict):
         logger.warning("parameter: hparam_dict should be a dictionary, nothing logged.")
         raise TypeError("parameter: hparam_dict should be a dictionary, nothing logged.")

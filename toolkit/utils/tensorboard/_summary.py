@@ -5,12 +5,15 @@ from __future__ import annotations
 import io
 import json
 import logging
+import wave
 
 import numpy as np
 from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.plugins.custom_scalar import layout_pb2
+from tensorboard.plugins.mesh import metadata as mesh_metadata
+from tensorboard.plugins.mesh.plugin_data_pb2 import MeshPluginData
 from tensorboard.plugins.pr_curve.plugin_data_pb2 import PrCurvePluginData
 from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
 
@@ -126,7 +129,7 @@ def image_boxes(tag: str, tensor_image, tensor_boxes, rescale=1, dataformats: st
 
 
 def _draw_boxes(img, boxes, labels=None):
-    from PIL import ImageDraw, ImageFont
+    from PIL import ImageDraw, ImageFont  # optional: PIL
 
     draw = ImageDraw.Draw(img)
     font = ImageFont.load_default()
@@ -144,7 +147,7 @@ def _draw_boxes(img, boxes, labels=None):
 
 def make_image(arr: np.ndarray, rescale=1, rois=None, labels=None) -> Summary.Image:
     """Encode an HWC uint8 array as a PNG ``Summary.Image``."""
-    from PIL import Image
+    from PIL import Image  # optional: PIL
 
     height, width, channel = arr.shape
     img = Image.fromarray(arr)
@@ -159,8 +162,6 @@ def make_image(arr: np.ndarray, rescale=1, rois=None, labels=None) -> Summary.Im
 
 def audio(tag: str, tensor, sample_rate: int = 44100) -> Summary:
     """A mono 16-bit WAV clip; amplitudes outside [-1, 1] are clipped."""
-    import wave
-
     arr = make_np(tensor).squeeze()
     if abs(arr).max() > 1:
         print("warning: audio amplitude out of range, auto clipped.")
@@ -248,19 +249,16 @@ def compute_curve(labels, predictions, num_thresholds=None, weights=None) -> np.
 
 def mesh(tag, vertices, colors, faces, config_dict, display_name=None, description=None) -> Summary:
     """Vertices, faces and colors for the ``mesh`` plugin, one tensor summary each."""
-    from tensorboard.plugins.mesh import metadata
-    from tensorboard.plugins.mesh.plugin_data_pb2 import MeshPluginData
-
     json_config = json.dumps(config_dict, sort_keys=True) if config_dict is not None else "{}"
     parts = [(t, ct) for t, ct in ((vertices, MeshPluginData.VERTEX), (faces, MeshPluginData.FACE),
                                    (colors, MeshPluginData.COLOR)) if t is not None]
-    components = metadata.get_components_bitmask([ct for _, ct in parts])
+    components = mesh_metadata.get_components_bitmask([ct for _, ct in parts])
     values = []
     for t, ct in parts:
         arr = make_np(t)
-        smd = metadata.create_summary_metadata(tag, display_name, ct, components, arr.shape, description,
+        smd = mesh_metadata.create_summary_metadata(tag, display_name, ct, components, arr.shape, description,
                                                json_config=json_config)
         proto = TensorProto(dtype="DT_FLOAT", float_val=arr.reshape(-1).tolist(),
                             tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=d) for d in arr.shape]))
-        values.append(Summary.Value(tag=metadata.get_instance_name(tag, ct), tensor=proto, metadata=smd))
+        values.append(Summary.Value(tag=mesh_metadata.get_instance_name(tag, ct), tensor=proto, metadata=smd))
     return Summary(value=values)

@@ -7,12 +7,16 @@ import socket
 import time
 from datetime import datetime
 
+from google.protobuf import text_format
 from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
 
+from . import _embedding as E
 from . import _summary as S
 from ._convert import figure_to_image, make_np
 from ._event_file import EventFileWriter
+from ._graph import graph
 from ._hparams import hparams
 
 __all__ = ["FileWriter", "SummaryWriter"]
@@ -170,8 +174,6 @@ class SummaryWriter:
         Inputs and outputs may nest tuples, lists, dicts and None; ``use_strict_trace``
         is accepted for PyTorch's signature (containers are always allowed here).
         """
-        from ._graph import graph
-
         self._get_file_writer().add_graph(graph(model, input_to_model, verbose))
 
     # -- embeddings ---------------------------------------------------------------------------------
@@ -182,11 +184,6 @@ class SummaryWriter:
     def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag: str = "default",
                       metadata_header=None) -> None:
         """Projector files under ``<log_dir>/<step:05d>/<tag>`` and an entry in ``projector_config.pbtxt``."""
-        from google.protobuf import text_format
-        from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
-
-        from . import _embedding as E
-
         mat = make_np(mat)
         if global_step is None:
             global_step = 0

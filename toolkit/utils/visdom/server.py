@@ -32,8 +32,8 @@ class StaticFiles(tornado.web.StaticFileHandler):
 
 
 def main() -> None:
-    from visdom.server import app
-    from visdom.server.run_server import main as run
+    from visdom.server import app  # optional: visdom
+    from visdom.server.run_server import main as run  # optional: visdom
 
     app.tornado_settings["static_handler_class"] = StaticFiles
     run()

@@ -38,7 +38,7 @@ def _image_window_size(height: int, width: int) -> dict:
 
 def markdown_to_html(text: str) -> str:
     """``text`` as HTML from its markdown (tables, fenced code); raw HTML in it is shown as text, not run."""
-    import markdown
+    import markdown  # optional: markdown
 
     md = markdown.Markdown(extensions=["tables", "fenced_code"])
     md.preprocessors.deregister("html_block")
@@ -60,7 +60,7 @@ class VisdomWriter:
     def __init__(self, env: str | None = None, server: str = "http://localhost", port: int = 8097,
                  base_url: str = "", comment: str = "", max_queue: int = 1000, timeout: float = 5.0,
                  retry_secs: float = 5.0):
-        import visdom
+        import visdom  # optional: visdom
 
         if not env:
             env = datetime.now().strftime("%b%d_%H-%M-%S") + "_" + socket.gethostname() + comment
@@ -205,12 +205,12 @@ class VisdomWriter:
 
     def add_figure(self, tag: str, figure, global_step=None, close: bool = True, walltime=None) -> None:
         """A matplotlib figure as a visdom ``matplot`` (SVG) window ``tag``; a list of figures is tiled."""
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional: matplotlib
 
         self._step(tag, global_step)
         self._windows.add(tag)
         if isinstance(figure, list):
-            from ..tensorboard._convert import figure_to_image
+            from ..tensorboard._convert import figure_to_image  # optional: needs tensorboard
 
             self._image(tag, convert_to_HWC(figure_to_image(figure, close), "NCHW"), global_step)
             return

@@ -17,7 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...factories import from_numpy
 from ...tensor import Tensor
+from ..transforms.functional import linear_weights
 from .mnist import _GrayImages
 
 __all__ = ["Digits"]
@@ -31,14 +33,12 @@ def _load(size: int) -> tuple[np.ndarray, np.ndarray]:
     hit = _cache.get(size)
     if hit is not None:
         return hit
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # optional: scikit-learn
 
     bunch = load_digits()
     images = np.asarray(bunch.images, dtype=np.float64)  # (N, 8, 8), values 0..16
     labels = np.asarray(bunch.target, dtype=np.int64)
     if size != 8:
-        from ..transforms.functional import linear_weights
-
         wh = linear_weights(8, size, antialias=True)
         images = wh @ images @ wh.T
     data = np.clip(np.rint(images * (255.0 / 16.0)), 0, 255).astype(np.uint8)
@@ -63,7 +63,6 @@ class Digits(_GrayImages):
                  target_transform: Callable | None = None, download: bool = False, size: int = 28,
                  train_size: int | float = 1500, split_seed: int = 0) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        from ... import from_numpy
 
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
             raise ValueError(f"Digits: size should be a positive int (8 for the original images, 28 for MNIST's "

@@ -81,7 +81,7 @@ def make_dataset(directory: str | os.PathLike, class_to_idx: dict[str, int] | No
 
 def pil_loader(path: str):
     """Open an image file with Pillow and convert it to RGB."""
-    from PIL import Image
+    from PIL import Image  # optional: PIL
 
     with open(path, "rb") as f:
         img = Image.open(f)

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..._core.dtypes import uint8
+from ...factories import from_numpy
 from ...tensor import Tensor
 from .vision import VisionDataset
 
@@ -29,7 +31,7 @@ def _read_bytes(path: str) -> bytes:
     with open(path, "rb") as f:
         data = f.read()
     if path.endswith(".gz"):
-        import gzip
+        import gzip  # lazy: gzip loads only when MNIST files are read
 
         try:
             data = gzip.decompress(data)
@@ -40,8 +42,6 @@ def _read_bytes(path: str) -> bytes:
 
 def read_sn3_pascalvincent_tensor(path: str, strict: bool = True) -> Tensor:
     """Read an IDX file into a tensor, checking the magic number and that the data matches the header."""
-    from ... import from_numpy
-
     data = _read_bytes(path)
     if len(data) < 4:
         raise RuntimeError(f"{path}: file of {len(data)} bytes is too short to be an IDX file")
@@ -69,8 +69,6 @@ def read_sn3_pascalvincent_tensor(path: str, strict: bool = True) -> Tensor:
 
 
 def _expect(path: str, x: Tensor, ndim: int, what: str) -> None:
-    from ... import uint8
-
     if x.dtype != uint8:
         raise TypeError(f"{path}: {what} should be of dtype uint8 (IDX type 0x08), got {x.dtype}")
     if x.ndim != ndim:
@@ -104,7 +102,7 @@ class _GrayImages(VisionDataset):
         return {_class: i for i, _class in enumerate(self.classes)}
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        from PIL import Image
+        from PIL import Image  # optional: PIL
 
         img = Image.fromarray(self.data.numpy()[index])
         target = int(self.targets[index])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Sequence
 
+from ...ops.api import rand, randint
 from . import functional
 from . import functional as F
 from .functional import InterpolationMode
@@ -144,8 +145,6 @@ class RandomCrop(_Transform):
     @staticmethod
     def get_params(img, output_size: tuple[int, int]) -> tuple[int, int, int, int]:
         """``(top, left, height, width)`` of a random crop of ``output_size``."""
-        from ... import randint
-
         _, h, w = F.get_dimensions(img)
         th, tw = output_size
         if h < th or w < tw:
@@ -185,8 +184,6 @@ class RandomHorizontalFlip(_Transform):
         self.p = p
 
     def forward(self, img):
-        from ... import rand
-
         if bool(rand(1) < self.p):
             return F.hflip(img)
         return img

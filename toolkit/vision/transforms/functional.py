@@ -13,11 +13,15 @@ rounded, as torchvision does.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from enum import Enum
 
 import numpy as np
 
+from ..._core.dtypes import float32, get_default_dtype
+from ...factories import as_tensor, from_numpy, tensor
+from ...ops.api import cat, full
 from ...tensor import Tensor
 
 __all__ = ["InterpolationMode", "center_crop", "crop", "get_dimensions", "hflip", "normalize", "pad",
@@ -55,7 +59,7 @@ def _interpolation(mode) -> InterpolationMode:
 
 def _is_pil(img) -> bool:
     try:
-        from PIL import Image
+        from PIL import Image  # optional: PIL
     except ImportError:  # pragma: no cover - Pillow is a dependency
         return False
     return isinstance(img, Image.Image)
@@ -82,8 +86,6 @@ def get_dimensions(img) -> list[int]:
 # ------------------------------------------------------------------------------------------------ conversion
 def to_tensor(pic) -> Tensor:
     """A PIL image or HWC numpy array as a CHW tensor; uint8 data becomes float in [0, 1] (default dtype)."""
-    from ... import from_numpy, get_default_dtype
-
     if isinstance(pic, np.ndarray):
         if pic.ndim not in (2, 3):
             raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
@@ -107,8 +109,6 @@ def to_tensor(pic) -> Tensor:
 
 def pil_to_tensor(pic) -> Tensor:
     """A PIL image as a CHW tensor of its own dtype, without scaling."""
-    from ... import from_numpy
-
     if not _is_pil(pic):
         raise TypeError(f"pic should be PIL Image. Got {type(pic)}")
     arr = np.array(pic, copy=True)
@@ -119,8 +119,6 @@ def pil_to_tensor(pic) -> Tensor:
 
 def normalize(tensor: Tensor, mean: Sequence[float], std: Sequence[float], inplace: bool = False) -> Tensor:
     """``(tensor - mean) / std`` per channel of a float ``(..., C, H, W)`` tensor."""
-    from ... import as_tensor
-
     if not isinstance(tensor, Tensor):
         raise TypeError(f"img should be Tensor Image. Got {type(tensor)}")
     if not tensor.is_floating_point():
@@ -149,7 +147,7 @@ def hflip(img):
     _check_img(img)
     if isinstance(img, Tensor):
         return img.flip(-1)
-    from PIL import Image
+    from PIL import Image  # optional: PIL
 
     return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
 
@@ -188,8 +186,6 @@ def pad(img, padding, fill=0, padding_mode: str = "constant"):
 
 
 def _pad_tensor(img: Tensor, left: int, top: int, right: int, bottom: int, fill, mode: str) -> Tensor:
-    from ... import cat, full, tensor
-
     if not left and not top and not right and not bottom:
         return img
     if mode == "constant":
@@ -227,7 +223,7 @@ def _pad_tensor(img: Tensor, left: int, top: int, right: int, bottom: int, fill,
 
 
 def _pad_pil(img, left: int, top: int, right: int, bottom: int, fill, mode: str):
-    from PIL import Image
+    from PIL import Image  # optional: PIL
 
     arr = np.asarray(img)
     if mode == "constant":
@@ -336,8 +332,6 @@ def _nearest_index(in_size: int, out_size: int, exact: bool) -> np.ndarray:
 
 
 def _resize_tensor(img: Tensor, oh: int, ow: int, mode: InterpolationMode, antialias: bool) -> Tensor:
-    from ... import float32, tensor
-
     h, w = img.shape[-2], img.shape[-1]
     if mode in (InterpolationMode.NEAREST, InterpolationMode.NEAREST_EXACT):
         exact = mode is InterpolationMode.NEAREST_EXACT
@@ -381,8 +375,6 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size: int | 
     if mode is InterpolationMode.NEAREST_EXACT:
         raise ValueError("nearest-exact is not supported for PIL images")
     if antialias is False and mode is not InterpolationMode.NEAREST:
-        import warnings
-
         warnings.warn("Anti-alias option is always applied for PIL Image input. Argument antialias is ignored.",
                       stacklevel=2)
     return img.resize((ow, oh), _PIL_CODES[mode])
