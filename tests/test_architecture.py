@@ -46,10 +46,6 @@ def test_an_upward_import_is_caught(tmp_path):
     assert "toolkit.ops is not allowed to import toolkit.dispatch" in run.stdout
 
 
-# The JIT's in-function imports follow in their own change; remove the entry then.
-NOT_YET = ("toolkit/jit/",)
-
-
 def _commented_lines(source: str) -> set[int]:
     return {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(source).readline)
             if tok.type == tokenize.COMMENT}
@@ -66,8 +62,6 @@ def test_imports_inside_functions_say_why():
                 continue
             path = os.path.join(folder, name)
             rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
-            if rel.startswith(NOT_YET):
-                continue
             with open(path, encoding="utf-8") as f:
                 source = f.read()
             commented = _commented_lines(source)

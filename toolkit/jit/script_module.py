@@ -59,7 +59,7 @@ class ScriptFunction:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ..notebook.reprs import mimebundle
+        from ..notebook.reprs import mimebundle  # lazy: loads html, html.entities only when used
 
         return mimebundle(self, include, exclude)
 

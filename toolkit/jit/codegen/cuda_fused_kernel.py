@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from ...backends.cpu.cache import load_source
 from ...backends.cpu.codegen import free_names
+from ...backends.cuda import runtime
+from ...backends.cuda.array import CudaArray
+from ...backends.cuda.codegen import broadcast_estrides, helper_source, index_lines
 from ..ir import kinds as K
 from ..ir.graph import Graph, Node, Value
 from .elementwise import node_expression
@@ -31,8 +34,6 @@ def generate_cuda_source(sub: Graph, rank: int) -> str:
     ``o_*`` are element offsets into the 1-d buffers, ``st_*`` element strides
     over the ``rank`` dimensions of the output shape ``_k_sh``.
     """
-    from ...backends.cuda.codegen import helper_source, index_lines
-
     for n in sub.block.nodes:
         if _is_reduction(n):
             raise NotImplementedError(f"a CUDA fusion group cannot end in {n.kind}: reductions stay unfused on cuda")
@@ -123,10 +124,6 @@ class CudaFusedKernel(GroupKernel):
 
     def run(self, arrays: list) -> list:
         """The group's outputs (new contiguous device arrays) for inputs that pass the guard."""
-        from ...backends.cuda import runtime
-        from ...backends.cuda.array import CudaArray
-        from ...backends.cuda.codegen import broadcast_estrides
-
         shape = self.shape
         outs = [CudaArray.empty(shape, d) for d in self.out_dtypes]
         n = outs[0].size if outs else 0

@@ -13,10 +13,12 @@ what is left holds on every path, not only the profiled one.
 
 from __future__ import annotations
 
+from ... import dispatch
 from ...ops import registry as R
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..kinds import effects as _effects
 
 # non-tensor argument types whose run-time value cannot change a result's dtype
 _STATIC_ARG_TYPES = (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType)
@@ -134,8 +136,6 @@ def _elements(container: Value):
 
 
 def _mutated_containers(graph: Graph) -> set:
-    from ..kinds import effects as _effects
-
     return {n.inputs[0] for n in graph.all_nodes() if n.inputs and n.op is None and _effects.is_mutating(n)}
 
 
@@ -197,8 +197,6 @@ def direct_call(n: Node, known: dict) -> DirectCall | None:
     result_dtype = scalar_dtype = None
     promotes = op.pointwise or (op.promote_args is not op.tensor_args and op.promotion != R.PROMOTE_NONE)
     if promotes:
-        from ... import dispatch
-
         if not dims or any(d != dims[0] for d in dims):
             return None
         compute, result_dtype = dispatch.promotion_for(op, dims, [], scalars)

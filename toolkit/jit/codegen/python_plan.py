@@ -27,8 +27,10 @@ from ...tensor import wrap
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value, values_defined, values_read
+from ..kinds import builtins
 from ..kinds.effects import is_mutating, is_random
 from ..kinds.steps import EXEC, PLANS, annotate, step_for
+from .cuda_fused_kernel import group_device
 from .plan_facts import certain_dtypes, constant_value, direct_call, is_none
 
 RAW, RAWLIST, OBJ = "raw", "rawlist", "obj"  # how a value is held: an array, a list of arrays, as the interpreter
@@ -455,8 +457,6 @@ def _runs_on_arrays(n: Node) -> bool:
     """A CPU fusion group whose inputs are all tensors: its kernel runs on arrays."""
     if n.kind != K.FUSION_GROUP:
         return False
-    from .cuda_fused_kernel import group_device
-
     return group_device(n) != "cuda" and all(isinstance(v.type, T.TensorType) for v in n.inputs)
 
 
@@ -498,8 +498,6 @@ def _surely_array(v: Value) -> bool:
 
 def _builtin(kind: str):
     """The Python function a scripted builtin kind runs (``aten::len``, ``aten::add.int``...), if it is one."""
-    from ..kinds import builtins
-
     fn = builtins.FUNCTIONS.get(kind)
     if fn is not None and EXEC.get(kind) is not None:
         return fn

@@ -262,13 +262,13 @@ def _first_node(f: Frame) -> Node | None:
 
 
 def _user_frame():
-    from .trace import user_frame
+    from .trace import user_frame  # cycle: imported here to break an import cycle at load time
 
     return user_frame()
 
 
 def _param_names(fn, n: int) -> list:
-    from .trace import _param_names as names
+    from .trace import _param_names as names  # cycle: imported here to break an import cycle at load time
 
     return names(fn, n)
 

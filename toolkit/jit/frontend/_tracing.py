@@ -10,6 +10,7 @@ import numpy as np
 from ...nn.modules.module import Module
 from ...tensor import Tensor
 from ..ir.graph import Graph, Node
+from ..ir.printer import node_to_string
 from ..ir.verify import verify
 from ..runtime.interpreter import Interpreter
 from ..script_module import ScriptFunction, ScriptModule
@@ -113,8 +114,6 @@ def _same_node(a: Node, b: Node) -> bool:
 
 
 def _describe(n: Node) -> str:
-    from ..ir.printer import node_to_string
-
     return f"{node_to_string(n, source_locations=False).strip()} at {n.source_location}"
 
 

@@ -22,6 +22,7 @@ import warnings
 from ... import dispatch
 from ..._core.from_data import CREATION_HOOKS
 from ...futures import Future
+from ...nn.modules.module import Module
 from ...ops import registry as R
 from ...tensor import CONVERSION_HOOKS, Tensor
 from ..ir import kinds as K
@@ -312,8 +313,6 @@ class Tracer(CallFrames):
         node, as PyTorch's tracer records it; returns the completed future (its graph value kept for ``wait``), or
         None when the call cannot be recorded that way (non-tensor arguments, a module outside the traced one),
         and then the caller runs it inline as before."""
-        from ...nn.modules.module import Module
-
         if not all(isinstance(a, Tensor) for a in args):
             return None
         module_value = None

@@ -232,7 +232,7 @@ class Node:
         return f"{self.source[0]}:{self.source[1]}" if self.source else "<unknown>"
 
     def __repr__(self) -> str:
-        from .printer import node_to_string
+        from .printer import node_to_string  # cycle: imported here to break an import cycle at load time
 
         return node_to_string(self).strip()
 
@@ -419,12 +419,12 @@ class Graph:
 
     def verify(self) -> None:
         """Raise ``RuntimeError`` naming the first broken invariant (dominance, types, block arity)."""
-        from .verify import verify
+        from .verify import verify  # cycle: imported here to break an import cycle at load time
 
         verify(self)
 
     def to_string(self, source_locations: bool = True) -> str:
-        from .printer import graph_to_string
+        from .printer import graph_to_string  # cycle: imported here to break an import cycle at load time
 
         return graph_to_string(self, source_locations)
 
@@ -436,7 +436,7 @@ class Graph:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ...notebook.reprs import mimebundle
+        from ...notebook.reprs import mimebundle  # cycle: imported here to break an import cycle at load time
 
         return mimebundle(self, include, exclude)
 

@@ -7,6 +7,8 @@ types come from the same definition as eager execution.
 
 from __future__ import annotations
 
+import numbers
+
 from ..._core import dtypes as _dt
 from ..._core.meta import TensorMeta
 from ...tensor import Tensor
@@ -311,8 +313,6 @@ def type_of_constant(v) -> JitType:
         if elems and all(e == elems[0] for e in elems):
             return ListType(elems[0])
         return ListType(ANY) if not elems else TupleType(elems)
-    import numbers
-
     if isinstance(v, numbers.Integral):
         return INT
     if isinstance(v, numbers.Real):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import kinds as K
 from . import types as T
 from .graph import Block, Graph, Node, Use
+from .printer import node_to_string
 
 # ``aten::`` kinds without a registry entry that act on Python values (scripted code's ``aten::len``,
 # ``aten::add.int``...); script mode registers them (``kinds.builtins``).
@@ -26,8 +27,6 @@ class VerificationError(RuntimeError):
 
 
 def _where(n: Node) -> str:
-    from .printer import node_to_string
-
     return node_to_string(n, source_locations=False).strip()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ...ops import registry as R
 from ..ir import kinds as K
+from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
 
 _KINDS = K.KINDS
@@ -146,6 +147,4 @@ class AliasSets:
 
 
 def _may_hold_tensor(v: Value) -> bool:
-    from ..ir import types as T
-
     return not isinstance(v.type, (T.IntType, T.FloatType, T.BoolType, T.StrType, T.NoneType, T.OtherType))

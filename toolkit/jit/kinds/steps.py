@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ... import dispatch
 from ..ir import kinds as K
 from ..ir.graph import Block, Node
+from ..ir.printer import node_to_string
 
 
 def step_for(n: Node) -> Callable:
@@ -93,8 +94,6 @@ def annotate(e: Exception, n: Node) -> Exception:
     """The same exception with the node and its source line appended (once: the innermost node wins)."""
     if getattr(e, "_jit_annotated", False):
         return e
-    from ..ir.printer import node_to_string
-
     msg = f"{e}\nwhile executing {node_to_string(n, source_locations=False).strip()} at {n.source_location}"
     try:
         new = type(e)(msg)

@@ -20,13 +20,12 @@ from __future__ import annotations
 import heapq
 
 from ..ir.graph import Block, Graph, Node
+from ..ir.printer import format_constant
 from ..kinds.effects import has_side_effects
 from .manager import register_pass
 
 
 def _attr_key(v) -> str:
-    from ..ir.printer import format_constant
-
     if isinstance(v, Graph):
         return "graph:" + v.to_string(source_locations=False)
     return f"{type(v).__name__}:{format_constant(v)}"

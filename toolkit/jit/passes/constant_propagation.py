@@ -19,6 +19,7 @@ from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
 from ..kinds.effects import AliasSets, is_foldable_function, is_pure
+from ..kinds.steps import EXEC
 from .manager import register_pass
 
 MAX_ELEMENTS = 1 << 16
@@ -109,8 +110,6 @@ def _foldable_function(n: Node) -> bool:
 def _evaluate_function(n: Node) -> list:
     """The node's result, when a plain scalar (a list or tensor result could be shared between runs); else raise
     LookupError."""
-    from ..kinds.steps import EXEC
-
     env = {v: _const(v) for v in n.inputs}
     EXEC[n.kind](n, env)
     out = env[n.outputs[0]]

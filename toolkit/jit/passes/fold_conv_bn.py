@@ -27,6 +27,7 @@ from ...ops import registry as R
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds.builtins import SCHEMAS
 from .manager import register_pass
 
 _LAYER_ARGS = ("input", "weight", "bias")
@@ -81,8 +82,6 @@ def only_user(layer: Node, n: Node) -> bool:
 def _reads_shape_only(n: Node) -> bool:
     """A builtin that reads only a tensor's metadata (``x.dim()``, ``x.size()``, ``x.numel()``): each of its
     signatures taking a Tensor returns an int, an int list or a bool."""
-    from ..kinds.builtins import SCHEMAS
-
     if n.op is not None or n.kind not in SCHEMAS:
         return False
     sigs = [sig for sig in SCHEMAS[n.kind] if sig.startswith("(Tensor")]

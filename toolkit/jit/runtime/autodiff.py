@@ -34,6 +34,7 @@ from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
 from ..kinds.effects import has_side_effects, is_mutating, is_random
+from ..passes.fuse import fusion_groups
 from .interpreter import Interpreter
 
 
@@ -128,13 +129,9 @@ class DifferentiablePlan:
         return self._interpreters
 
     def fusion_groups(self) -> list:
-        from ..passes.fuse import fusion_groups
-
         return fusion_groups(self.graph)
 
     def backward_fusion_groups(self) -> list:
-        from ..passes.fuse import fusion_groups
-
         return fusion_groups(self.backward_graph)
 
     def run(self, inputs: list) -> list:

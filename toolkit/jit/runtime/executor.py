@@ -39,6 +39,8 @@ from ..ir import types as T
 from ..ir.graph import Graph
 from ..ir.propagate import infer_node
 from ..ir.verify import verify
+from ..passes import DEFAULT_PIPELINE, fuse, run_passes, unroll_loops
+from ..passes.fuse import fusion_groups
 from .group_runner import group_runner
 from .interpreter import Interpreter
 
@@ -162,7 +164,9 @@ class ExecutionPlan:
         # ``direct``: nothing in this plan records gradients, so it may run as one Python function calling kernels
         self.compiled = None
         if direct and observed is not None and SETTINGS.compile_plans:
-            from ..codegen.python_plan import compile_plan
+            from ..codegen.python_plan import (
+                compile_plan,  # lazy: loads toolkit.backends.cuda, toolkit.backends.cuda.array only when used
+            )
 
             self.compiled = compile_plan(graph, observed, grad_mode)
         self.runs = 0
@@ -175,8 +179,6 @@ class ExecutionPlan:
         return self.interpreter.run(inputs)  # a profiler or tracer sees every op; inference mode marks results
 
     def fusion_groups(self) -> list:
-        from ..passes.fuse import fusion_groups
-
         return fusion_groups(self.graph)
 
 
@@ -234,8 +236,6 @@ class ProfilingExecutor:
 
     # -- specialization ---------------------------------------------------------------------
     def _specialize(self, key: tuple, inputs: list) -> ExecutionPlan:
-        from ..passes import DEFAULT_PIPELINE, fuse, run_passes, unroll_loops
-
         with self._lock:
             observed = self._observed.pop(key)
             g = self.graph.copy()
@@ -250,7 +250,7 @@ class ProfilingExecutor:
             plan = None
             records_grad = key[0] and _has_grad_leaves(g)  # the grad mode of the signature (this thread's)
             if records_grad:
-                from . import autodiff
+                from . import autodiff  # lazy: loads toolkit.jit.runtime.autodiff only when used
 
                 plan = autodiff.build(g, inputs)
             if plan is not None:
@@ -357,6 +357,6 @@ class GraphFor:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ...notebook.reprs import mimebundle
+        from ...notebook.reprs import mimebundle  # cycle: imported here to break an import cycle at load time
 
         return mimebundle(self, include, exclude)

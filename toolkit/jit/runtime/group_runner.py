@@ -13,8 +13,10 @@ import weakref
 
 from ... import dispatch
 from ...tensor import wrap
+from ..codegen import FusedKernel, fused_kernel
 from ..ir import kinds as K
 from ..ir.graph import Node
+from ..kinds.effects import is_mutating, is_random
 from .interpreter import Interpreter
 
 _UNSET = object()
@@ -41,8 +43,10 @@ class _GroupRunner:
                  "_guarded")
 
     def __init__(self, node: Node):
-        from ..codegen import FusedKernel
-        from ..codegen.cuda_fused_kernel import CudaFusedKernel, group_device
+        from ..codegen.cuda_fused_kernel import (  # lazy: loads toolkit.backends.cuda, toolkit.backends.cuda.array only when used
+            CudaFusedKernel,
+            group_device,
+        )
 
         self.node = node
         self._sub = None
@@ -112,7 +116,9 @@ class _GroupRunner:
         if self._compiled is _UNSET:
             self._compiled = None
             if self._wrap is _wrap_cpu:
-                from ..codegen.python_plan import CompiledPlan
+                from ..codegen.python_plan import (
+                    CompiledPlan,  # lazy: loads toolkit.backends.cuda, toolkit.backends.cuda.array only when used
+                )
 
                 c = CompiledPlan(self.node["Subgraph"], {}, arrays=True)
                 if c.runs_everything_directly:
@@ -158,8 +164,6 @@ class _GroupRunner:
             key = tuple(map(_STRIDES, arrays))
             step = self._steps.get(key)
             if step is None:
-                from ..codegen import fused_kernel
-
                 race = fused_kernel.RACE_UNFUSED and getattr(kernel, "race", True) and self._replayable()
                 wins = self._race(args, arrays) if race else True
                 step = self._steps[key] = self._step(wins, arrays)
@@ -170,8 +174,6 @@ class _GroupRunner:
     def _replayable(self) -> bool:
         """Whether the group's ops may run more than once in a call: none writes a tensor or draws random
         numbers (the registry's facts; fusion never groups such ops, this keeps the race honest if it did)."""
-        from ..kinds.effects import is_mutating, is_random
-
         return not any(is_mutating(m) or is_random(m) for m in self.node["Subgraph"].all_nodes())
 
     def _race(self, args: list, arrays: list) -> bool:

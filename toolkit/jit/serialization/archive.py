@@ -39,6 +39,8 @@ from ..frontend.script.compiler import ExceptionRef
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
+from ..ir.printer import node_to_string
+from ..ir.verify import verify
 from ..script_module import (
     ScriptFunction,
     ScriptModule,
@@ -274,7 +276,10 @@ def _rebuild_from_code(archive, graph: Graph, name, attributes=None) -> tuple[di
     Returns the code line each node came from, for the messages of the graph's check, and the default values of
     the function's last parameters.
     """
-    from .code_parser import CodeError, rebuild_from_code
+    from .code_parser import (  # lazy: loads toolkit.jit.serialization.code_attributes, toolkit.jit.serialization.code_blocks only when used
+        CodeError,
+        rebuild_from_code,
+    )
 
     entry = _code_entry(name)
     text = _read_text(archive, entry)
@@ -289,8 +294,10 @@ def _rebuild_from_code(archive, graph: Graph, name, attributes=None) -> tuple[di
 
 def _check_graph(graph: Graph, root, entry: str, lines: dict) -> None:
     """The whole graph, as the code rebuilt it, against what an archive may do (``archive_check``)."""
-    from ..ir.printer import node_to_string
-    from .archive_check import GraphRefused, check_graph
+    from .archive_check import (  # lazy: loads toolkit.jit.serialization.archive_check only when used
+        GraphRefused,
+        check_graph,
+    )
 
     try:
         check_graph(graph, root)
@@ -349,8 +356,6 @@ def _load_method(archive, reader, saved: dict, name: str, root, lookup) -> tuple
 
 def _verify(graph: Graph, what: str) -> None:
     """The verifier on ``graph`` and on the ``Subgraph`` of each of its ``prim::fork`` nodes, nested ones too."""
-    from ..ir.verify import verify
-
     graphs = [graph]
     while graphs:
         g = graphs.pop()

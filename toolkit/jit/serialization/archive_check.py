@@ -28,11 +28,13 @@ which names the node; the loader adds the archive's code line.
 from __future__ import annotations
 
 from ...nn.modules.module import Module
+from ..frontend.script.attributes import accepts
 from ..frontend.script.compiler import ExceptionRef
 from ..frontend.script.exprs import TENSOR_ATTR_TYPES
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
+from ..kinds.builtins import SCHEMAS, check_format
 from .archive_types import (
     ARCHIVE_EXCEPTIONS,
     check_value,
@@ -66,8 +68,6 @@ _PARSED: dict = {}
 
 def _schemas() -> dict:
     """The builtins' parsed schemas (parsed again when a kind is added)."""
-    from ..kinds.builtins import SCHEMAS
-
     if len(_PARSED) != len(SCHEMAS):
         _PARSED.clear()
         _PARSED.update({k: tuple(parse_builtin_schema(s) for s in v) for k, v in SCHEMAS.items()})
@@ -209,8 +209,6 @@ class _Checker:
         overloads = _schemas()[n.kind]
         if n.kind == "aten::format" and n.inputs and n.inputs[0].node is not None \
                 and n.inputs[0].node.kind == K.CONSTANT:
-            from ..kinds.builtins import check_format
-
             fmt = n.inputs[0].node.attributes.get("value")
             try:
                 check_format(fmt if isinstance(fmt, str) else "")
@@ -347,8 +345,6 @@ class _Checker:
         self.define(n, n.outputs[0], t)
 
     def set_attr(self, n: Node) -> None:
-        from ..frontend.script.attributes import accepts
-
         self.arity(n, 2, 0)
         m, name, what, info = self.member(n, write=True)
         t = n.inputs[1].type

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ... import serialization as S
 from ..._core import dtypes as _dt
 from ..._core.device import as_device
+from ...nn.parameter import Parameter
 from ...ops import registry as R
 from ...tensor import Tensor
 from ..frontend.script.compiler import ExceptionRef
@@ -100,7 +101,7 @@ def decode_type(d) -> T.JitType:
 
 
 def loadable_kinds() -> frozenset:
-    from .archive_check import loadable_kinds
+    from .archive_check import loadable_kinds  # lazy: the archive checker loads with the first archive read
 
     return loadable_kinds()
 
@@ -141,7 +142,9 @@ class GraphDecoder:
         return g
 
     def nodes(self, nodes: list, block: Block) -> None:
-        from .archive_check import MAX_NODES
+        from .archive_check import (
+            MAX_NODES,  # lazy: loads toolkit.jit.serialization.archive_check only when used
+        )
 
         _check(isinstance(nodes, list), "bad node list")
         self.n_nodes += len(nodes)
@@ -217,7 +220,6 @@ def _exception(name) -> ExceptionRef:
 
 
 def decode_module(d: dict, reader: S._Reader) -> LoadedModule:
-    from ...nn.parameter import Parameter
     _check(isinstance(d, dict) and isinstance(d.get("class"), str) and len(d["class"]) <= 1024, "bad module entry")
     m = LoadedModule(d["class"])
     _check(isinstance(d["training"], bool), "bad training flag")

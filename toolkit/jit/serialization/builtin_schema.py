@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..frontend.script.typing_rules import unify
 from ..ir import types as T
+from ..kinds.builtins import SCHEMAS, has_kind
 from .archive_types import fits
 
 __all__ = ["BuiltinSchema", "check_builtin_schemas", "parse_builtin_schema"]
@@ -182,8 +183,6 @@ def parse_builtin_schema(text: str) -> BuiltinSchema:
 
 def check_builtin_schemas() -> None:
     """Every builtin schema belongs to a kind that runs, and parses (checked once, when script mode loads)."""
-    from ..kinds.builtins import SCHEMAS, has_kind
-
     for kind, overloads in SCHEMAS.items():
         if not has_kind(kind):
             raise RuntimeError(f"builtin schema for {kind}, which has no function")

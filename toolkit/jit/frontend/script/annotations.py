@@ -57,7 +57,7 @@ class AnnotateCall(S.Sugared):
     def call_ast(self, c, e: ast.Call):
         if len(e.args) != 2 or e.keywords:
             raise c.error("toolkit.jit.annotate(the_type, the_value) takes exactly two positional arguments", e)
-        from .compiler import _eval_annotation
+        from .compiler import _eval_annotation  # cycle: imported here to break an import cycle at load time
 
         typ = from_annotation(_eval_annotation(c, e.args[0]), c.globals)
         if typ is None:

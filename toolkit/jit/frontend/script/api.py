@@ -25,12 +25,16 @@ from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Graph, _copy_block_into
 from ...ir.verify import verify
+from ...passes import run_passes
+from ...runtime.executor import ProfilingExecutor
 from ...script_module import ScriptFunction
 from ...script_module import ScriptModule as _TracedModule
+from ...serialization.code import graph_to_code
+from ..trace import Tracer
 from . import sugar as S
 from .annotations import Attribute
 from .attributes import module_attribute_type, unwrap_attribute, unwrap_attributes
-from .calls import IGNORE_ATTR, UNUSED_ATTR
+from .calls import IGNORE_ATTR, UNUSED_ATTR, _ModuleRef
 from .cleanup import pool_constants
 from .compiler import Context, FunctionCompiler
 from .constants import check_constants, constant_value, is_constant
@@ -104,8 +108,6 @@ def _compile(fn, fallback: bool = False, self_module=None, name: str | None = No
     ctx.stack.append(fn)
     out = c.compile_body()
     g.register_output(c.as_value(out, fdef))
-    from ...passes import run_passes
-
     run_passes(g, ["dce"])
     pool_constants(g)
     verify(g)
@@ -171,8 +173,6 @@ class CompiledMethod:
     """A compiled method bound to its module: ``module.forward(x)`` runs the graph with ``self`` = the module."""
 
     def __init__(self, module, fn, name: str, fallback: bool = False):
-        from ...runtime.executor import ProfilingExecutor
-
         self.module = module
         self.name = name
         self.graph, _, self._types = _compile(fn, fallback, self_module=module)
@@ -191,16 +191,12 @@ class CompiledMethod:
 
     @property
     def code(self) -> str:
-        from ...serialization.code import graph_to_code
-
         return graph_to_code(self.graph, self.name)
 
 
 # -- mixing with tracing ------------------------------------------------------------------------------
 def active_tracer():
     """The tracer recording right now at the top level (not inside an op it records), or None."""
-    from ..trace import Tracer
-
     for o in dispatch.STATE.observers:
         if isinstance(o, Tracer) and o._depth == 0:
             return o
@@ -239,8 +235,6 @@ def _tracer_module_value(tracer, m):
             if sub is m:
                 return tracer._module_value(tuple(name.split(".")) if name else ())
     n = tracer._insert(K.MODULE_CONSTANT, [])
-    from .calls import _ModuleRef
-
     n["value"] = _ModuleRef(m)
     n.output().type = T.ModuleType(type(m))
     return n.output()

@@ -16,11 +16,14 @@ from ...ir import types as T
 from ...ir.graph import Value, _copy_block_into
 from ...kinds.builtins import add_function
 from ...runtime.fork import fork, wait
+from ...script_module import ScriptFunction
+from ...script_module import ScriptModule as TracedModule
 from ..modes import is_scripting, is_tracing
 from . import ops as O
 from . import sugar as S
 from .attributes import module_attribute_type, written_attributes
 from .constants import constant_value, is_constant
+from .control import destroy_block_nodes
 from .errors import FrontendError
 from .exprs import _KwargsValue
 from .forks import emit_fork, emit_wait
@@ -102,8 +105,7 @@ class Calls:
 
     # -- Python objects ------------------------------------------------------------------------------
     def call_python(self, obj, args, kwargs, node):
-        from ...script_module import ScriptFunction
-        from .api import CompiledFunction
+        from .api import CompiledFunction  # cycle: imported here to break an import cycle at load time
 
         if isinstance(obj, CompiledFunction):
             return self.inline_function(obj._py_fn, args, kwargs, node)
@@ -208,7 +210,7 @@ class Calls:
     def unused_call(self, fn, node):
         msg = self.const(f"Python function '{fn.__qualname__}' is marked @toolkit.jit.unused and cannot be called "
                          "from compiled code", node)
-        from .compiler import ExceptionRef
+        from .compiler import ExceptionRef  # cycle: imported here to break an import cycle at load time
 
         n = self.insert(K.RAISE_EXCEPTION, [msg], 0, node=node)
         n["exception"] = ExceptionRef(RuntimeError)
@@ -228,7 +230,7 @@ class Calls:
 
     def inline_function(self, fn, args, kwargs, node, self_mv=None, owner=None):
         """Compile ``fn``'s body here with its parameters bound to the arguments; returns its result."""
-        from .compiler import FunctionCompiler
+        from .compiler import FunctionCompiler  # cycle: imported here to break an import cycle at load time
 
         if any(f is fn for f in self.ctx.stack):
             raise self.error(f"recursive call of '{fn.__qualname__}' is not supported in script code", node)
@@ -247,8 +249,6 @@ class Calls:
             return sub.compile_body()
         except FrontendError as e:
             if _library(fn):
-                from .control import destroy_block_nodes
-
                 destroy_block_nodes(block, start)
                 return self.python_call(fn, args, kwargs, node, self_value=_self_value(self_mv))
             if getattr(e, "_called_from", None) is None:
@@ -478,7 +478,7 @@ class Calls:
     @staticmethod
     def unwrap_method(obj):
         """The Python function behind a class attribute (script_method wrappers, staticmethods)."""
-        from .api import ScriptMethodDescriptor
+        from .api import ScriptMethodDescriptor  # cycle: imported here to break an import cycle at load time
 
         if isinstance(obj, ScriptMethodDescriptor):
             return obj.fn
@@ -530,8 +530,6 @@ class Calls:
         return self.sugar(val, node)
 
     def call_module(self, mv, args, kwargs, node):
-        from ...script_module import ScriptModule as TracedModule
-
         m = mv.module
         if isinstance(m, TracedModule) and "_original" in m.__dict__:
             vals = [self.as_value(a, node) for a in args]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
+import typing
 import warnings
 
 from ...ir import kinds as K
@@ -177,7 +179,10 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
         try:
             self.stmt(s)
         except FrontendError as e:
-            from .fallback import emit_fallback, fallback_return
+            from .fallback import (  # lazy: loads toolkit.jit.frontend.script.fallback only when used
+                emit_fallback,
+                fallback_return,
+            )
 
             value_return = isinstance(s, ast.Return) and s.value is not None
             if getattr(e, "_no_fallback", False) or (exits_in([s], loops=False) and not value_return):
@@ -445,8 +450,6 @@ def _always_exits(stmts) -> bool:
 
 
 def _as_load(t):
-    import copy
-
     t = copy.deepcopy(t)
     for n in ast.walk(t):
         if hasattr(n, "ctx"):
@@ -460,8 +463,6 @@ def _target_names(t) -> set:
 
 def _eval_annotation(c, node):
     src = ast.unparse(node)
-    import typing
-
     ns = dict(typing.__dict__)
     ns.update(c.globals)
     ns.update(c.closure)

@@ -9,7 +9,7 @@ from ....tensor import Tensor as _Tensor
 from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Value
-from ...kinds.builtins import SCALAR_OPERATORS
+from ...kinds.builtins import SCALAR_OPERATORS, has_kind
 from . import ops as O
 from . import sugar as S
 from .typing_rules import NamedTupleType, index_error, unify
@@ -59,8 +59,6 @@ class Expressions:
 
     # -- building blocks -----------------------------------------------------------------------------
     def scalar_op(self, kind: str, inputs, out_type, node):
-        from ...kinds.builtins import has_kind
-
         if not has_kind(kind):
             raise self.error(f"no builtin {kind}", node)
         n = self.insert(kind, inputs, 0 if out_type is None else 1, node=node)
@@ -147,7 +145,7 @@ class Expressions:
             n.output().type = TENSOR_ATTR_TYPES.get(name, T.TENSOR)
             return n.output()
         if isinstance(t, T.PyObjectType):  # a Python fallback's value: Python reads the attribute at run time
-            from .fallback import get_attribute
+            from .fallback import get_attribute  # cycle: imported here to break an import cycle at load time
 
             return get_attribute(self, v, name, node)
         if isinstance(t, NamedTupleType) and name in t.names:
@@ -577,7 +575,9 @@ class Expressions:
                 kwargs[kw.arg] = self.expr(kw.value)
         if isinstance(fn, Value):
             if isinstance(fn.type, T.PyObjectType):
-                from .fallback import call_object
+                from .fallback import (
+                    call_object,  # cycle: imported here to break an import cycle at load time
+                )
 
                 return call_object(self, fn, args, kwargs, e)
             raise self.error(f"'{fn.type}' object is not callable", e.func)

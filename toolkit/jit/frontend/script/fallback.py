@@ -23,6 +23,7 @@ from ...ir import types as T
 from ...ir.graph import Value
 from . import sugar as S
 from .calls import PyCallable
+from .compiler import warn_fallback
 from .control import Undefined
 from .errors import FrontendError
 from .typing_rules import _fits, from_annotation
@@ -116,8 +117,6 @@ def _output_type(c, stmt: ast.stmt, name: str) -> T.JitType:
 
 def emit_fallback(c, stmt: ast.stmt, reason: str) -> None:
     """Replace ``stmt`` by a ``prim::PythonOp`` node and warn, naming the line."""
-    from .compiler import warn_fallback
-
     names = _Names()
     names.visit(stmt)
     writes = [w for w in names.writes if w not in names.deletes]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Block, Graph, Node, Value, _copy_block_into, values_defined, values_read
+from ...passes import run_passes
 from .cleanup import pool_constants
 from .control import destroy_block_nodes
 
@@ -85,8 +86,6 @@ def lift_block(owner: Node, body: Block) -> Graph:
     destroy_block_nodes(body)
     body.outputs = []
     owner.blocks.remove(body)
-    from ...passes import run_passes
-
     run_passes(sub, ["dce"])
     pool_constants(sub)
     return sub

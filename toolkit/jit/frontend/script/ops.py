@@ -20,6 +20,7 @@ from ...ir import types as T
 from ...ir.graph import Value
 from ...ir.propagate import infer_node
 from ...kinds import effects as _effects
+from ...kinds.builtins import METHOD_KINDS
 
 _METHODS: dict | None = None
 _DUNDERS: dict | None = None
@@ -269,8 +270,6 @@ def emit_tensor_method(c, self_value: Value, name: str, args: list, kwargs: dict
         typ = T.ListType(T.TENSOR)
     else:
         typ = _METHOD_TYPES.get(name, T.TENSOR)
-    from ...kinds.builtins import METHOD_KINDS
-
     if name in METHOD_KINDS and not kwargs:
         n = c.insert(f"aten::{name}", [self_value, *args], 1, node=node)
         n.output().type = typ

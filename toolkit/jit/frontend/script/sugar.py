@@ -12,6 +12,7 @@ import builtins
 import inspect
 import types as pytypes
 
+from ....nn.modules.container import ModuleDict, ModuleList, Sequential
 from ....nn.modules.module import Module
 from ....tensor import Tensor as _Tensor
 from ...ir.graph import Value
@@ -120,8 +121,6 @@ class ModuleValue(Sugared):
         return c.call_module(self, args, kwargs, node)
 
     def iterate(self, c, node):
-        from ....nn.modules.container import ModuleDict, ModuleList, Sequential
-
         m = self.module
         if isinstance(m, (ModuleList, Sequential)):
             return Unrolled([c.module_attr(self, k, node) for k in m._modules])
@@ -224,8 +223,11 @@ SCRIPT_BUILTINS = frozenset((
 
 def sugar_object(c, obj, node):
     """What a Python object found by name means in script code."""
-    from .annotations import AnnotateCall, annotate
-    from .calls import IGNORE_ATTR, UNUSED_ATTR
+    from .annotations import (  # cycle: imported here to break an import cycle at load time
+        AnnotateCall,
+        annotate,
+    )
+    from .calls import IGNORE_ATTR, UNUSED_ATTR  # cycle: imported here to break an import cycle at load time
 
     if isinstance(obj, (bool, int, float, str)) or obj is None:
         return c.const(obj, node)
