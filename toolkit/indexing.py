@@ -52,7 +52,7 @@ def _to_index_tensor(obj) -> TensorBase:
         return _rt.wrap(a.astype(np.int64))
     if a.dtype.kind in "iu" and isinstance(obj, (list, tuple)):
         return _rt.wrap(a.astype(np.int64))
-    if a.dtype.kind in "iu" and a.dtype in _dt._FROM_NP:
+    if a.dtype.kind in "iu" and a.dtype in _dt.FROM_NUMPY:
         return _rt.wrap(np.array(a))
     if a.dtype.kind in "iu":
         return _rt.wrap(a.astype(np.int64))

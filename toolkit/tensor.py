@@ -23,7 +23,7 @@ from .indexing import TensorIndexing
 from .ops.runtime import registry_methods
 from .printing import tensor_repr
 
-_from_np = _dt._FROM_NP
+_from_np = _dt.FROM_NUMPY
 # Called as hook(tensor, "number" | "bool") when a tensor becomes a Python value (the tracer warns).
 CONVERSION_HOOKS: list = []
 

@@ -280,6 +280,13 @@ def test_requires_grad_and_zero_grad(pair):
     assert not any(p.requires_grad for p in a.parameters())
 
 
+def test_bfloat16_is_refused_with_a_clear_error_and_changes_nothing():
+    m = nn.Linear(3, 2)
+    with pytest.raises(TypeError, match=r"Linear.bfloat16\(\): toolkit has no bfloat16 dtype"):
+        m.bfloat16()
+    assert m.weight.dtype is toolkit.float32
+
+
 def test_to_dtype_in_place(pair):
     a, b = pair
     w = a.block.fc.weight

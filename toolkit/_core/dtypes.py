@@ -70,7 +70,7 @@ long = int64
 
 _NAMES = {d.name: d for d in ALL}
 _NAMES.update(half=half, float=float32, double=double, short=short, int=int32, long=long)
-_FROM_NP = {d.np: d for d in ALL}
+FROM_NUMPY = {d.np: d for d in ALL}  # numpy dtype -> dtype, for hot paths that know the dtype is supported
 
 _default_dtype = float32
 
@@ -107,12 +107,12 @@ default_dtype_listeners: list = []  # caches of promotion results (the dispatche
 def from_numpy_dtype(np_dtype) -> dtype:
     """Map a numpy dtype to ours; unsupported ones raise TypeError naming the dtype."""
     try:
-        return _FROM_NP[np_dtype]
+        return FROM_NUMPY[np_dtype]
     except KeyError:
         pass
     nd = np.dtype(np_dtype)
-    if nd in _FROM_NP:
-        return _FROM_NP[nd]
+    if nd in FROM_NUMPY:
+        return FROM_NUMPY[nd]
     raise TypeError(
         f"can't convert np.ndarray of type {nd}. The only supported types are: "
         "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."

@@ -12,6 +12,7 @@ import ast
 import inspect
 import textwrap
 
+from .._core.dtypes import FROM_NUMPY
 from ..dispatch import run as _run
 from ..ops import registry as R
 from ..tensor import Tensor
@@ -192,7 +193,7 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
                     needs.append(True)
                 edges.append(edge)
                 a = e._data
-                metas.append((a.shape, e.dtype) if a.dtype.kind == "f" else None)
+                metas.append((a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind == "f" else None)
             else:
                 edges.append((None, 0))
                 metas.append(None)
@@ -205,7 +206,7 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
     node._input_meta = metas
     node._needs = tuple(needs)
     node._n_outputs = len(outs)
-    node._output_meta = [(o._data.shape, o.dtype) if o._data.dtype.kind == "f" else None
+    node._output_meta = [(o._data.shape, FROM_NUMPY[o._data.dtype]) if o._data.dtype.kind == "f" else None
                          for o in outs]
     node._view_version = None
     saved, attrs = {}, {}

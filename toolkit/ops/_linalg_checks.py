@@ -17,7 +17,7 @@ _C_NAMES = {"Bool": "bool", "Byte": "unsigned char", "Char": "signed char", "Hal
 def _dtype(x) -> _dt.dtype:
     """Our dtype of an array or of tensor metadata."""
     d = x.dtype
-    return d if isinstance(d, _dt.dtype) else _dt._FROM_NP[d]
+    return d if isinstance(d, _dt.dtype) else _dt.FROM_NUMPY[d]
 
 
 def scalar_name(x) -> str:

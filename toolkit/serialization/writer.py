@@ -95,7 +95,7 @@ class _Writer:
 
         param_cls = getattr(nn, "Parameter", None)
         record = {
-            "dtype": _dt._FROM_NP[data.dtype].name,
+            "dtype": _dt.FROM_NUMPY[data.dtype].name,
             "shape": [int(s) for s in data.shape],
             "stride": strides,
             "storage": key,

@@ -123,9 +123,8 @@ class ConversionMixin:
         return self._cast(float16)
 
     def bfloat16(self) -> Module:
-        from ... import bfloat16  # toolkit has no bfloat16 yet: raises ImportError
-
-        return self._cast(bfloat16)
+        raise TypeError(f"{type(self).__name__}.bfloat16(): toolkit has no bfloat16 dtype (its CPU tensors are numpy "
+                        "arrays, and numpy has none); use half() for 16-bit floats or float()")
 
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
