@@ -13,7 +13,7 @@ from . import _dlpack_export
 from ._core import dtypes as _dt
 from ._core.device import as_device
 from ._core.device import device as _device_cls
-from ._core.from_data import CREATION_HOOKS, to_array
+from ._core.from_data import to_array
 from ._core.legacy_names import legacy_type, legacy_type_name
 from ._core.tensor_base import TensorBase
 from .ops import api
@@ -43,6 +43,18 @@ def _parse_to(args, kwargs):
     return (as_device(device) if device is not None else None), (_dt.as_dtype(dtype) if dtype is not None else None), non_blocking, copy
 
 
+
+
+def copy_of_data(data, dtype, device, requires_grad: bool):
+    """A new tensor holding a copy of ``data`` as ``dtype`` on ``device`` (None: the CPU), for ``toolkit.tensor``
+    and ``Tensor.new_tensor``."""
+    arr = to_array(data, dtype)
+    t = _runtime.wrap(np.ascontiguousarray(arr) if arr.ndim else arr)
+    if device is not None:
+        t = t.to(device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def _caster(dtype, name: str):
@@ -113,13 +125,8 @@ class TensorConversions(TensorBase):
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad: bool = False):
         """A copy of ``data`` with this tensor's dtype and device unless given."""
-        for h in CREATION_HOOKS:
-            h("tensor")
-        arr = to_array(data, _dt.as_dtype(dtype) if dtype is not None else self.dtype)
-        t = _runtime.wrap(np.ascontiguousarray(arr) if arr.ndim else arr).to(device or self.device)
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
+        return copy_of_data(data, _dt.as_dtype(dtype) if dtype is not None else self.dtype, device or self.device,
+                            requires_grad)
 
     new_zeros = _new(api.zeros, "new_zeros")
     new_ones = _new(api.ones, "new_ones")

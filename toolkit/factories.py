@@ -10,7 +10,8 @@ import numpy as np
 
 from ._core import dtypes as _dt
 from ._core.device import CPU, as_device
-from ._core.from_data import CREATION_HOOKS, infer_dtype, to_array
+from ._core.from_data import CREATION_HOOKS, infer_dtype
+from ._tensor_methods import copy_of_data
 from .ops import api
 from .tensor import Tensor, wrap
 
@@ -26,18 +27,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         d = data.dtype
     else:
         d = _dt.as_dtype(dtype) if dtype is not None else infer_dtype(data)
-    arr = to_array(data, d)
-    t = _to_device(wrap(np.ascontiguousarray(arr) if arr.ndim else arr, None, CPU), device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-def _to_device(t: Tensor, device) -> Tensor:
-    dev = as_device(device)
-    if dev.type == "cpu":
-        return t
-    return t.to(dev)
+    return copy_of_data(data, d, device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
