@@ -39,7 +39,12 @@ def _as_int(v):
         raise _BindError(type(v).__name__) from None
 
 
-# Ops PyTorch lets take a number as ``self`` (Scalar_Self overloads) besides those with a reflected operator.
+def takes_number(op: OpDef, arg, pos: int) -> bool:
+    """Whether tensor parameter ``arg`` at ``pos`` accepts a Python number: only a plain ``Tensor`` of an op
+    that takes numbers as tensors, and as ``self`` only where PyTorch has a Scalar_Self overload."""
+    return arg.type == "Tensor" and op.scalar_tensors and bool(pos or op.scalar_self)
+
+
 def check_arg(op: OpDef, arg, v, pos: int):
     """Validate and normalize one argument; raise PyTorch's kind of TypeError when it does not fit."""
     t = arg.type
@@ -47,7 +52,7 @@ def check_arg(op: OpDef, arg, v, pos: int):
         if t == "Tensor":
             if isinstance(v, Tensor):
                 return v
-            if op.scalar_tensors and isinstance(v, NUMBER) and (pos or op.scalar_self):
+            if isinstance(v, NUMBER) and takes_number(op, arg, pos):
                 return v
             raise _BindError(type_name(v))
         if v is None:

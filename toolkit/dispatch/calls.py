@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ops.registry import OpDef
-from .binding import NUMBER, bind, type_name
+from .binding import NUMBER, bind, takes_number, type_name
 from .running import execute
 
 
@@ -43,10 +43,8 @@ def _number_for_tensor(op: OpDef, args: tuple) -> bool:
     """Whether a positional argument is a Python number where ``op`` takes a tensor that binding would refuse."""
     params = op.args
     for i, v in enumerate(args):
-        if i < len(params) and isinstance(v, NUMBER):
-            t = params[i].type
-            if t == "Tensor?" or (t == "Tensor" and not (op.scalar_tensors and (i or op.scalar_self))):
-                return True
+        if i < len(params) and isinstance(v, NUMBER) and params[i].is_tensor and not takes_number(op, params[i], i):
+            return True
     return False
 
 
