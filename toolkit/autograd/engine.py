@@ -13,35 +13,10 @@ from __future__ import annotations
 import heapq
 import itertools
 
-import numpy as np
-
 from ..dispatch import STATE
-from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL, _set_grad
-from .node import AccumulateGrad, Node, OpNode
-from .recording import gradient_edge
-
-
-def accumulate_grad(t: Tensor, grad) -> None:
-    """Add ``grad`` into ``t.grad`` (in place unless the graph of the gradient itself is being built)."""
-    if grad is None:
-        return
-    if LOCAL.grad_enabled:
-        t._grad = grad.clone() if t._grad is None else t._grad + grad
-    elif t._grad is None:
-        # The same gradient tensor may reach several leaves (``a + b``): each leaf gets its own copy.
-        t._grad = wrap(grad._data.copy(), None, grad.device)  # C order (numpy's default and CudaArray's)
-    else:
-        g = t._grad
-        if g._data.flags.writeable and g._data.shape == grad._data.shape and g._data.dtype == grad._data.dtype:
-            np.add(g._data, grad._data, out=g._data)
-            g._storage.version += 1
-        else:
-            t._grad = g + grad
-    ex = t._extra
-    if ex:
-        for hook in tuple(ex.get("post_accumulate_hooks", ())):
-            hook(t)
+from .graph import gradient_edge
+from .node import AccumulateGrad, Node, OpNode, accumulate_grad
 
 
 class _ExecutionEngine:

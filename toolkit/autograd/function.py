@@ -31,8 +31,9 @@ from .._core.shape import broadcast_shapes_or_none
 from ..ops import api
 from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL, no_grad
+from .graph import gradient_edge
 from .node import FREED_MESSAGE, Node
-from .recording import check_inplace, gradient_edge
+from .recording import check_inplace
 from .saved import SavedTensor
 
 

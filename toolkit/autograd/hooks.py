@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 import weakref
 
 from ..ops import api
 from ..tensor import Tensor
-
-_handle_ids = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by ``register_hook`` and friends; ``remove()`` unregisters the hook."""
-
-    def __init__(self, container: list, fn):
-        self._container = container
-        self._fn = fn
-        self.id = next(_handle_ids)
-
-    def remove(self) -> None:
-        try:
-            self._container.remove(self._fn)
-        except ValueError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
+from .graph import gradient_edge
+from .handle import RemovableHandle
 
 
 def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
@@ -39,8 +17,6 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
     if t.grad_fn is None:
         hooks = t._extras().setdefault("hooks", [])
     else:
-        from .recording import gradient_edge  # cycle: recording imports hooks at load
-
         node, nr = gradient_edge(t)
         hooks = node._tensor_hooks_for(nr)
     hooks.append(hook)

@@ -9,13 +9,16 @@ the JIT's symbolic differentiation share one source of derivatives. Names,
 from __future__ import annotations
 
 import itertools
-import re
+
+import numpy as np
 
 from ..factories import tensor
 from ..ops import api
-from ..tensor import Tensor
-from .hooks import RemovableHandle
+from ..tensor import Tensor, wrap
+from .grad_mode import LOCAL
+from .handle import RemovableHandle
 from .saved import SavedTensor
+from .views import replay_view
 
 _sequence = itertools.count()
 
@@ -95,6 +98,28 @@ class Node:
         return self.apply(list(grads))
 
 
+def accumulate_grad(t: Tensor, grad) -> None:
+    """Add ``grad`` into ``t.grad`` (in place unless the graph of the gradient itself is being built)."""
+    if grad is None:
+        return
+    if LOCAL.grad_enabled:
+        t._grad = grad.clone() if t._grad is None else t._grad + grad
+    elif t._grad is None:
+        # The same gradient tensor may reach several leaves (``a + b``): each leaf gets its own copy.
+        t._grad = wrap(grad._data.copy(), None, grad.device)  # C order (numpy's default and CudaArray's)
+    else:
+        g = t._grad
+        if g._data.flags.writeable and g._data.shape == grad._data.shape and g._data.dtype == grad._data.dtype:
+            np.add(g._data, grad._data, out=g._data)
+            g._storage.version += 1
+        else:
+            t._grad = g + grad
+    ex = t._extra
+    if ex:
+        for hook in tuple(ex.get("post_accumulate_hooks", ())):
+            hook(t)
+
+
 class AccumulateGrad(Node):
     """Sink for a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
 
@@ -106,16 +131,8 @@ class AccumulateGrad(Node):
         self._seq = float("inf")  # like PyTorch, leaves accumulate as soon as their gradient is complete
 
     def apply(self, grads: list) -> tuple:
-        from .engine import accumulate_grad  # cycle: engine imports node at load
-
         accumulate_grad(self.variable, grads[0])
         return ()
-
-
-def short_name(node) -> str:
-    """``ExpBackward0`` -> ``Exp``, as PyTorch names a producer in its version-mismatch error."""
-    cls = node if isinstance(node, type) else type(node)
-    return re.sub(r"Backward\d*$", "", cls.__name__)
 
 
 class OpNode(Node):
@@ -238,8 +255,6 @@ class CopySlices(Node):
         self.base_meta = base_meta
 
     def apply(self, grads: list) -> tuple:
-        from .recording import replay_view  # cycle: recording imports node at load
-
         if self.fn is None:
             raise RuntimeError(FREED_MESSAGE)
         grad = grads[0]

@@ -2,8 +2,8 @@
 
 In-place ops move a tensor's history onto a new node. When the tensor is a
 view, the history of its base moves instead (onto ``CopySlices``), and the
-view's own ``grad_fn`` is rebuilt from the base by replaying its view chain,
-which ``dispatch.running._wrap_one`` records on every view as ``(view op, args)`` pairs.
+view's own ``grad_fn`` is rebuilt from the base by replaying its view chain
+(``views.regenerate_view_history``).
 """
 
 from __future__ import annotations
@@ -13,76 +13,19 @@ import inspect
 import textwrap
 
 from .._core.dtypes import FROM_NUMPY
-from ..dispatch import run as _run
 from ..ops import registry as R
 from ..tensor import Tensor
-from .grad_mode import LOCAL, _set_grad
+from .grad_mode import LOCAL
+from .graph import grad_accumulator, gradient_edge
 from .hooks import move_retain_grad
-from .node import AccumulateGrad, CopySlices, node_class, short_name
+from .naming import short_name
+from .node import CopySlices, node_class
 from .saved import SavedTensor
-
-
-def grad_accumulator(t: Tensor) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node, made once and reused so hooks and edges agree."""
-    ex = t._extras()
-    acc = ex.get("grad_accumulator")
-    if acc is None:
-        acc = ex["grad_accumulator"] = AccumulateGrad(t)
-    return acc
-
-
-def gradient_edge(t: Tensor):
-    """``(node, input_nr)`` through which a gradient w.r.t. ``t`` flows, or ``(None, 0)``."""
-    fn = t.grad_fn
-    if fn is not None:
-        if t._view_chain is not None and getattr(fn, "_view_version", None) not in (None, t._storage.version):
-            regenerate_view_history(t)
-            fn = t.grad_fn
-        return (fn, t._output_nr)
-    if t._requires_grad:
-        return (grad_accumulator(t), 0)
-    return (None, 0)
+from .views import multi_output, regenerate_view_history
 
 
 def _is_diff_dtype(a) -> bool:
     return a.dtype.kind == "f"
-
-
-def _multi_output(op) -> bool:
-    return op.returns_list or op.n_outputs > 1
-
-
-def replay_view(t: Tensor, chain: tuple) -> Tensor:
-    """Apply a view chain to ``t`` (another tensor of the base's shape), without tracer or profiler events."""
-    for op, args in chain:
-        t = _run(op, [t, *args])
-    return t
-
-
-def regenerate_view_history(t: Tensor) -> None:
-    """Give view ``t`` a fresh ``grad_fn`` derived from its base's current history."""
-    chain = t._view_chain
-    base = t._base
-    prev = LOCAL.grad_enabled
-    _set_grad(True)
-    try:
-        if _multi_output(chain[-1][0]):
-            if any(_multi_output(op) for op, _ in chain[:-1]):
-                return
-            outs = replay_view(base, chain[:-1]) if len(chain) > 1 else base
-            op, args = chain[-1]
-            ptr = t._data.__array_interface__["data"][0]
-            r = next((o for o in _run(op, [outs, *args]) if o._data.__array_interface__["data"][0] == ptr
-                      and o._data.shape == t._data.shape), None)
-            if r is None:
-                return
-        else:
-            r = replay_view(base, chain)
-    finally:
-        _set_grad(prev)
-    t.grad_fn = r.grad_fn
-    t._output_nr = r._output_nr
-    t._requires_grad = r._requires_grad
 
 
 _save_plans: dict = {}
@@ -290,7 +233,7 @@ def check_inplace(op, t: Tensor) -> None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         return
     for vop, _ in chain:
-        if _multi_output(vop):
+        if multi_output(vop):
             raise RuntimeError(
                 f"Output {t._output_nr} of {short_name(node_class(vop))} is a view and is being modified inplace. "
                 "This view is the output of a function that returns multiple views. Such functions do not allow "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .._core.legacy_names import legacy_type_name
 from ..tensor import Tensor, wrap
+from .naming import short_name
 
 INFERENCE_SAVE_MESSAGE = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
@@ -47,8 +48,6 @@ class SavedTensor:
         return t
 
     def _modified_message(self, node) -> str:
-        from .node import short_name  # cycle: node imports saved at load
-
         t = self.tensor
         what = f"[{legacy_type_name(t)} {list(t._data.shape)}]"
         if self.is_output:

@@ -114,8 +114,10 @@ def test_effects_come_from_the_schemas():
     assert K.get(K.SET_ATTR).mutating and K.get(K.SET_ATTR).written_args == (0,)
     assert not K.get(K.SET_ATTR).pure and K.get(K.SET_ATTR).has_side_effects
     for pure in (K.CONSTANT, K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT, K.DICT_CONSTRUCT, K.LIST_UNPACK, K.TUPLE_UNPACK,
-                 K.GET_ATTR, K.UNCHECKED_CAST):
+                 K.GET_ATTR, K.UNCHECKED_CAST, K.TUPLE_INDEX, K.GETITEM, K.LEN, K.MIN, K.MAX, K.ABS, K.SLICE,
+                 K.ELLIPSIS):
         assert K.get(pure).pure and not K.get(pure).has_side_effects, pure
+    assert not K.get(K.UNINITIALIZED).pure  # each placeholder is its own: never merged or folded
     assert {n for n, k in K.KINDS.items() if k.aliasing} == {
         K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT, K.DICT_CONSTRUCT, K.LIST_UNPACK, K.TUPLE_UNPACK, K.UNCHECKED_CAST,
         K.GETITEM}

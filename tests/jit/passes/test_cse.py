@@ -81,3 +81,21 @@ def test_traced_function_same_values_and_grads():
     kinds = [n.kind for n in g.nodes()]
     assert kinds.count("aten::mul") == 2 and kinds.count("aten::tanh") == 1
     check_same_values_and_grads(f, g, [x, y])
+
+
+def _lengths(xs: list[toolkit.Tensor], i: int) -> int:
+    unused = len(xs) * 3  # noqa: F841 - dead: a pure builtin whose result nobody reads
+    return len(xs) + len(xs) + abs(i) + abs(i) + min(i, 2) + min(i, 2)
+
+
+def test_pure_builtins_merge_and_unused_ones_drop():
+    # len, abs, min are pure by their schemas (no alias annotation, no CONSERVATIVE effects): repeats merge and
+    # a result nobody reads is dropped, as PyTorch's passes do with aten::len and prim::min.
+    fn = toolkit.jit.script(_lengths)
+    g = fn.graph.copy()
+    run_passes(g, ["dce", "cse", "dce"])
+    g.verify()
+    kinds = [n.kind for n in g.nodes()]
+    assert (kinds.count("aten::len"), kinds.count("prim::abs"), kinds.count("prim::min")) == (1, 1, 1), kinds
+    xs = [toolkit.ones(2), toolkit.ones(3)]
+    assert fn(xs, -4) == _lengths(xs, -4) == 2 + 2 + 4 + 4 + -4 + -4

@@ -216,7 +216,7 @@ CONSTANT = kind("prim::Constant() -> Any",
                 attributes=("value",), printed_inline=True)
 UNINITIALIZED = kind("prim::Uninitialized() -> Any",
                      "A placeholder for a value set only on some paths (inside a loop), never read where unset.",
-                     effects=CONSERVATIVE)
+                     effects=CONSERVATIVE)  # each marks its own unset slot: never merged with another or folded
 UNCHECKED_CAST = kind("prim::unchecked_cast(Any(a) x) -> Any",
                       "Its input, retyped (an Optional narrowed after an ``is not None`` test).")
 GET_ATTR = kind("prim::GetAttr(Any self) -> Any",
@@ -245,12 +245,11 @@ TUPLE_UNPACK = kind("prim::TupleUnpack(Any(a) tuple) -> (*Any)",
                     "The elements of a tuple, one output each.", leaf_for_autodiff=True, safe_to_rerun=True,
                     container_read=True, printed_as_syntax=True)
 TUPLE_INDEX = kind("prim::TupleIndex(Any tuple, int index) -> Any",
-                   "One element of a tuple.", effects=CONSERVATIVE, safe_to_rerun=True, container_read=True)
+                   "One element of a tuple.", safe_to_rerun=True, container_read=True)
 GETITEM = kind("aten::__getitem__(Any(a) container, Any index) -> Any",
                "``container[index]`` on a list, tuple or dict (no registry op: it acts on Python values).",
-               effects=CONSERVATIVE, leaf_for_autodiff=True, safe_to_rerun=True, container_read=True)
-LEN = kind("aten::len(Any a) -> int", "``len(a)`` of a list, dict, str or tensor.",
-           effects=CONSERVATIVE, safe_to_rerun=True)
+               leaf_for_autodiff=True, safe_to_rerun=True, container_read=True)
+LEN = kind("aten::len(Any a) -> int", "``len(a)`` of a list, dict, str or tensor.", safe_to_rerun=True)
 
 # -- control flow ---------------------------------------------------------------------------------------------
 IF = kind("prim::If(bool cond) -> (*Any)",
@@ -287,11 +286,9 @@ WAIT = kind("aten::wait(Future future) -> Any", "The result of a ``prim::fork``,
             effects=CONSERVATIVE)
 
 # -- scripted builtins spelled prim:: (run by the functions in kinds.builtins) -----------------------------------
-MIN = kind("prim::min(Any a, *Any rest) -> Any", "``min(...)`` of numbers or of a list.",
-           effects=CONSERVATIVE)
-MAX = kind("prim::max(Any a, *Any rest) -> Any", "``max(...)`` of numbers or of a list.",
-           effects=CONSERVATIVE)
-ABS = kind("prim::abs(Any a) -> Any", "``abs(a)`` of a number.", effects=CONSERVATIVE)
+MIN = kind("prim::min(Any a, *Any rest) -> Any", "``min(...)`` of numbers or of a list.")
+MAX = kind("prim::max(Any a, *Any rest) -> Any", "``max(...)`` of numbers or of a list.")
+ABS = kind("prim::abs(Any a) -> Any", "``abs(a)`` of a number.")
 SLICE = kind("prim::slice(int? start, int? stop, int? step) -> Any",
-             "A Python ``slice`` (an index of ``aten::__getitem__``).", effects=CONSERVATIVE)
-ELLIPSIS = kind("prim::Ellipsis() -> Any", "Python's ``...`` (an index).", effects=CONSERVATIVE)
+             "A Python ``slice`` (an index of ``aten::__getitem__``).")
+ELLIPSIS = kind("prim::Ellipsis() -> Any", "Python's ``...`` (an index).")

@@ -51,9 +51,15 @@ def _evaluate(n: Node) -> list:
     return [out] if len(n.outputs) == 1 else list(out)
 
 
+_CONTAINER_KINDS = (K.LIST_CONSTRUCT, K.TUPLE_CONSTRUCT, K.LIST_UNPACK, K.TUPLE_UNPACK)
+"""The kinds without an op that ``_evaluate`` folds: containers of constants and their elements."""
+
+
 def _foldable(n: Node, aliases: AliasSets, max_elements: int) -> bool:
     if n.kind == K.CONSTANT or not is_pure(n) or n.kind in (K.GET_ATTR, K.DICT_CONSTRUCT):
         return False
+    if n.op is None and n.kind not in _CONTAINER_KINDS:
+        return False  # other kinds without an op fold as plain functions (_foldable_function), or not at all
     if n.op is not None and (not n.op.returns_tensor or n.op.returns_list):
         return False  # list results are left to their prim::ListUnpack
     if n.kind == K.LIST_CONSTRUCT and any(isinstance(v.type, (T.TensorType, T.OptionalType))
