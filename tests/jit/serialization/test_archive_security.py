@@ -890,7 +890,7 @@ def test_a_raise_with_outputs_or_more_inputs_is_refused(n_inputs, n_outputs):
 
 def test_the_graph_check_refuses_a_raise_of_a_class_outside_the_builtin_errors():
     """Behind the decoder and the code parser, the graph check holds the same line (a graph built in memory)."""
-    from toolkit.jit.frontend.script.compiler import ExceptionRef
+    from toolkit.jit.frontend.script.refs import ExceptionRef
     from toolkit.jit.ir.graph import Graph
     from toolkit.jit.serialization.archive_check import GraphRefused, check_graph
 

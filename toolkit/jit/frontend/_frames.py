@@ -13,6 +13,7 @@ from ...tensor import Tensor
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Node, Value
+from ._callers import attribute_value_name, param_names, user_frame
 
 
 class Frame:
@@ -102,7 +103,7 @@ class CallFrames:
             n["name"] = path[-1]
             v = n.output()
             v.type = T.ModuleType(type(sub))
-            v.set_debug_name(_attr_name(path[-1]))
+            v.set_debug_name(attribute_value_name(path[-1]))
             f.attrs[path] = v
         return v
 
@@ -153,9 +154,9 @@ class CallFrames:
             return
         self._sync()
         f = Frame(m, parent, path)
-        f.source = _user_frame()
+        f.source = user_frame()
         f.scope = self.scopes[-1] if self.scopes else ""
-        names = _param_names(m.forward, len(args))
+        names = param_names(m.forward, len(args))
         for a, name in zip(args, names):
             if isinstance(a, Tensor):
                 v = self.lookup(a)
@@ -259,19 +260,3 @@ def _first_node(f: Frame) -> Node | None:
         if n is not None:
             return n
     return None
-
-
-def _user_frame():
-    from .trace import user_frame  # cycle: imported here to break an import cycle at load time
-
-    return user_frame()
-
-
-def _param_names(fn, n: int) -> list:
-    from .trace import _param_names as names  # cycle: imported here to break an import cycle at load time
-
-    return names(fn, n)
-
-
-def _attr_name(name: str) -> str:
-    return name if name.isidentifier() else f"_{name}"

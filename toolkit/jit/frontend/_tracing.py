@@ -14,8 +14,9 @@ from ..ir.printer import node_to_string
 from ..ir.verify import verify
 from ..runtime.interpreter import Interpreter
 from ..script_module import ScriptFunction, ScriptModule
+from ._callers import param_names
 from .call_graphs import LazyCallGraphs
-from .trace import TracerWarning, TracingCheckError, _as_args, _param_names, record
+from .trace import TracerWarning, TracingCheckError, _as_args, record
 
 
 def trace(func, example_inputs=None, optimize=None, check_trace: bool = True, check_inputs=None,
@@ -93,7 +94,7 @@ def _method_tracer(mod: Module, name: str, strict: bool):
     target = mod if name == "forward" else method
 
     def run(*a, snapshot=True):
-        return record(mod, a, module=mod, method=target, strict=strict, names=_param_names(method, len(a)),
+        return record(mod, a, module=mod, method=target, strict=strict, names=param_names(method, len(a)),
                       snapshot=snapshot)
 
     return run

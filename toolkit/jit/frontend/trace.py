@@ -14,7 +14,6 @@ earlier values become ``%x.1``, ``%x.3``), so traced graphs read like the source
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 import warnings
@@ -29,12 +28,19 @@ from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
 from ..passes.dce import remove_dead_traced_nodes
+from ._callers import (
+    TOOLKIT_DIR,
+    attribute_value_name,
+    caller_variables,
+    is_library_frame,
+    param_names,
+    user_frame,
+    variable_name,
+)
 from ._frames import CallFrames, Frame, prune_frames, settle_call_results  # noqa: F401  (Frame: the frames' type)
 
-# toolkit's own folder, found from the package (not from this file's depth inside it)
-_TOOLKIT_DIR = os.path.dirname(os.path.abspath(sys.modules[__package__.partition(".")[0]].__file__)) + os.sep
-_TENSOR_FILE = os.path.join(_TOOLKIT_DIR, "tensor.py")
-_BINDING_FILE = os.path.join(_TOOLKIT_DIR, "dispatch", "binding.py")  # where arguments are bound
+_TENSOR_FILE = os.path.join(TOOLKIT_DIR, "tensor.py")
+_BINDING_FILE = os.path.join(TOOLKIT_DIR, "dispatch", "binding.py")  # where arguments are bound
 
 
 class TracerWarning(Warning):
@@ -43,62 +49,6 @@ class TracerWarning(Warning):
 
 class TracingCheckError(Exception):
     """``check_trace`` found that the trace does not reproduce the function."""
-
-
-# Programs shipped inside the package are user code: a graph traced by the demo names the demo's lines.
-_PROGRAM_FILES = frozenset({os.path.join(_TOOLKIT_DIR, "demo.py")})
-
-
-def is_library_frame(f) -> bool:
-    """Whether frame ``f`` runs toolkit's own library code rather than a program using it.
-
-    A module run as ``__main__`` (``python -m toolkit.demo``) and the programs shipped in the
-    package count as user code, so their lines, not runpy's, are what graphs and warnings name.
-    """
-    filename = f.f_code.co_filename
-    return (filename.startswith(_TOOLKIT_DIR) and filename not in _PROGRAM_FILES
-            and f.f_globals.get("__name__") != "__main__")
-
-
-# toolkit.nn is Python in PyTorch too: its frames are code whose variables name traced values (``%input``).
-_CODE_DIRS = (os.path.join(_TOOLKIT_DIR, "nn") + os.sep,)
-
-
-def is_machinery_frame(f) -> bool:
-    """Whether frame ``f`` runs toolkit's machinery (ops, dispatch, the Tensor, autograd, the JIT...), the part
-    PyTorch runs in C++: the frames a traced value's name is never taken from."""
-    return is_library_frame(f) and not f.f_code.co_filename.startswith(_CODE_DIRS)
-
-
-def caller_frame(skip=is_library_frame):
-    """The innermost frame of the running call stack that ``skip`` does not skip, or None."""
-    f = sys._getframe(1)
-    while f is not None and skip(f):
-        f = f.f_back
-    return f
-
-
-def user_frame():
-    """(file, line) of the innermost frame outside toolkit's own code: the user's line that made the call."""
-    f = caller_frame()
-    if f is None:
-        return None
-    return f.f_code.co_filename, f.f_lineno
-
-
-def caller_variables() -> dict:
-    """The local variables of the innermost frame of code calling into toolkit (``{}`` for none)."""
-    f = caller_frame(is_machinery_frame)
-    return f.f_locals if f is not None else {}
-
-
-def variable_name(t, variables: dict) -> str:
-    """The name of the first variable in ``variables`` bound to ``t`` itself, ``""`` for none: PyTorch's
-    tracer names values this way (``self`` is never a name)."""
-    for k, x in variables.items():
-        if x is t:
-            return "" if k == "self" else k
-    return ""
 
 
 def _warn(message: str, loc=None) -> None:
@@ -116,10 +66,6 @@ _NUMBER_MSG = ("Converting a tensor to a Python {what} might cause the trace to 
 _CREATION_MSG = ("torch.{name} results are registered as constants in the trace. You can safely ignore this warning "
                  "if you use this function to create tensors out of constant variables that would be the same every "
                  "time you call this function. In any other case, this might cause the trace to be incorrect.")
-
-
-def _attr_name(name: str) -> str:
-    return name if name.isidentifier() else f"_{name}"
 
 
 class Tracer(CallFrames):
@@ -177,7 +123,7 @@ class Tracer(CallFrames):
             n["name"] = name
             v = n.output()
             v.type = T.TensorType.of(t)
-            v.set_debug_name(_attr_name(name))
+            v.set_debug_name(attribute_value_name(name))
             frame.locals[id(t)] = (t, v)
             return v
         if t.requires_grad:
@@ -499,16 +445,6 @@ def _scope_hooks(tracer: Tracer, module) -> list:
     return handles
 
 
-def _param_names(fn, n: int) -> list:
-    try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    names = [p.name for p in params[:n]]
-    return names + [None] * (n - len(names))
-
-
 def _as_args(example_inputs) -> tuple:
     if isinstance(example_inputs, Tensor):
         return (example_inputs,)
@@ -528,7 +464,7 @@ def record(fn, args: tuple, module=None, method=None, strict: bool = True, names
     if module is not None:
         self_value = g.add_input("self", T.ModuleType(type(module)))
         tracer.set_self(self_value, module)
-    names = names or _param_names(target, len(args))
+    names = names or param_names(target, len(args))
     for a, name in zip(args, names):
         tracer.add_input(a, name)
     handles = _scope_hooks(tracer, module) if module is not None else []

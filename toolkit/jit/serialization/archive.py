@@ -35,7 +35,7 @@ from typing import IO, Any
 from ... import serialization as S
 from ..._core import dtypes as _dt
 from ...nn.modules.module import Module
-from ..frontend.script.compiler import ExceptionRef
+from ..frontend.script.refs import ExceptionRef
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from ...nn.modules.module import Module
 from ..frontend.script.attributes import accepts
-from ..frontend.script.compiler import ExceptionRef
 from ..frontend.script.exprs import TENSOR_ATTR_TYPES
+from ..frontend.script.refs import ExceptionRef
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value

@@ -16,7 +16,7 @@ from ..._core.device import as_device
 from ...nn.parameter import Parameter
 from ...ops import registry as R
 from ...tensor import Tensor
-from ..frontend.script.compiler import ExceptionRef
+from ..frontend.script.refs import ExceptionRef
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 
 from ...ops import registry as R
-from ..frontend.script.compiler import ExceptionRef
+from ..frontend.script.refs import ExceptionRef
 from ..ir import kinds as K
 from ..ir.graph import Block, Graph, Node, Value
 from .archive_types import archive_exception

@@ -9,7 +9,6 @@ as Python nodes instead of failing.
 from ...kinds import builtins as _builtins
 from ...serialization.builtin_schema import check_builtin_schemas
 from .api import (
-                  CompiledFunction,
                   CompiledMethod,
                   RecursiveScriptModule,
                   ScriptModule,
@@ -19,6 +18,7 @@ from .api import (
                   script_method,
                   unused,
 )
+from .compiled import CompiledFunction
 from .errors import FrontendError, ScriptFallbackWarning
 
 check_builtin_schemas()

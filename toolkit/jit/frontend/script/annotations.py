@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import typing
 from typing import Final
 
 from ...ir import types as T
@@ -45,6 +46,19 @@ def is_final(ann) -> bool:
     return getattr(ann, "__origin__", None) is Final
 
 
+def eval_annotation(c, node):
+    """The Python object an annotation in compiled source spells (``List[int]``), evaluated where the function
+    was written: its globals and closure, with ``typing``'s names available."""
+    src = ast.unparse(node)
+    ns = dict(typing.__dict__)
+    ns.update(c.globals)
+    ns.update(c.closure)
+    try:
+        return eval(src, ns)  # noqa: S307  (an annotation in the user's own source)
+    except Exception:
+        raise c.error(f"cannot evaluate the annotation '{src}'", node) from None
+
+
 class AnnotateCall(S.Sugared):
     """``toolkit.jit.annotate`` in script code: compiles its value with the annotated type as the expected one."""
 
@@ -57,9 +71,7 @@ class AnnotateCall(S.Sugared):
     def call_ast(self, c, e: ast.Call):
         if len(e.args) != 2 or e.keywords:
             raise c.error("toolkit.jit.annotate(the_type, the_value) takes exactly two positional arguments", e)
-        from .compiler import _eval_annotation  # cycle: imported here to break an import cycle at load time
-
-        typ = from_annotation(_eval_annotation(c, e.args[0]), c.globals)
+        typ = from_annotation(eval_annotation(c, e.args[0]), c.globals)
         if typ is None:
             raise c.error(f"unsupported type annotation '{ast.unparse(e.args[0])}' in toolkit.jit.annotate",
                           e.args[0])

@@ -22,12 +22,15 @@ from ..modes import is_scripting, is_tracing
 from . import ops as O
 from . import sugar as S
 from .attributes import module_attribute_type, written_attributes
+from .compiled import CompiledFunction
 from .constants import constant_value, is_constant
 from .control import destroy_block_nodes
 from .errors import FrontendError
 from .exprs import _KwargsValue
 from .forks import emit_fork, emit_wait
+from .marks import IGNORE_ATTR, UNUSED_ATTR, ScriptMethod
 from .math_builtins import emit_math, is_math_function
+from .refs import ExceptionRef, ModuleRef, PyCallable
 from .source import closure_vars, parse_function
 from .typing_rules import (
     UNINITIALIZED,
@@ -41,38 +44,6 @@ from .typing_rules import (
 # grad mode is read when the graph runs (TorchScript's aten::is_grad_enabled); without inputs, constant propagation
 # never folds it to the value it had at compile time
 add_function("aten::is_grad_enabled", is_grad_enabled, ("() -> bool",))
-
-IGNORE_ATTR = "_toolkit_jit_ignore"
-UNUSED_ATTR = "_toolkit_jit_unused"
-
-
-class _ModuleRef:
-    """A module held by a graph constant; prints as its type, not its whole repr."""
-
-    __slots__ = ("module",)
-
-    def __init__(self, module):
-        self.module = module
-
-    def __str__(self) -> str:
-        return f"<{type(self.module).__name__}>"
-
-
-class PyCallable:
-    """What a ``prim::PythonOp`` calls; prints as the function's name and line."""
-
-    __slots__ = ("fn", "label", "kwnames")
-
-    def __init__(self, fn, label: str, kwnames=()):
-        self.fn, self.label, self.kwnames = fn, label, tuple(kwnames)
-
-    def __call__(self, *args):
-        k = len(args) - len(self.kwnames)
-        return self.fn(*args[:k], **dict(zip(self.kwnames, args[k:])))
-
-    def __str__(self) -> str:
-        return self.label
-
 
 def _self_value(self_mv) -> Value | None:
     """The module value a library method falling back to Python is called on (None for plain functions)."""
@@ -105,8 +76,6 @@ class Calls:
 
     # -- Python objects ------------------------------------------------------------------------------
     def call_python(self, obj, args, kwargs, node):
-        from .api import CompiledFunction  # cycle: imported here to break an import cycle at load time
-
         if isinstance(obj, CompiledFunction):
             return self.inline_function(obj._py_fn, args, kwargs, node)
         if isinstance(obj, ScriptFunction):
@@ -210,8 +179,6 @@ class Calls:
     def unused_call(self, fn, node):
         msg = self.const(f"Python function '{fn.__qualname__}' is marked @toolkit.jit.unused and cannot be called "
                          "from compiled code", node)
-        from .compiler import ExceptionRef  # cycle: imported here to break an import cycle at load time
-
         n = self.insert(K.RAISE_EXCEPTION, [msg], 0, node=node)
         n["exception"] = ExceptionRef(RuntimeError)
         ann = fn.__annotations__.get("return")
@@ -230,8 +197,6 @@ class Calls:
 
     def inline_function(self, fn, args, kwargs, node, self_mv=None, owner=None):
         """Compile ``fn``'s body here with its parameters bound to the arguments; returns its result."""
-        from .compiler import FunctionCompiler  # cycle: imported here to break an import cycle at load time
-
         if any(f is fn for f in self.ctx.stack):
             raise self.error(f"recursive call of '{fn.__qualname__}' is not supported in script code", node)
         try:
@@ -240,7 +205,8 @@ class Calls:
             if _library(fn):
                 return self.python_call(fn, args, kwargs, node, self_value=_self_value(self_mv))
             raise
-        sub = FunctionCompiler(self.ctx, fn, fdef, info, fn.__globals__, closure_vars(fn), self_mv, owner)
+        # Calls is a mixin of the function compiler: ``type(self)`` is the compiler class, which compiles the callee
+        sub = type(self)(self.ctx, fn, fdef, info, fn.__globals__, closure_vars(fn), self_mv, owner)
         block, _ = self.graph._insert
         start = len(block.nodes)
         sub.env.update(self.bind_parameters(fn, fdef, args, kwargs, node, self_mv))
@@ -463,7 +429,7 @@ class Calls:
     # -- modules -------------------------------------------------------------------------------------
     def const_module(self, m, node) -> Value:
         n = self.insert(K.MODULE_CONSTANT, [], 1, node=node)
-        n["value"] = _ModuleRef(m)
+        n["value"] = ModuleRef(m)
         n.output().type = T.ModuleType(type(m))
         return n.output()
 
@@ -478,9 +444,7 @@ class Calls:
     @staticmethod
     def unwrap_method(obj):
         """The Python function behind a class attribute (script_method wrappers, staticmethods)."""
-        from .api import ScriptMethodDescriptor  # cycle: imported here to break an import cycle at load time
-
-        if isinstance(obj, ScriptMethodDescriptor):
+        if isinstance(obj, ScriptMethod):
             return obj.fn
         if isinstance(obj, (staticmethod, classmethod)):
             return obj.__func__
@@ -622,4 +586,4 @@ class Calls:
         return ("loop", trip, lambda i: self.scalar_op("aten::__derive_index", [i, r.start, r.step], T.INT, node))
 
 
-__all__ = ["Calls", "IGNORE_ATTR", "UNUSED_ATTR", "PyCallable", "UNINITIALIZED"]
+__all__ = ["Calls", "UNINITIALIZED"]

@@ -10,19 +10,21 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
-import typing
-import warnings
 
 from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Graph, Node, Value
 from . import sugar as S
+from .annotations import eval_annotation
 from .attributes import Attributes
 from .calls import Calls
 from .comprehensions import Comprehensions
 from .control import ControlFlow, Undefined, assigned_names, contains_return, destroy_block_nodes, exits_in
-from .errors import FrontendError, ScriptFallbackWarning, SourceInfo
+from .errors import FrontendError, SourceInfo
 from .exprs import Expressions
+from .fallback import emit_fallback, fallback_return
+from .refs import ExceptionRef
+from .resolve import sugar_object
 from .typing_rules import from_annotation
 
 _UNSUPPORTED = {
@@ -31,18 +33,6 @@ _UNSUPPORTED = {
     ast.ImportFrom: "import", ast.AsyncFunctionDef: "async def", ast.AsyncFor: "async for",
     ast.AsyncWith: "async with",
 }
-
-
-class ExceptionRef:
-    """The exception class a ``prim::RaiseException`` raises; prints as its name."""
-
-    __slots__ = ("cls",)
-
-    def __init__(self, cls):
-        self.cls = cls
-
-    def __str__(self) -> str:
-        return self.cls.__name__
 
 
 class Context:
@@ -86,7 +76,7 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
         return v
 
     def sugar(self, obj, node):
-        return S.sugar_object(self, obj, node)
+        return sugar_object(self, obj, node)
 
     def as_value(self, x, node) -> Value:
         if isinstance(x, Value):
@@ -179,11 +169,6 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
         try:
             self.stmt(s)
         except FrontendError as e:
-            from .fallback import (  # lazy: loads toolkit.jit.frontend.script.fallback only when used
-                emit_fallback,
-                fallback_return,
-            )
-
             value_return = isinstance(s, ast.Return) and s.value is not None
             if getattr(e, "_no_fallback", False) or (exits_in([s], loops=False) and not value_return):
                 raise
@@ -216,7 +201,7 @@ class FunctionCompiler(ControlFlow, Comprehensions, Attributes, Expressions, Cal
             self.assign(t, value, s)
 
     def stmt_AnnAssign(self, s) -> None:
-        typ = from_annotation(_eval_annotation(self, s.annotation), self.globals)
+        typ = from_annotation(eval_annotation(self, s.annotation), self.globals)
         if typ is None:
             raise self.error("unsupported type annotation", s.annotation)
         if s.value is None:
@@ -459,20 +444,3 @@ def _as_load(t):
 
 def _target_names(t) -> set:
     return {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
-def _eval_annotation(c, node):
-    src = ast.unparse(node)
-    ns = dict(typing.__dict__)
-    ns.update(c.globals)
-    ns.update(c.closure)
-    try:
-        return eval(src, ns)  # noqa: S307  (an annotation in the user's own source)
-    except Exception:
-        raise c.error(f"cannot evaluate the annotation '{src}'", node) from None
-
-
-def warn_fallback(c, s, reason: str) -> None:
-    warnings.warn_explicit(
-        f"toolkit.jit.script: line {c.info.line_of(s)} of '{c.info.name}' runs as Python (prim::PythonOp): {reason}",
-        ScriptFallbackWarning, c.info.filename, c.info.line_of(s))

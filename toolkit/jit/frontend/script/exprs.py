@@ -12,6 +12,7 @@ from ...ir.graph import Value
 from ...kinds.builtins import SCALAR_OPERATORS, has_kind
 from . import ops as O
 from . import sugar as S
+from .fallback import call_object, get_attribute
 from .typing_rules import NamedTupleType, index_error, unify
 
 _BINOP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
@@ -145,8 +146,6 @@ class Expressions:
             n.output().type = TENSOR_ATTR_TYPES.get(name, T.TENSOR)
             return n.output()
         if isinstance(t, T.PyObjectType):  # a Python fallback's value: Python reads the attribute at run time
-            from .fallback import get_attribute  # cycle: imported here to break an import cycle at load time
-
             return get_attribute(self, v, name, node)
         if isinstance(t, NamedTupleType) and name in t.names:
             return self.tuple_elements(v, node)[t.names.index(name)]
@@ -575,10 +574,6 @@ class Expressions:
                 kwargs[kw.arg] = self.expr(kw.value)
         if isinstance(fn, Value):
             if isinstance(fn.type, T.PyObjectType):
-                from .fallback import (
-                    call_object,  # cycle: imported here to break an import cycle at load time
-                )
-
                 return call_object(self, fn, args, kwargs, e)
             raise self.error(f"'{fn.type}' object is not callable", e.func)
         return fn.call(self, args, kwargs, e)

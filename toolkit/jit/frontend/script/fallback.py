@@ -17,15 +17,15 @@ import ast
 import copy
 import functools
 import types as pytypes
+import warnings
 
 from ...ir import kinds as K
 from ...ir import types as T
 from ...ir.graph import Value
 from . import sugar as S
-from .calls import PyCallable
-from .compiler import warn_fallback
 from .control import Undefined
-from .errors import FrontendError
+from .errors import FrontendError, ScriptFallbackWarning
+from .refs import PyCallable
 from .typing_rules import _fits, from_annotation
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
@@ -153,6 +153,13 @@ def emit_fallback(c, stmt: ast.stmt, reason: str) -> None:
     for d in names.deletes:
         c.env[d] = Undefined(f"'{d}' was deleted (line {c.info.line_of(stmt)})")
     warn_fallback(c, stmt, reason)
+
+
+def warn_fallback(c, s, reason: str) -> None:
+    """Say which line of which function runs as Python, and why it could not be compiled."""
+    warnings.warn_explicit(
+        f"toolkit.jit.script: line {c.info.line_of(s)} of '{c.info.name}' runs as Python (prim::PythonOp): {reason}",
+        ScriptFallbackWarning, c.info.filename, c.info.line_of(s))
 
 
 def _build(c, stmt, params: list, closure_names: list, writes: list):

@@ -3,18 +3,12 @@
 Modules, functions, registry ops, builtins (``print``, ``range``, ``len``) and
 Python objects are resolved at compile time; each knows how to be called, how
 its attributes read and how to iterate, and emits IR nodes only for what must
-happen at run time.
+happen at run time. Which one a Python object becomes is decided in ``resolve``.
 """
 
 from __future__ import annotations
 
-import builtins
-import inspect
-import types as pytypes
-
 from ....nn.modules.container import ModuleDict, ModuleList, Sequential
-from ....nn.modules.module import Module
-from ....tensor import Tensor as _Tensor
 from ...ir.graph import Value
 from . import ops as O
 
@@ -219,43 +213,3 @@ SCRIPT_BUILTINS = frozenset((
     "print", "len", "range", "zip", "enumerate", "int", "float", "bool", "str", "isinstance", "min", "max", "abs",
     "getattr", "hasattr", "list", "tuple", "super", "sorted", "sum", "divmod", "round", "any", "all",
 ))
-
-
-def sugar_object(c, obj, node):
-    """What a Python object found by name means in script code."""
-    from .annotations import (  # cycle: imported here to break an import cycle at load time
-        AnnotateCall,
-        annotate,
-    )
-    from .calls import IGNORE_ATTR, UNUSED_ATTR  # cycle: imported here to break an import cycle at load time
-
-    if isinstance(obj, (bool, int, float, str)) or obj is None:
-        return c.const(obj, node)
-    if obj is annotate:
-        return AnnotateCall()
-    if isinstance(obj, _Tensor):
-        return c.const(obj, node)
-    if type(obj).__name__ in ("dtype", "device"):
-        return c.const(obj, node)
-    try:
-        builtin = _BUILTIN_OBJECTS.get(obj)
-    except TypeError:
-        builtin = None
-    if builtin is not None:
-        return Builtin(builtin)
-    wrapped = getattr(obj, "__wrapped_ops__", None)
-    if wrapped is not None and not getattr(obj, IGNORE_ATTR, False) and not getattr(obj, UNUSED_ATTR, False):
-        return OpsValue(list(wrapped), obj.__name__)
-    if isinstance(obj, Module):
-        return ModuleValue(obj, c.const_module(obj, node))
-    if isinstance(obj, pytypes.MethodType) and isinstance(obj.__self__, Module):
-        mv = ModuleValue(obj.__self__, c.const_module(obj.__self__, node))
-        return MethodValue(mv, obj.__func__, obj.__name__, type(obj.__self__))
-    return PythonValue(obj)
-
-
-_BUILTIN_OBJECTS = {getattr(builtins, n): n for n in SCRIPT_BUILTINS}
-
-
-def is_python_function(obj) -> bool:
-    return inspect.isfunction(obj)
