@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from ..profiler._device_type import DeviceType
 from ..profiler._session import profile, record_function
-from ..profiler.events import DeviceType, EventList, FunctionEvent, FunctionEventAvg
+from ..profiler.events import EventList, FunctionEvent, FunctionEventAvg
 
 __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "DeviceType", "EventList", "FunctionEvent",
            "FunctionEventAvg"]

@@ -69,15 +69,6 @@ def write_atomic(path: str | os.PathLike, text: str) -> str:
     return path
 
 
-def format_us(us: float) -> str:
-    """Microseconds as the profiler's tables print them (``1.234ms``)."""
-    if us >= 1e6:
-        return f"{us / 1e6:.3f}s"
-    if us >= 1e3:
-        return f"{us / 1e3:.3f}ms"
-    return f"{us:.3f}us"
-
-
 class View:
     """What Jupyter asks of every view: its HTML (``to_html``) and, as plain text, its ``repr``."""
 

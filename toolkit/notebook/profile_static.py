@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 
-from ._html import esc, format_us
+from ..profiler.table import format_time
+from ._html import esc
 
 STATIC_MAX_BARS = 1500
 LANE_H = 14
@@ -46,7 +47,7 @@ def drawn_bars(bars: list[dict], limit: int = STATIC_MAX_BARS) -> tuple[list[dic
     shortest = kept[-1]["dur_us"]
     kept.sort(key=lambda b: b["start_us"])
     note = (f"This static drawing shows the {limit:,} longest of {len(bars):,} events (each at least "
-            f"{format_us(shortest)}); the other {len(bars) - limit:,} are shorter and left out so the saved "
+            f"{format_time(shortest)}); the other {len(bars) - limit:,} are shorter and left out so the saved "
             "output stays small. Trust the notebook for the interactive timeline with every event, "
             "or export a Chrome trace (%%profile --trace path).")
     return kept, note
@@ -82,7 +83,7 @@ def static_timeline_html(bars: list[dict], colors: dict) -> str:
     for b in drawn:
         left, width = 100 * b["start_us"] / span, max(100 * b["dur_us"] / span, 0.05)
         top = offsets[b["thread"]] + b["depth"] * LANE_H
-        tip = f'{b["name"]} ({b["kind"]}): {format_us(b["dur_us"])} at {format_us(b["start_us"])}'
+        tip = f'{b["name"]} ({b["kind"]}): {format_time(b["dur_us"])} at {format_time(b["start_us"])}'
         out.append(f'<div title="{esc(tip)}" style="position:absolute;left:{left:.3f}%;width:{width:.3f}%;'
                    f'top:{top}px;height:{LANE_H - 2}px;background-color:{colors[b["kind"]]};opacity:0.85;'
                    f'overflow:hidden;white-space:nowrap;text-overflow:ellipsis;font-size:9px;color:#000">'
@@ -114,7 +115,7 @@ def timeline_svg(bars: list[dict], colors: dict) -> str:
         x, w = b["start_us"] * scale, max(b["dur_us"] * scale, 0.5)
         y = top_pad + offsets[b["thread"]] + b["depth"] * LANE_H
         out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{LANE_H - 2}" fill="{colors[b["kind"]]}" '
-                   f'opacity="0.85"><title>{esc(b["name"])} ({b["kind"]}): {esc(format_us(b["dur_us"]))}'
+                   f'opacity="0.85"><title>{esc(b["name"])} ({b["kind"]}): {esc(format_time(b["dur_us"]))}'
                    "</title></rect>")
     out.append("</svg>")
     return "".join(out)

@@ -25,8 +25,9 @@ from __future__ import annotations
 import os
 
 from ..profiler import EventList, FunctionEvent, profile
+from ..profiler.table import format_time
 from . import _html
-from ._html import esc, format_us
+from ._html import esc
 from .profile_static import static_timeline_html, timeline_svg
 
 COLORS = {"forward": "#54aeff", "backward": "#fb8f44", "fused": "#2da44e", "annotation": "#a475f9"}
@@ -109,8 +110,8 @@ class ProfileView(_html.View):
         for r in rows:
             bar = {"backward": " tk-bwd", "fused": " tk-fused"}.get(r["kind"], "")
             cells = [(r["name"], esc(r["name"])), (r["kind"], r["kind"]),
-                     (r["self_cpu_us"], format_us(r["self_cpu_us"])), (r["self_cpu_pct"], f"{r['self_cpu_pct']:.2f}%"),
-                     (r["cpu_total_us"], format_us(r["cpu_total_us"])), (r["cpu_avg_us"], format_us(r["cpu_avg_us"])),
+                     (r["self_cpu_us"], format_time(r["self_cpu_us"])), (r["self_cpu_pct"], f"{r['self_cpu_pct']:.2f}%"),
+                     (r["cpu_total_us"], format_time(r["cpu_total_us"])), (r["cpu_avg_us"], format_time(r["cpu_avg_us"])),
                      (r["calls"], str(r["calls"]))]
             if shapes:
                 cells.append((r["input_shapes"], esc(r["input_shapes"])))
@@ -158,7 +159,7 @@ class ProfileView(_html.View):
     def summary(self) -> str:
         total = sum(a.self_cpu_time_total for a in self.averages)
         n = len(self.events) if self.events is not None else sum(a.count for a in self.averages)
-        return f"<ProfileView {len(self.averages)} ops, {n} events, self CPU total {format_us(total)}>"
+        return f"<ProfileView {len(self.averages)} ops, {n} events, self CPU total {format_time(total)}>"
 
     def to_html(self) -> str:
         uid = _html.new_uid("tkpv")

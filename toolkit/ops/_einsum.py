@@ -14,6 +14,7 @@ import numpy as np
 
 from .._core.meta import TensorMeta
 from . import api
+from ._linalg_checks import scalar_name
 from .registry import LINALG, op
 
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's label order: A-Z before a-z
@@ -66,8 +67,6 @@ def parse_einsum(equation: str, tensors) -> EinsumSpec:
     dtype = tensors[0].dtype
     for t in tensors[1:]:
         if t.dtype != dtype:
-            from .linalg import scalar_name  # cycle: linalg imports _einsum at load
-
             raise RuntimeError(f"expected scalar type {scalar_name(tensors[0])} but found {scalar_name(t)}")
     used = set(eq) - {".", ",", "-", ">"}
     free = "".join(c for c in _LETTERS if c not in used)

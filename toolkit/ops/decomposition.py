@@ -17,7 +17,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none
 from ..return_types import structseq
 from . import api
-from .linalg import _dtype, scalar_name
+from ._linalg_checks import _dtype, scalar_name
 from .registry import LINALG, op
 
 

@@ -17,8 +17,8 @@ import numpy as np
 from .._core.meta import TensorMeta
 from ..return_types import structseq
 from . import api
+from ._linalg_checks import _dtype
 from .decomposition import _diag, _eye_like, check_matrix
-from .linalg import _dtype
 from .registry import LINALG, op
 
 

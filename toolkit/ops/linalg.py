@@ -18,7 +18,7 @@ from . import (
     _einsum,  # noqa: F401  (registers einsum)
     _flops,
 )
-from ._linalg_checks import (  # noqa: F401  (_dtype and scalar_name are imported from here by other families)
+from ._linalg_checks import (
     _check_bmm,
     _check_dot,
     _check_matmul,
@@ -26,7 +26,6 @@ from ._linalg_checks import (  # noqa: F401  (_dtype and scalar_name are importe
     _check_mv,
     _dtype,
     _meta,
-    scalar_name,
 )
 from .registry import LINALG, op
 

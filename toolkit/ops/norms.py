@@ -15,10 +15,10 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim, wrap_dims
 from . import api
+from ._linalg_checks import _dtype, scalar_name
 from ._meta_rules import reduced_shape
 from .decomposition import check_float, check_matrix
 from .factorization import svd_backward
-from .linalg import _dtype, scalar_name
 from .registry import LINALG, op
 
 _INF = math.inf

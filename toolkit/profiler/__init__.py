@@ -18,8 +18,9 @@ With ``activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`` each op run on
 
 from __future__ import annotations
 
+from ._device_type import DeviceType
 from ._session import record_function
-from .events import DeviceType, EventList, FunctionEvent, FunctionEventAvg
+from .events import EventList, FunctionEvent, FunctionEventAvg
 from .profiler import (
     ProfilerAction,
     ProfilerActivity,

@@ -9,17 +9,12 @@ Times are in microseconds, as in PyTorch.
 
 from __future__ import annotations
 
-import enum
 import warnings
 from collections import defaultdict
 from typing import NamedTuple
 
-
-class DeviceType(enum.Enum):
-    """Where an event ran (PyTorch's ``torch.autograd.DeviceType``)."""
-
-    CPU = 0
-    CUDA = 1
+from ._device_type import DeviceType
+from .table import build_table, format_time
 
 
 class Kernel(NamedTuple):
@@ -33,31 +28,6 @@ class Kernel(NamedTuple):
 def _deprecated(old: str, new: str, sep: str = ".") -> None:
     warnings.warn(f"`{old}` is deprecated{sep} {'please use' if sep == ',' else 'Use'} `{new}` instead.",
                   FutureWarning, stacklevel=3)
-
-
-def _format_time(time_us: float) -> str:
-    if time_us >= 1e6:
-        return f"{time_us / 1e6:.3f}s"
-    if time_us >= 1e3:
-        return f"{time_us / 1e3:.3f}ms"
-    return f"{time_us:.3f}us"
-
-
-def _format_time_share(time_us: float, total_us: float) -> str:
-    if total_us == 0:
-        return "NaN"
-    return f"{time_us * 100.0 / total_us:.2f}%"
-
-
-def _format_memory(nbytes: int) -> str:
-    kb, mb, gb = 1024, 1024**2, 1024**3
-    if abs(nbytes) >= gb:
-        return f"{nbytes / gb:.2f} GB"
-    if abs(nbytes) >= mb:
-        return f"{nbytes / mb:.2f} MB"
-    if abs(nbytes) >= kb:
-        return f"{nbytes / kb:.2f} KB"
-    return f"{nbytes} B"
 
 
 class Interval:
@@ -91,27 +61,27 @@ class _FormattedTimes:
 
     @property
     def cpu_time_str(self) -> str:
-        return _format_time(self.cpu_time)
+        return format_time(self.cpu_time)
 
     @property
     def cpu_time_total_str(self) -> str:
-        return _format_time(self.cpu_time_total)
+        return format_time(self.cpu_time_total)
 
     @property
     def self_cpu_time_total_str(self) -> str:
-        return _format_time(self.self_cpu_time_total)
+        return format_time(self.self_cpu_time_total)
 
     @property
     def device_time_str(self) -> str:
-        return _format_time(self.device_time)
+        return format_time(self.device_time)
 
     @property
     def device_time_total_str(self) -> str:
-        return _format_time(self.device_time_total)
+        return format_time(self.device_time_total)
 
     @property
     def self_device_time_total_str(self) -> str:
-        return _format_time(self.self_device_time_total)
+        return format_time(self.self_device_time_total)
 
 
 class FunctionEvent(_FormattedTimes):
@@ -325,8 +295,6 @@ class EventList(list):
               top_level_events_only: bool = False, time_unit: str | None = None) -> str:
         """The events as PyTorch's text table, sorted by ``sort_by`` (an attribute such as
         ``"self_cpu_time_total"``, ``"cpu_time_total"``, ``"count"``) and cut at ``row_limit`` rows."""
-        from ._table import build_table  # cycle: _table imports events at load
-
         return build_table(self, sort_by=sort_by, row_limit=row_limit, max_src_column_width=max_src_column_width,
                            max_name_column_width=max_name_column_width,
                            max_shapes_column_width=max_shapes_column_width, header=header,

@@ -89,6 +89,19 @@ def test_verify_catches_use_before_definition():
         g.verify()
 
 
+def test_verify_reads_block_counts_from_the_kinds():
+    # How many blocks a node holds is its kind's declaration (prim::If 2, prim::Loop 1, ops and others 0).
+    g, x, two, n = _mul_graph()
+    n.add_block()
+    with pytest.raises(VerificationError, match="aten::mul needs 0 blocks, has 1"):
+        g.verify()
+    g2, x2, two2, n2 = _mul_graph()
+    t = g2.insert("prim::TupleConstruct", [x2])
+    t.add_block()
+    with pytest.raises(VerificationError, match="prim::TupleConstruct needs 0 blocks, has 1"):
+        g2.verify()
+
+
 def test_verify_catches_wrong_arity_and_type():
     g, x, two, n = _mul_graph()
     n.remove_input(1)

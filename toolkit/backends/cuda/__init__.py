@@ -1,10 +1,10 @@
 """CUDA kernels written with numba.cuda, registered on the registry's ops when CUDA is first used.
 
-- :mod:`.array`: ``CudaArray``, the strided device array a CUDA tensor holds;
+- :mod:`.array`: ``CudaArray``, the strided device array a CUDA tensor holds, with its copies, casts and
+  fills (map kernels) and numpy's protocols;
 - :mod:`.runtime`: numba.cuda (imported lazily), the caching allocator, launch sizes and launches;
 - :mod:`.registration`: op meta rules on device arrays, and the tables that attach kernels to ops;
 - :mod:`.codegen`: a registry formula -> a grid-stride map kernel over strided, broadcast operands;
-- :mod:`.kernels_basic`: copies, casts and fills (map kernels);
 - :mod:`.elementwise`: every elementwise op with a formula, from that one generator;
 - the families, listed in :data:`MODULES`: reductions (:mod:`.reduce`, :mod:`.reduce_more`,
   :mod:`.reduce_scan`, :mod:`.reduce_norm`), products (:mod:`.gemm`, :mod:`.products`), neural-network

@@ -10,6 +10,11 @@ slices, expand) are new ``CudaArray`` objects over the same buffer, and the
 root array (``base is None``) gives its buffer back to the allocator when it
 dies. Nothing here copies to the host unless asked (``get``, ``item``):
 numpy functions that would (``np.asarray``) raise instead.
+
+The copies, casts and fills every kernel family uses (map kernels over the
+identity formula) and numpy's protocols (``np.copyto``, ``np.add(..., out=)``)
+live here too: ``copy``, ``astype`` and the protocol methods run those kernels,
+and the kernels make ``CudaArray`` objects, so neither stands without the other.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 
 from ..._core.shape import contiguous_strides
 from . import runtime
+from .codegen import run_map, typed_scalar
 
 
 class _Flags:
@@ -31,8 +37,6 @@ class _Flags:
 
     def __getitem__(self, key):
         return {"C_CONTIGUOUS": self.c_contiguous, "WRITEABLE": True}[key]
-
-
 
 
 class CudaArray:
@@ -151,16 +155,12 @@ class CudaArray:
     copy_to_host = get
 
     def copy(self, order: str = "C") -> CudaArray:
-        from .kernels_basic import copy_strided  # cycle: kernels_basic imports array at load
-
         return copy_strided(self)
 
     def astype(self, dtype, copy: bool = True) -> CudaArray:
         dtype = np.dtype(dtype)
         if dtype == self.dtype and not copy:
             return self
-        from .kernels_basic import copy_strided  # cycle: kernels_basic imports array at load
-
         return copy_strided(self, dtype)
 
     def reshape(self, *shape) -> CudaArray:
@@ -205,14 +205,10 @@ class CudaArray:
 
     def __array_function__(self, func, types, args, kwargs):
         """The numpy functions the core calls on tensor data, done on the device (others raise TypeError)."""
-        from . import numpy_protocol  # cycle: numpy_protocol imports array at load
-
-        return numpy_protocol.array_function(func, args, kwargs)
+        return array_function(func, args, kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from . import numpy_protocol  # cycle: numpy_protocol imports array at load
-
-        return numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
+        return array_ufunc(ufunc, method, inputs, kwargs)
 
     def __repr__(self) -> str:
         return f"CudaArray(shape={self.shape}, dtype={self.dtype}, strides={self.strides}, offset={self.offset})"
@@ -229,3 +225,118 @@ def _infer(shape: tuple, n: int) -> tuple:
 
 def is_device_array(a) -> bool:
     return type(a) is CudaArray
+
+
+# ---------------------------------------------------------------------------------------------
+# Copies, casts and fills: map kernels over the identity formula
+
+
+def _cast_expr(src: np.dtype, dst: np.dtype) -> str:
+    if dst == np.bool_:
+        return "self != 0"
+    return "self"
+
+
+def copy_strided(a: CudaArray, dtype=None) -> CudaArray:
+    """A new contiguous array with ``a``'s elements, cast to ``dtype`` (default: ``a``'s)."""
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    out = CudaArray.empty(a.shape, dtype)
+    return run_map(_cast_expr(a.dtype, dtype), out, {"self": a}, {})
+
+
+def contiguous(a: CudaArray, dtype=None) -> CudaArray:
+    """``a`` itself when already contiguous and of ``dtype`` (default: ``a``'s), else a contiguous copy cast to it."""
+    if a.is_c_contiguous() and (dtype is None or np.dtype(dtype) == a.dtype):
+        return a
+    return copy_strided(a, dtype)
+
+
+def copy_into(dst: CudaArray, src) -> CudaArray:
+    """``dst[...] = src`` (``src`` a CudaArray broadcastable to ``dst``, or a number), casting to dst's dtype."""
+    if isinstance(src, CudaArray):
+        if src.ndim > dst.ndim or any(s not in (1, d) for s, d in zip(src.shape[::-1], dst.shape[::-1])):
+            raise ValueError(f"could not broadcast input array from shape {src.shape} into shape {dst.shape}")
+        return run_map(_cast_expr(src.dtype, dst.dtype), dst, {"self": src}, {})
+    return fill(dst, src)
+
+
+def fill(dst: CudaArray, value) -> CudaArray:
+    """Every element of ``dst`` (a view is fine) set to ``value``."""
+    return run_map("value", dst, {}, {"value": typed_scalar(value, dst.dtype)})
+
+
+def full(shape: tuple, value, dtype) -> CudaArray:
+    return fill(CudaArray.empty(shape, dtype), value)
+
+
+def to_device(a) -> CudaArray:
+    """A host array (or number) uploaded; a CudaArray is returned as is."""
+    if isinstance(a, CudaArray):
+        return a
+    return CudaArray.from_host(np.asarray(a))
+
+
+# ---------------------------------------------------------------------------------------------
+# numpy's protocols: the few numpy functions and ufuncs the core applies to tensor data, answered on the
+# device. ``np.copyto(dst, src)`` (in-place ops) and ``np.add(g, grad, out=g)`` (gradient accumulation) run as
+# device kernels; any other numpy function raises TypeError: data never silently travels to the host.
+
+
+def broadcast_to(a: CudaArray, shape, subok: bool = False) -> CudaArray:
+    """``np.broadcast_to`` on the device: a view with zero strides where ``a`` is broadcast."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
+    lead = len(shape) - a.ndim
+    if lead < 0 or any(s not in (1, t) for s, t in zip(a.shape, shape[lead:])):
+        raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
+                         f"{a.shape} and requested shape {shape}")
+    strides = (0,) * lead + tuple(0 if s != t else st for s, t, st in zip(a.shape, shape[lead:], a.strides))
+    return a.view_of(shape, strides, a.offset)
+
+
+def _copyto(dst, src, casting="same_kind", where=True):
+    copy_into(dst, src if isinstance(src, CudaArray) else src)
+
+
+def _shares_memory(a, b, max_work=None) -> bool:
+    return isinstance(a, CudaArray) and isinstance(b, CudaArray) and a.root().buf is b.root().buf
+
+
+_FUNCTIONS = {
+    np.broadcast_to: broadcast_to,
+    np.copyto: _copyto,
+    np.shares_memory: _shares_memory,
+    np.may_share_memory: _shares_memory,
+}
+
+
+def array_function(func, args, kwargs):
+    impl = _FUNCTIONS.get(func)
+    if impl is None:
+        raise TypeError(f"numpy.{func.__name__} is not available for CUDA arrays (no implicit copies to the host); "
+                        "use Tensor.cpu() first")
+    return impl(*args, **kwargs)
+
+
+_UFUNCS = {"add": "a + b", "subtract": "a - b", "multiply": "a * b", "true_divide": "a / b",
+           "maximum": "a if (a != a or a > b) else b", "minimum": "a if (a != a or a < b) else b"}
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    expr = _UFUNCS.get(ufunc.__name__)
+    out = kwargs.pop("out", None)
+    if method != "__call__" or expr is None or kwargs or len(inputs) != 2:
+        raise TypeError(f"numpy.{ufunc.__name__} is not available for CUDA arrays (no implicit copies to the host)")
+    a, b = inputs
+    dtype = np.result_type(*[x.dtype if isinstance(x, CudaArray) else x for x in inputs])
+    if out is not None:
+        out = out[0] if isinstance(out, tuple) else out
+    else:
+        shape = np.broadcast_shapes(*[x.shape for x in inputs if isinstance(x, CudaArray)])
+        out = CudaArray.empty(shape, dtype)
+    arrays, params = {}, {}
+    for name, x in (("a", a), ("b", b)):
+        if isinstance(x, CudaArray):
+            arrays[name] = x
+        else:
+            params[name] = typed_scalar(x, dtype)
+    return run_map(expr, out, arrays, params)

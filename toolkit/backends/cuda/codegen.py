@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,7 +33,9 @@ from ..cpu.codegen import (
 )
 from ..cpu.scalar import HELPERS
 from . import runtime
-from .array import CudaArray
+
+if TYPE_CHECKING:  # array.py imports this module: CudaArray's copies and casts are map kernels
+    from .array import CudaArray
 
 _HEADER = '"""A toolkit CUDA map kernel, generated from a scalar formula; do not edit.\n\nformula: {expr}\n"""\n\n' \
           "import math\n\nimport numpy as np\nfrom numba import cuda\n\n\n"

@@ -16,8 +16,7 @@ import numpy as np
 
 from ..._core import dtypes as _dt
 from ...ops import registry as R
-from .array import CudaArray
-from .kernels_basic import copy_into, copy_strided, fill, full
+from .array import CudaArray, copy_into, copy_strided, fill, full
 from .registration import register_table
 
 

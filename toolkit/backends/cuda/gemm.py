@@ -18,10 +18,8 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 
 from ...ops import registry as R
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, broadcast_to, fill
 from .codegen import run_map, typed_scalar
-from .kernels_basic import fill
-from .numpy_protocol import _broadcast_to
 from .registration import checked, meta_of, register_table
 
 
@@ -103,7 +101,7 @@ def gemm(a: CudaArray, b: CudaArray, out: CudaArray | None = None) -> CudaArray:
 
 def _batched(x: CudaArray, batch_shape: tuple) -> CudaArray:
     """``x`` (..., r, c) broadcast to ``batch_shape + (r, c)`` and flattened to 3-d (a copy only when needed)."""
-    full = _broadcast_to(x, batch_shape + x.shape[-2:])
+    full = broadcast_to(x, batch_shape + x.shape[-2:])
     n = 1
     for s in batch_shape:
         n *= s

@@ -15,8 +15,7 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 
 from ...ops import registry as R
 from . import runtime
-from .array import CudaArray
-from .kernels_basic import copy_strided, fill
+from .array import CudaArray, copy_strided, fill
 from .registration import meta_of, register_table
 
 

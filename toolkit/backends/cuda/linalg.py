@@ -21,8 +21,7 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 from ...ops import registry as R
 from ...ops.decomposition import LinAlgError
 from . import runtime
-from .array import CudaArray
-from .kernels_basic import copy_strided, fill
+from .array import CudaArray, copy_strided, fill
 from .registration import checked, meta_of, register_table
 
 

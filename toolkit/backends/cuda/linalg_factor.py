@@ -19,9 +19,8 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 
 from ...ops import registry as R
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, copy_strided, full
 from .jacobi import eigh_parts, svd_parts
-from .kernels_basic import copy_strided, full
 from .linalg import batched, identity, swap_last
 from .registration import checked, meta_of, register_table
 

@@ -18,10 +18,9 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 from ..._core.shape import broadcast_shapes_or_none, wrap_dim
 from ...ops import registry as R
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, copy_strided, full, to_device
 from .codegen import run_map, typed_scalar
 from .indexing import take_rows
-from .kernels_basic import copy_strided, full, to_device
 from .registration import meta_of, register_table
 
 

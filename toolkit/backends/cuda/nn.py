@@ -18,10 +18,9 @@ from ...ops import registry as R
 from ...ops.conv import conv_setup
 from ...ops.pooling import pool_shape
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, contiguous, copy_strided, fill
 from .codegen import run_map, typed_scalar
 from .gemm import gemm
-from .kernels_basic import contiguous, copy_strided, fill
 from .reduce import row_reduce
 from .registration import meta_of, register_table
 

@@ -21,9 +21,8 @@ import numpy as np
 from ...ops import registry as R
 from ...ops.elementwise import not_implemented
 from ...ops.loss import check_loss_input
-from .array import CudaArray
+from .array import CudaArray, fill
 from .codegen import run_map, typed_scalar
-from .kernels_basic import fill
 from .reduce import row_reduce
 from .registration import meta_of, register_table
 

@@ -21,9 +21,8 @@ from ...ops import registry as R
 from ...ops.conv import conv_transpose_setup
 from ...ops.pooling import avg_pool_setup, pool1d_as_2d
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, contiguous
 from .codegen import typed_scalar
-from .kernels_basic import contiguous
 from .nn import _max_pool, conv2d_transpose, plane_yx
 from .registration import meta_of, register_table
 

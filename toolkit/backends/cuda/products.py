@@ -18,11 +18,9 @@ import numpy as np
 
 from ...ops import registry as R
 from ...ops._einsum import parse_einsum
-from .array import CudaArray
+from .array import CudaArray, broadcast_to, copy_strided
 from .codegen import run_map
 from .gemm import gemm, scaled_sum
-from .kernels_basic import copy_strided
-from .numpy_protocol import _broadcast_to
 from .reduce import row_reduce
 from .registration import meta_of, register_table
 
@@ -157,7 +155,7 @@ def einsum(equation, tensors):
         t = _diagonal(a, letters)
         full = tuple(sizes[c] for c in t.letters)
         if t.a.shape != full:
-            t = _Term(_broadcast_to(t.a, full), t.letters)  # size-1 dims broadcast as numpy's einsum does
+            t = _Term(broadcast_to(t.a, full), t.letters)  # size-1 dims broadcast as numpy's einsum does
         terms.append(t)
     out = set(spec.output)
 

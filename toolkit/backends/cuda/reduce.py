@@ -19,9 +19,8 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 from ..._core.shape import wrap_dim
 from ...ops import registry as R
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, copy_strided, fill
 from .codegen import run_map
-from .kernels_basic import copy_strided, fill
 from .registration import meta_of, register_table
 
 # Each combine keeps (value, index); on ties the lower index wins, and NaN wins over numbers as in PyTorch.

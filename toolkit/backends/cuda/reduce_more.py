@@ -21,9 +21,8 @@ import numpy as np
 from ..._core import dtypes as _dt
 from ...ops import registry as R
 from ...ops.moments import MOMENT_OVERLOADS
-from .array import CudaArray
+from .array import CudaArray, copy_strided
 from .codegen import run_map, typed_scalar
-from .kernels_basic import copy_strided
 from .reduce import _dims, row_reduce
 from .registration import meta_of, register_table
 

@@ -18,10 +18,9 @@ from ..._core.shape import wrap_dim
 from ...ops import registry as R
 from ...ops.moments import p_norm_plan
 from ...ops.norms import norm_plan
-from .array import CudaArray
+from .array import CudaArray, copy_strided
 from .codegen import typed_scalar
 from .jacobi import svd_parts
-from .kernels_basic import copy_strided
 from .reduce import _dims
 from .reduce_more import kept_shape, map_new, reduce_to
 from .registration import meta_of, register_table

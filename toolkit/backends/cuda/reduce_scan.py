@@ -19,9 +19,8 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 from ..._core.shape import wrap_dim
 from ...ops import registry as R
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, copy_strided
 from .codegen import typed_scalar
-from .kernels_basic import copy_strided
 from .reduce import _add, _mul
 from .registration import meta_of, register_table
 

@@ -26,10 +26,9 @@ from ..._core.shape import broadcast_shapes_or_none, wrap_dim
 from ...ops import registry as R
 from ...ops.indexing import MASK_INDEX_DTYPES, index_shape
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, copy_into, copy_strided, fill, full, to_device
 from .codegen import run_map, typed_scalar
 from .indexing import take_rows
-from .kernels_basic import copy_into, copy_strided, fill, full, to_device
 from .masked import as_1d, broadcast, checked_index, nonzero
 from .registration import meta_of, register_table
 

@@ -30,9 +30,8 @@ from ...ops.shape import (
 )
 from ...ops.shape_order import flip_dims, roll_dims
 from . import runtime
-from .array import CudaArray
+from .array import CudaArray, copy_into, copy_strided, full
 from .codegen import run_map
-from .kernels_basic import copy_into, copy_strided, full
 from .masked import repeat_counts
 from .registration import meta_of, register_table
 

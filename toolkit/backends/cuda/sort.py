@@ -19,8 +19,7 @@ import numpy as np
 from numba import cuda  # imported when CUDA is first used (register_kernels), never by import toolkit
 
 from . import runtime
-from .array import CudaArray
-from .kernels_basic import copy_strided, fill
+from .array import CudaArray, copy_strided, fill
 from .registration import checked, register_table
 
 

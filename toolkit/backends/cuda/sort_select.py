@@ -20,8 +20,7 @@ from numba import cuda  # imported when CUDA is first used (register_kernels), n
 from ...ops import registry as R
 from ...ops._select_numba import gt_or_nan, quickselect
 from . import runtime
-from .array import CudaArray
-from .kernels_basic import copy_strided, fill
+from .array import CudaArray, copy_strided, fill
 from .masked import exclusive_scan
 from .registration import meta_of, register_table
 from .sort import as_rows, reduced, scalar_pair, sort_rows, swap_pair, work_dtype

@@ -21,6 +21,8 @@ from typing import Any
 
 from . import kinds as K
 from . import types as T
+from .printer import graph_to_string, node_to_string
+from .verify import verify
 
 _NAME_SUFFIX = re.compile(r"^(.*)\.(\d+)$")
 
@@ -232,8 +234,6 @@ class Node:
         return f"{self.source[0]}:{self.source[1]}" if self.source else "<unknown>"
 
     def __repr__(self) -> str:
-        from .printer import node_to_string  # cycle: imported here to break an import cycle at load time
-
         return node_to_string(self).strip()
 
 
@@ -419,13 +419,9 @@ class Graph:
 
     def verify(self) -> None:
         """Raise ``RuntimeError`` naming the first broken invariant (dominance, types, block arity)."""
-        from .verify import verify  # cycle: imported here to break an import cycle at load time
-
         verify(self)
 
     def to_string(self, source_locations: bool = True) -> str:
-        from .printer import graph_to_string  # cycle: imported here to break an import cycle at load time
-
         return graph_to_string(self, source_locations)
 
     def __str__(self) -> str:
@@ -436,7 +432,7 @@ class Graph:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ...notebook.reprs import mimebundle  # cycle: imported here to break an import cycle at load time
+        from ...notebook.reprs import mimebundle  # optional: notebook views, loaded on demand
 
         return mimebundle(self, include, exclude)
 

@@ -14,8 +14,12 @@ the graph as ``with prim::FusionGroup_0 = graph(...)``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...tensor import Tensor
-from .graph import Block, Graph, Node, Value
+
+if TYPE_CHECKING:  # graph.py imports this module to print itself
+    from .graph import Block, Graph, Node, Value
 
 
 def format_constant(v) -> str:
@@ -36,6 +40,12 @@ def format_constant(v) -> str:
     return str(v)
 
 
+def _is_graph(v, n: Node) -> bool:
+    """Whether ``v``, an attribute of ``n``, is a graph (a subgraph, a callee): of the class of ``n``'s graph,
+    asked through the node since graph.py imports this module."""
+    return isinstance(v, type(n.graph))
+
+
 def _values(vs) -> str:
     return ", ".join(f"%{v.debug_name}" for v in vs)
 
@@ -52,14 +62,14 @@ class _Printer:
 
     def kind_of(self, n: Node) -> str:
         g = n.attributes.get("Subgraph")
-        if isinstance(g, Graph):
+        if _is_graph(g, n):
             name = f"{n.kind}_{len(self.subgraphs)}"
             self.subgraphs.append((name, g))
             return name
         return n.kind
 
     def attrs(self, n: Node) -> str:
-        items = [(k, v) for k, v in n.attributes.items() if not isinstance(v, Graph)]
+        items = [(k, v) for k, v in n.attributes.items() if not _is_graph(v, n)]
         if not items:
             return ""
         return "[" + ", ".join(f"{k}={format_constant(v)}" for k, v in items) + "]"

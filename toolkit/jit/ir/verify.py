@@ -12,10 +12,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import kinds as K
 from . import types as T
-from .graph import Block, Graph, Node, Use
 from .printer import node_to_string
+
+if TYPE_CHECKING:  # graph.py imports this module (Graph.verify)
+    from .graph import Block, Graph, Node
 
 # ``aten::`` kinds without a registry entry that act on Python values (scripted code's ``aten::len``,
 # ``aten::add.int``...); script mode registers them (``kinds.builtins``).
@@ -52,7 +56,7 @@ def _block(graph: Graph, b: Block, scopes: list, defined: set) -> None:
             if not any(v in s for s in scopes):
                 raise VerificationError(
                     f"%{v.debug_name} is used before it is defined (input {i} of {_where(n)})")
-            if Use(n, i) not in v.uses:
+            if not any(u.user is n and u.offset == i for u in v.uses):
                 raise VerificationError(f"%{v.debug_name} does not list its use by {_where(n)}")
         _check_node(n)
         for blk in n.blocks:
@@ -102,6 +106,9 @@ def _fits(v_type: T.JitType, arg_type: str, op) -> bool:
 
 def _check_node(n: Node) -> None:
     k = n.kind
+    blocks = K.facts(k).blocks if n.op is None else 0  # the kind's declaration says how many blocks it holds
+    if len(n.blocks) != blocks:
+        raise VerificationError(f"{_where(n)}: {k} needs {blocks} block{'s' * (blocks != 1)}, has {len(n.blocks)}")
     if n.op is not None:
         args = n.op.args
         if len(n.inputs) != len(args):
@@ -112,7 +119,7 @@ def _check_node(n: Node) -> None:
                 raise VerificationError(
                     f"{_where(n)}: argument '{a.name}' of {k} must be {a.type}, but %{v.debug_name} is {v.type}")
         return
-    if k == "aten::__getitem__":  # a traced dict input's lookup (no registry op)
+    if k == K.GETITEM:  # a traced dict input's lookup (no registry op)
         _arity(n, 2, 1)
     elif k.startswith("aten::") and k not in BUILTIN_KINDS:
         raise VerificationError(f"{_where(n)}: aten node without its op definition")
@@ -131,15 +138,11 @@ def _check_node(n: Node) -> None:
             raise VerificationError(f"{_where(n)}: prim::GetAttr needs a name attribute")
     elif k == K.IF:
         _arity(n, 1, None)
-        if len(n.blocks) != 2:
-            raise VerificationError(f"{_where(n)}: prim::If needs 2 blocks, has {len(n.blocks)}")
         for b in n.blocks:
             if b.inputs or len(b.outputs) != len(n.outputs):
                 raise VerificationError(f"{_where(n)}: each block of prim::If takes no inputs and returns "
                                         f"{len(n.outputs)} values")
     elif k == K.LOOP:
-        if len(n.blocks) != 1:
-            raise VerificationError(f"{_where(n)}: prim::Loop needs 1 block, has {len(n.blocks)}")
         carried = len(n.inputs) - 2
         b = n.blocks[0]
         if carried < 0 or len(n.outputs) != carried or len(b.inputs) != carried + 1 or len(b.outputs) != carried + 1:

@@ -357,6 +357,6 @@ class GraphFor:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """Jupyter's rich display, drawn by toolkit.notebook (imported only when a notebook asks)."""
-        from ...notebook.reprs import mimebundle  # cycle: imported here to break an import cycle at load time
+        from ...notebook.reprs import mimebundle  # optional: notebook views, loaded on demand
 
         return mimebundle(self, include, exclude)

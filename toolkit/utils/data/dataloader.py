@@ -207,7 +207,9 @@ class DataLoader(Generic[_T_co]):
     def _get_iterator(self) -> _BaseDataLoaderIter:
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
-        from ._multiprocessing import _MultiProcessingDataLoaderIter  # cycle: it imports dataloader at load
+        from ._multiprocessing import (  # lazy: worker machinery (a process-wide gc callback, an exit handler)
+            _MultiProcessingDataLoaderIter,
+        )
 
         self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)

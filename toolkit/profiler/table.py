@@ -1,14 +1,45 @@
-"""The profiler's text table, column for column as PyTorch prints it."""
+"""The profiler's text table, column for column as PyTorch prints it, and the time and memory formats of its cells.
+
+The events' ``*_str`` properties use the same formats, so the events import this module.
+"""
 
 from __future__ import annotations
 
 import math
 
-from .events import DeviceType, _format_memory, _format_time, _format_time_share
+from ._device_type import DeviceType
 
 _WIDTH = 12
 _SPACING = 2
 _FLOP_UNITS = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
+
+
+def format_time(time_us: float) -> str:
+    """A time in microseconds as PyTorch prints it: ``1.500ms``."""
+    if time_us >= 1e6:
+        return f"{time_us / 1e6:.3f}s"
+    if time_us >= 1e3:
+        return f"{time_us / 1e3:.3f}ms"
+    return f"{time_us:.3f}us"
+
+
+def format_time_share(time_us: float, total_us: float) -> str:
+    """``time_us`` as a percentage of ``total_us`` (``NaN`` for a zero total, as PyTorch prints it)."""
+    if total_us == 0:
+        return "NaN"
+    return f"{time_us * 100.0 / total_us:.2f}%"
+
+
+def format_memory(nbytes: int) -> str:
+    """A byte count in B, KB, MB or GB (powers of 1024), as PyTorch prints it."""
+    kb, mb, gb = 1024, 1024**2, 1024**3
+    if abs(nbytes) >= gb:
+        return f"{nbytes / gb:.2f} GB"
+    if abs(nbytes) >= mb:
+        return f"{nbytes / mb:.2f} MB"
+    if abs(nbytes) >= kb:
+        return f"{nbytes / kb:.2f} KB"
+    return f"{nbytes} B"
 
 
 def _in_unit(time_us: float, default: str, unit: str | None) -> str:
@@ -126,21 +157,21 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
             name = name[: max_name_column_width - 3] + "..."
         row = [
             name,
-            _format_time_share(e.self_cpu_time_total, total_self),
+            format_time_share(e.self_cpu_time_total, total_self),
             _in_unit(e.self_cpu_time_total, e.self_cpu_time_total_str, time_unit),
-            _format_time_share(e.cpu_time_total, total_self),
+            format_time_share(e.cpu_time_total, total_self),
             _in_unit(e.cpu_time_total, e.cpu_time_total_str, time_unit),
             _in_unit(e.cpu_time, e.cpu_time_str, time_unit),
         ]
         if has_device_time:
             row += [_in_unit(e.self_device_time_total, e.self_device_time_total_str, time_unit),
-                    _format_time_share(e.self_device_time_total, total_device),
+                    format_time_share(e.self_device_time_total, total_device),
                     _in_unit(e.device_time_total, e.device_time_total_str, time_unit),
                     _in_unit(e.device_time, e.device_time_str, time_unit)]
         if profile_memory:
-            row += [_format_memory(e.cpu_memory_usage), _format_memory(e.self_cpu_memory_usage)]
+            row += [format_memory(e.cpu_memory_usage), format_memory(e.self_cpu_memory_usage)]
             if has_device_mem:
-                row += [_format_memory(e.device_memory_usage), _format_memory(e.self_device_memory_usage)]
+                row += [format_memory(e.device_memory_usage), format_memory(e.self_device_memory_usage)]
         row.append(e.count)
         if has_shapes:
             row.append(str(e.input_shapes)[:shapes_width])
@@ -155,7 +186,7 @@ def build_table(events, sort_by=None, header=None, row_limit=100, max_src_column
                 lines.append(row_format.format(*(blank + [_trim_path(entry, src_width)])))
             lines.append(row_format.format(*(blank + [""])))
     lines.append(header_sep)
-    lines.append(f"Self CPU time total: {_in_unit(total_self, _format_time(total_self), time_unit)}")
+    lines.append(f"Self CPU time total: {_in_unit(total_self, format_time(total_self), time_unit)}")
     if has_device_time:
-        lines.append(f"Self {device_name} time total: {_in_unit(total_device, _format_time(total_device), time_unit)}")
+        lines.append(f"Self {device_name} time total: {_in_unit(total_device, format_time(total_device), time_unit)}")
     return "\n".join(lines) + "\n"

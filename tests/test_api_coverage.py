@@ -1,0 +1,116 @@
+"""How much of PyTorch's public API toolkit has, read from PyTorch's own list at test time.
+
+PyTorch publishes its public functions as ``torch.overrides.get_overridable_functions()``: the ``torch``
+functions (with ``torch.functional``'s, which ``torch`` exports), the ``Tensor`` methods and properties and
+``torch.nn.functional``. The test counts, per namespace, how many of those names toolkit has, prints the
+figures and the missing names (``pytest -s``), and fails when a namespace drops below its floor: the floors
+only go up, as names are added.
+
+Left out of the count, as the API issue says: private names (dunders count), names that only make sense for a
+backend toolkit has no reason to have (``mkldnn``, ``miopen``, ``cudnn``, ``fbgemm``, ``_foreach``), the
+quantized internals the quantization work owns, and the sparse, complex and FFT names the numerics work owns
+(their namespaces ``linalg``, ``fft`` and ``special`` are printed for information, with floors of their own).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import toolkit  # noqa: E402
+import toolkit.nn.functional as TF  # noqa: E402
+
+OTHER_BACKEND = re.compile(r"^(fbgemm_|miopen_|mkldnn_|cudnn_|to_mkldnn$|is_mkldnn$)")
+QUANTIZED = re.compile(r"^(quantize_|dequantize$|q_|int_repr$|qscheme$|fake_quantize_|fused_moving_avg_obs_fake_quant$"
+                       r"|choose_qparams|quantized_)")
+SPARSE = re.compile(r"^(to_sparse|sparse_|coalesce$|is_coalesced$|indices$|values$|(c?col|crow|row)_indices$|"
+                    r".*indices_copy$|values_copy$|to_dense$|dense_dim$|smm$|sspaddmm$|saddmm$|hspmm$|dsmm$|hsmm$|"
+                    r"spmm$|is_sparse|resize_as_sparse_$)")
+COMPLEX = re.compile(r"^(complex$|polar$|view_as_real|view_as_complex|real$|imag$|angle$|conj|resolve_conj$|is_conj$|"
+                     r"cfloat$|cdouble$|chalf$)")
+FFT = re.compile(r"^(stft|istft)$")
+
+
+def _owned_elsewhere(name: str) -> bool:
+    return any(p.match(name) for p in (OTHER_BACKEND, QUANTIZED, SPARSE, COMPLEX, FFT))
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def _pytorch_names() -> dict:
+    """Each namespace's public names as PyTorch lists them."""
+    listed = torch.overrides.get_overridable_functions()
+    names: dict[str, set] = {"torch": set(), "Tensor": set(), "torch.nn.functional": set(), "torch.linalg": set(),
+                             "torch.fft": set(), "torch.special": set()}
+    for owner, functions in listed.items():
+        found = {getattr(f, "__name__", None) for f in functions}
+        if owner in (torch, torch.functional):
+            names["torch"] |= found
+        elif owner is torch.Tensor:
+            names["Tensor"] |= found
+        elif isinstance(owner, (property, type(torch.Tensor.grad_fn))):  # the Tensor's properties
+            name = getattr(owner, "__name__", None) or getattr(getattr(owner, "fget", None), "__name__", None)
+            names["Tensor"].add(name)
+        elif getattr(owner, "__name__", None) in names:
+            names[owner.__name__] |= found
+    for ns in ("torch.linalg", "torch.fft", "torch.special"):  # their functions are named linalg_norm, fft_fft...
+        prefix = ns.split(".")[1] + "_"
+        names[ns] = {n[len(prefix):] if n and n.startswith(prefix) else n for n in names[ns]}
+    return {ns: {n for n in found if n and _public(n)} for ns, found in names.items()}
+
+
+def _toolkit_namespace(ns: str):
+    return {"torch": toolkit, "Tensor": toolkit.Tensor, "torch.nn.functional": TF, "torch.linalg": toolkit.linalg,
+            "torch.fft": getattr(toolkit, "fft", None), "torch.special": getattr(toolkit, "special", None)}[ns]
+
+
+FLOORS = {  # the share of each namespace's counted names toolkit has; raise a floor when names are added
+    "torch": 0.46,
+    "Tensor": 0.63,
+    "torch.nn.functional": 0.53,
+    "this issue's namespaces together": 0.56,
+    "torch.linalg": 0.39,
+    "torch.fft": 0.0,
+    "torch.special": 0.0,
+}
+API_NAMESPACES = ("torch", "Tensor", "torch.nn.functional")
+
+
+def coverage() -> dict:
+    """``{namespace: (have, counted, missing names)}``, and the three API namespaces together."""
+    result = {}
+    for ns, names in _pytorch_names().items():
+        counted = {n for n in names if not _owned_elsewhere(n)} if ns in API_NAMESPACES else names
+        home = _toolkit_namespace(ns)
+        have = {n for n in counted if home is not None and hasattr(home, n)}
+        result[ns] = (len(have), len(counted), sorted(counted - have))
+    together = [result[ns] for ns in API_NAMESPACES]
+    result["this issue's namespaces together"] = (sum(h for h, _, _ in together), sum(c for _, c, _ in together),
+                                                  [])
+    return result
+
+
+def test_pytorch_lists_the_namespaces_we_count():
+    names = _pytorch_names()
+    assert {"add", "matmul", "einsum", "meshgrid"} <= names["torch"]
+    assert {"add", "__add__", "shape", "grad", "is_leaf"} <= names["Tensor"]
+    assert {"relu", "pad", "interpolate"} <= names["torch.nn.functional"]
+    assert all(len(v) > 10 for v in names.values())
+
+
+def test_coverage_does_not_drop_below_its_floor():
+    result = coverage()
+    lines = []
+    for ns, (have, counted, missing) in result.items():
+        lines.append(f"{ns:34s} {have:4d} of {counted:4d} = {have / counted:6.1%}")
+        if missing:
+            lines.append("    missing: " + " ".join(missing))
+    print("\n".join(lines))
+    low = {ns: f"{have / counted:.1%} < {FLOORS[ns]:.1%}" for ns, (have, counted, _) in result.items()
+           if have / counted < FLOORS[ns]}
+    assert not low, f"API coverage fell below its floor: {low}"
