@@ -66,6 +66,8 @@ class _BackwardTracer(Tracer):
             return bv
         if self.lookup_parameter(t) is None:
             self.froze_tensor = True
+            if t.requires_grad:  # made inside an op composed of others: no plan is kept (froze_tensor)
+                return super().tensor_value(t.detach())
         return super().tensor_value(t)
 
     def lookup_parameter(self, t: Tensor):
