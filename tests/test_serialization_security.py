@@ -1,5 +1,8 @@
 """toolkit.load against hostile and broken files, and toolkit.save against being killed.
 
+Most files here are manifest archives (the format of earlier saves, still read); hostile files of PyTorch's
+layout (pickles that would run code, lying storage records) are in tests/serialization/.
+
 The hostile files are zip archives written byte by byte here (``_zip``), so a header can claim what it likes:
 decompression bombs, sizes that lie, manifests that lie about shapes, nest deeply or hold huge numbers. Each must
 give the one documented error, a RuntimeError naming the file, before anything large is allocated; loading stays
@@ -145,7 +148,7 @@ class _CountingDict(dict):
 def _manifest_reads(n: int) -> int:
     """Lookups into manifest objects while loading a state dict of ``n`` small tensors."""
     buf = io.BytesIO()
-    toolkit.save({f"layer{i}.weight": toolkit.ones(2) for i in range(n)}, buf)
+    serialization.save_manifest({f"layer{i}.weight": toolkit.ones(2) for i in range(n)}, buf)
     with zipfile.ZipFile(buf) as zf:
         manifest = json.loads(zf.read("archive/manifest.json"), object_pairs_hook=_CountingDict)
         _CountingDict.reads = 0
@@ -270,11 +273,11 @@ def test_deep_dicts_and_the_limit_itself(tmp_path):
     for _ in range(serialization._MAX_DEPTH):
         obj = {"k": obj}
     buf = io.BytesIO()
-    toolkit.save(obj, buf)
+    serialization.save_manifest(obj, buf)
     buf.seek(0)
     assert toolkit.load(buf) == obj
     with pytest.raises(ValueError, match="nested more than 100 levels"):
-        toolkit.save({"k": obj}, io.BytesIO())
+        serialization.save_manifest({"k": obj}, io.BytesIO())
 
 
 def test_huge_integers(tmp_path):
@@ -292,11 +295,15 @@ def test_huge_integers(tmp_path):
                                                            + "9" * 30 + "}"), tmp_path))
     big = 10 ** 4299
     buf = io.BytesIO()
-    toolkit.save([big, -big], buf)
+    serialization.save_manifest([big, -big], buf)
     buf.seek(0)
     assert toolkit.load(buf) == [big, -big]
     with pytest.raises(ValueError, match="more than 4300 digits"):
-        toolkit.save(10 ** 4300, io.BytesIO())
+        serialization.save_manifest(10 ** 4300, io.BytesIO())
+    buf = io.BytesIO()
+    toolkit.save([10 ** 5000, -big], buf)  # a pickle holds integers in binary: no digit limit to guard
+    buf.seek(0)
+    assert toolkit.load(buf) == [10 ** 5000, -big]
 
 
 # ------------------------------------------------------------------------------------ devices
@@ -349,8 +356,8 @@ def test_fuzzed_files_give_one_error_type(tmp_path):
     """Random manifest edits and byte flips of a real checkpoint: each file loads or gives the documented error."""
     x = toolkit.arange(12.0).reshape(3, 4)
     buf = io.BytesIO()
-    toolkit.save({"x": x, "t": x.t(), "n": [1, 2.5, (3, "s")], "i": toolkit.ones(2, dtype=toolkit.int64),
-                  "p": toolkit.nn.Parameter(toolkit.ones(2))}, buf)
+    serialization.save_manifest({"x": x, "t": x.t(), "n": [1, 2.5, (3, "s")], "i": toolkit.ones(2, dtype=toolkit.int64),
+                                 "p": toolkit.nn.Parameter(toolkit.ones(2))}, buf)
     good = buf.getvalue()
     with zipfile.ZipFile(io.BytesIO(good)) as zf:
         manifest_text = zf.read("archive/manifest.json")
@@ -385,15 +392,15 @@ def test_planted_pickle_never_runs(tmp_path):
         def __reduce__(self):
             return (os.mkdir, (str(marker),))
 
-    pkl = pickle.dumps(Payload())
-    for entries in ([_entry("archive/data.pkl", pkl)],
-                    [_entry("archive/data.pkl", pkl), _entry("archive/manifest.json", _manifest(root=3))]):
-        path = tmp_path / "planted.pt"
-        path.write_bytes(_zip(*entries))
-        try:
-            toolkit.load(path, weights_only=False)
-        except RuntimeError as e:
-            assert "torch.save" in str(e)
+    pkl = pickle.dumps(Payload(), protocol=2)
+    path = tmp_path / "planted.pt"
+    path.write_bytes(_zip(_entry("archive/data.pkl", pkl)))
+    for kwargs in ({}, {"weights_only": True}):
+        with pytest.raises(pickle.UnpicklingError, match="(?s)planted.pt.*GLOBAL posix.mkdir whose module posix is blocked"):
+            toolkit.load(path, **kwargs)
+    # Beside a manifest, a data.pkl is never read, whatever weights_only says: the manifest is the checkpoint.
+    path.write_bytes(_zip(_entry("archive/data.pkl", pkl), _entry("archive/manifest.json", _manifest(root=3))))
+    assert toolkit.load(path, weights_only=False) == 3
     assert not marker.exists()
 
 
@@ -411,14 +418,15 @@ def test_dotdot_names_write_nothing(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit.script and torch.jit.save
-def test_pytorch_and_torchscript_files_refused(tmp_path):
+def test_torchscript_and_legacy_pytorch_files_refused(tmp_path):
     import torch
 
-    torch.save({"w": torch.ones(2)}, tmp_path / "torch.pt")
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), tmp_path / "script.pt")
-    for name in ("torch.pt", "script.pt"):
-        with pytest.raises(RuntimeError, match=f"{name}.*files written by torch.save hold pickled objects"):
-            toolkit.load(tmp_path / name)
+    with pytest.raises(RuntimeError, match="script.pt.*TorchScript archive"):
+        toolkit.load(tmp_path / "script.pt")
+    torch.save({"w": torch.ones(2)}, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match="legacy.pt.*PyTorch's legacy \\(non-zip\\) format"):
+        toolkit.load(tmp_path / "legacy.pt")
 
 
 # ------------------------------------------------------------------------------------ killed saves

@@ -1,4 +1,5 @@
-"""``toolkit.load``: a checkpoint's manifest and storages read back, every field and size checked first.
+"""Manifest archives read back (the format ``toolkit.save`` wrote before PyTorch's layout, and the tensor
+tables of ``toolkit.jit`` archives), every field and size checked first.
 
 Nothing in the file runs: the manifest is JSON, storages are raw numbers. Work is linear in the file's records
 (one pass builds the storage-to-dtypes table that used to be rebuilt for every tensor), memory is bounded by
@@ -8,22 +9,19 @@ is reported as one ``RuntimeError`` naming the file and the problem, with the or
 
 from __future__ import annotations
 
-import errno
-import io
 import json
 import math
 import os
-import struct
 import sys
 import zipfile
 from collections import OrderedDict
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-from .. import cuda, nn
+from .. import nn
 from .._core import dtypes as _dt
-from .._core.device import CPU, as_device, device
+from .._core.device import CPU, device
 from .._core.shape import Size
 from .._core.storage import Storage
 from ..tensor import Tensor, wrap
@@ -41,15 +39,7 @@ from .format import (
     _is_int,
     _is_int64,
 )
-
-_DEVICE_TYPES = ("cpu", "cuda")  # where toolkit can hold a loaded tensor
-
-
-class _CallerError(Exception):
-    """An error raised by the caller's own ``map_location`` function: ``load`` re-raises it unchanged."""
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
+from .locations import target_device
 
 
 def _shape(shape: list) -> str:
@@ -251,46 +241,7 @@ class _Reader:
         return t
 
     def _target_device(self, location: str, storage: Storage, idx: int = -1) -> device:
-        try:
-            saved = as_device(location)
-        except (RuntimeError, ValueError, TypeError) as e:
-            raise _Corrupt(f"tensor {idx} has bad device {location!r:.80}") from e
-        ml = self.map_location
-        if ml is None:
-            target = saved
-        elif isinstance(ml, (str, device)):
-            target = ml
-        elif isinstance(ml, dict):
-            target = ml.get(location, location)
-        elif callable(ml):
-            try:
-                result = ml(storage, location)
-            except Exception as e:
-                if self.wrap_caller_errors:
-                    raise _CallerError(e) from e
-                raise
-            if result is None:
-                target = location
-            elif isinstance(result, Storage):
-                target = result.device or CPU
-            else:
-                target = result
-        else:
-            raise TypeError(f"toolkit.load: map_location should be a str, device, dict or callable, got {type(ml).__name__}")
-        target = as_device(target)
-        if target.type not in _DEVICE_TYPES:
-            where = f"device {str(target)!r}, where toolkit cannot hold tensors (only on {', '.join(_DEVICE_TYPES)})"
-            if target != saved:  # the caller's map_location chose it
-                raise RuntimeError(f"toolkit.load: map_location {ml!r:.80} puts tensor {idx} on {where}")
-            raise _Corrupt(f"tensor {idx} was saved on {where}; pass map_location='cpu'")
-        if target.type == "cuda":
-            if not cuda.is_available():
-                raise RuntimeError(
-                    "Attempting to deserialize object on a CUDA device but toolkit.cuda.is_available() is False. "
-                    "If you are running on a CPU-only machine, please use toolkit.load with "
-                    "map_location=toolkit.device('cpu') to map your storages to the CPU."
-                )
-        return target
+        return target_device(location, storage, self.map_location, f"tensor {idx}", self.wrap_caller_errors)
 
 
 def _describe(f) -> str:
@@ -300,107 +251,23 @@ def _describe(f) -> str:
     return repr(name) if isinstance(name, str) else f"<{type(f).__name__}>"
 
 
-#: Errors that a malformed file can provoke in the zip, JSON and numpy code under ``load``; each is reported as
-#: the file's fault (a RuntimeError naming it), with the original as the cause.
-_MALFORMED = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
-              NotImplementedError, EOFError, struct.error, zipfile.BadZipFile, zipfile.LargeZipFile)
-
-
-def _check_map_location(ml) -> None:
-    if not (ml is None or isinstance(ml, (str, device, dict)) or callable(ml)):
-        raise TypeError(f"toolkit.load: map_location should be a str, device, dict or callable, got {type(ml).__name__}")
-
-
-def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
-         mmap: bool | None = None, max_bytes: int | None = None, **pickle_load_args: Any) -> Any:
-    """Load an object saved with ``toolkit.save`` from a path or a binary file object.
-
-    ``map_location`` may be a device string, a ``toolkit.device``, a dict mapping saved locations to new
-    ones, or a callable ``(storage, location)`` returning a storage or None, as in ``torch.load``. Loading is
-    always restricted to data (``weights_only`` is accepted; False loads the same data): no code from the
-    file ever runs.
-
-    Resources are bounded, so a small hostile file cannot take much time or memory. ``max_bytes`` limits the
-    bytes read out of the archive in all (the manifest and every storage) and the size of any one tensor
-    (elements x element size, however its strides share memory); by default it is 2 x the file's size +
-    256 MiB, which every file written by ``toolkit.save`` fits (its entries are stored uncompressed). Each
-    size the file states is checked against the zip entries' real sizes and this budget before anything is
-    allocated. Containers nest at most 100 levels deep and integers have at most 4300 digits. Time is linear
-    in the number of records::
-
-        sd = toolkit.load("model.pt")                          # default budget
-        big = toolkit.load("zeros.zip", max_bytes=8 << 30)     # a trusted, highly compressed file
-
-    Every problem with the file raises ``RuntimeError`` naming the file and what is wrong, its ``__cause__``
-    the error that revealed it.
-    """
-    if pickle_module is not None:
-        raise TypeError("toolkit.load: pickle_module is not supported; checkpoints never contain pickled objects")
-    if mmap:
-        raise RuntimeError("toolkit.load: mmap=True is not supported; tensors are read into memory")
-    if max_bytes is not None and not (_is_int(max_bytes) and max_bytes >= 0):
-        raise ValueError(f"toolkit.load: max_bytes should be a non-negative int or None, got {max_bytes!r}")
-    _check_map_location(map_location)
-    name = _describe(f)
-    opened = None
-    try:
-        if isinstance(f, (str, os.PathLike)):
-            try:
-                opened = open(os.fspath(f), "rb")
-            except FileNotFoundError:
-                raise FileNotFoundError(2, "No such file or directory", os.fspath(f)) from None
-            fileobj = opened
-        elif hasattr(f, "read"):
-            fileobj = f
-            if not hasattr(f, "seek") or (hasattr(f, "seekable") and not f.seekable()):
-                fileobj = io.BytesIO(f.read())
-        else:
-            raise AttributeError(f"toolkit.load: expected a path or a readable binary file object, got {type(f).__name__}")
-        try:
-            return _load_from(fileobj, map_location, max_bytes)
-        except _CallerError as e:
-            raise e.error from None
-        except _Corrupt as e:
-            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint: {e}") from (e.__cause__ or e)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as e:
-            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint (truncated or corrupt file): {e}") \
-                from e
-        except _MALFORMED as e:
-            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint ({type(e).__name__}: {e})") from e
-        except OSError as e:
-            if e.errno != errno.EINVAL:  # a real I/O error, not an offset read from the file
-                raise
-            raise RuntimeError(f"toolkit.load: {name} is not a valid checkpoint ({e})") from e
-    finally:
-        if opened is not None:
-            opened.close()
-
-
-def _load_from(fileobj: IO[bytes], map_location, max_bytes: int | None = None) -> Any:
-    try:
-        zf = zipfile.ZipFile(fileobj, "r")
-    except zipfile.BadZipFile as e:
-        raise _Corrupt(f"not a zip archive, or the archive is truncated ({e})") from e
-    with zf:
-        names = zf.namelist()
-        if _MANIFEST not in names:
-            hint = " (files written by torch.save hold pickled objects and are not read)" if any(
-                n.endswith("data.pkl") for n in names) else ""
-            raise _Corrupt(f"no {_MANIFEST} in the archive{hint}")
-        archive = BoundedArchive(zf, max_bytes)
-        manifest = _parse_manifest(archive.read(_MANIFEST))
-        _check(isinstance(manifest, dict), "the manifest is not a JSON object")
-        _check(manifest.get("format") == FORMAT_NAME, f"unknown format {manifest.get('format')!r:.80}, "
-                                                      f"expected {FORMAT_NAME!r}")
-        version = manifest.get("version")
-        _check(_is_int(version), f"bad format version {version!r:.80}")
-        _check(version <= FORMAT_VERSION, f"format version {version} was written by a newer toolkit; this toolkit "
-                                          f"reads versions up to {FORMAT_VERSION}")
-        _check(version >= 1, f"bad format version {version}")
-        _check(manifest.get("byteorder") == "little", f"unsupported byte order {manifest.get('byteorder')!r:.80}")
-        _check(isinstance(manifest.get("storages"), dict), "the manifest has no storage table")
-        _check(isinstance(manifest.get("tensors"), list), "the manifest has no tensor table")
-        _check("root" in manifest, "the manifest has no root object")
-        reader = _Reader(zf, manifest, map_location, archive)
-        reader.wrap_caller_errors = True
-        return reader.decode(manifest["root"])
+def load_manifest_archive(zf: zipfile.ZipFile, map_location, max_bytes: int | None = None) -> Any:
+    """The object tree of a manifest archive (``archive/manifest.json``, the format ``toolkit.save`` wrote
+    before it wrote PyTorch's layout), every field checked."""
+    archive = BoundedArchive(zf, max_bytes)
+    manifest = _parse_manifest(archive.read(_MANIFEST))
+    _check(isinstance(manifest, dict), "the manifest is not a JSON object")
+    _check(manifest.get("format") == FORMAT_NAME, f"unknown format {manifest.get('format')!r:.80}, "
+                                                  f"expected {FORMAT_NAME!r}")
+    version = manifest.get("version")
+    _check(_is_int(version), f"bad format version {version!r:.80}")
+    _check(version <= FORMAT_VERSION, f"format version {version} was written by a newer toolkit; this toolkit "
+                                      f"reads versions up to {FORMAT_VERSION}")
+    _check(version >= 1, f"bad format version {version}")
+    _check(manifest.get("byteorder") == "little", f"unsupported byte order {manifest.get('byteorder')!r:.80}")
+    _check(isinstance(manifest.get("storages"), dict), "the manifest has no storage table")
+    _check(isinstance(manifest.get("tensors"), list), "the manifest has no tensor table")
+    _check("root" in manifest, "the manifest has no root object")
+    reader = _Reader(zf, manifest, map_location, archive)
+    reader.wrap_caller_errors = True
+    return reader.decode(manifest["root"])

@@ -1,4 +1,10 @@
-"""``toolkit.save``: the object tree as a JSON manifest, each storage as one raw zip entry, written atomically."""
+"""Manifest archives: an object tree as a JSON manifest, each storage as one raw zip entry.
+
+This was ``toolkit.save``'s format before it wrote PyTorch's zip layout (:mod:`.saving`); ``toolkit.jit``
+archives still hold their tensors this way (``_Writer``, ``_write_archive``), ``toolkit.load`` still reads
+such checkpoints, and :func:`save_manifest` writes one (for tests of that reader and for tools that need
+checkpoints without pickles).
+"""
 
 from __future__ import annotations
 
@@ -160,13 +166,11 @@ def _write_archive(fileobj: IO[bytes], manifest: dict, blobs: list[tuple[str, np
                     dest.write(mv[i:i + _CHUNK])
 
 
-def save(obj: Any, f, pickle_module: Any = None, pickle_protocol: int = 2,
-         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
-    """Save tensors, state_dicts and nested containers of them to a path or a binary file object.
+def save_manifest(obj: Any, f) -> None:
+    """Save tensors, state_dicts and nested containers of them as a manifest archive (no pickle).
 
-    Args match ``torch.save``; ``pickle_module`` and ``pickle_protocol`` are accepted and ignored, since
-    checkpoints hold no pickled objects. Containers may nest up to 100 levels deep and integers have at most
-    4300 digits (what ``toolkit.load`` accepts).
+    Containers may nest up to 100 levels deep and integers have at most 4300 digits (what the manifest reader
+    accepts).
 
     Saving to a path is atomic: the data goes to a temporary file in the same directory (unnamed where the OS
     allows it, so a killed save leaves nothing behind), is fsynced and renamed over the target, so the previous

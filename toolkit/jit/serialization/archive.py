@@ -376,7 +376,10 @@ def _load_from(fileobj: IO[bytes], map_location, extra_files: dict | None, max_b
     except zipfile.BadZipFile as e:
         raise _Corrupt(f"not a zip archive, or the archive is truncated ({e})") from None
     with zf:
-        _check(_MANIFEST in zf.namelist(), f"no {_MANIFEST} in the archive")
+        names = zf.namelist()
+        _check(_MANIFEST in names, f"no {_MANIFEST} in the archive"
+               + (" (a toolkit.save checkpoint: read it with toolkit.load)"
+                  if any(n.endswith("/data.pkl") for n in names) else ""))
         archive = S.BoundedArchive(zf, max_bytes)
         info = archive.entry(_MANIFEST)
         _check(info.file_size <= MAX_MANIFEST_BYTES, f"the manifest holds {info.file_size} bytes, more than the "
