@@ -429,3 +429,14 @@ def test_a_second_ellipsis_is_a_clear_index_error(idx):
     with pytest.raises(IndexError, match="single ellipsis"):
         x[idx] = 1.0
     assert_close(x[..., None, 0], torch.ones(3, 3)[..., None, 0])
+
+
+def test_range_indexes_as_a_list_does():
+    # PyTorch takes any sequence as an advanced index: x[range(n), y] as pytorch/examples' mnist_forward_forward does.
+    a = np.arange(12.0).reshape(3, 4)
+    x, y = toolkit.tensor(a), torch.tensor(a)
+    assert_close(x[range(1, 3)], y[range(1, 3)])
+    assert_close(x[range(3), [0, 2, 1]], y[range(3), [0, 2, 1]])
+    x[range(3), [0, 1, 2]] = -1.0
+    y[range(3), [0, 1, 2]] = -1.0
+    assert_close(x, y)

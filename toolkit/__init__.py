@@ -7,9 +7,11 @@ are cached on disk.
 from __future__ import annotations
 
 import operator as _operator
+import warnings as _warnings
 
 from . import autograd, cuda, linalg, random
 from . import dispatch as _dispatch  # plugs itself in below: ops reach it through ops.runtime
+from . import factories as _factories
 from . import ops as _ops  # registers every op
 from ._core import dtypes as _dtypes
 from ._core.device import device
@@ -34,7 +36,29 @@ from ._core.dtypes import (
     short,
     uint8,
 )
+from ._core.flags import (
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+from ._core.memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from ._core.shape import Size
+from ._core.storage import LEGACY_STORAGE_CLASSES as _LEGACY_STORAGES
+from ._core.storage import Storage as UntypedStorage
+from ._core.storage import TypedStorage
+from ._core.threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -60,13 +84,77 @@ from .random import (
 from .tensor import Tensor
 
 globals().update(_api.exported(None))  # toolkit.add, toolkit.relu...: every op the registry exports here
+globals().update(_factories.default_device_factories())  # toolkit.zeros...: honouring set_default_device
 
 from ._legacy import CPU_TYPES as _LEGACY_TYPES  # noqa: E402
+from ._legacy import CUDA_TYPES as _LEGACY_CUDA_TYPES  # noqa: E402
 
 globals().update(_LEGACY_TYPES)
+globals().update({cls.__name__: cls for cls in _LEGACY_STORAGES.values()})  # toolkit.FloatStorage...
+for _name, _legacy_type in _LEGACY_CUDA_TYPES.items():
+    setattr(cuda, _name, _legacy_type)  # toolkit.cuda.FloatTensor...: made above the device runtime, plugged in
 
-from . import _C, jit, nn, optim, profiler, utils, vision  # noqa: E402
+from . import (  # noqa: E402
+    _C,
+    accelerator,
+    backends,
+    func,
+    jit,
+    multiprocessing,
+    nn,
+    optim,
+    profiler,
+    testing,
+    utils,
+    vision,
+)
+from ._sym import *  # noqa: E402, F403
+from .backends import cuda as _backends_cuda  # noqa: E402, F401  (toolkit.backends.cuda.matmul, as torch has it)
 from .serialization import *  # noqa: E402, F403
+
+_compile_noted = False
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None, backend="inductor",
+            mode: str | None = None, options: dict | None = None, disable: bool = False, **kwargs):
+    """PyTorch's ``torch.compile``, accepted so code calling it runs: returns ``model`` itself, run eagerly.
+
+    toolkit compiles through ``toolkit.jit.script`` / ``toolkit.jit.trace`` (graphs, fusion, numba kernels),
+    which need code in their subset; ``torch.compile`` promises any Python. Rather than fail on code the JIT
+    does not take, this returns the model or function unchanged (so its parameters, ``state_dict`` and
+    attributes are the model's own) and notes once, as a warning, that it runs eagerly. With ``model`` None
+    it returns a decorator, as PyTorch's does::
+
+        model = toolkit.compile(model)      # the same model
+        @toolkit.compile(mode="max-autotune")
+        def step(x): ...
+    """
+    global _compile_noted
+
+    def wrap(fn):
+        global _compile_noted
+        if not callable(fn):
+            raise RuntimeError("toolkit.compile: model must be a callable (a module or a function)")
+        if not disable and not _compile_noted:
+            _compile_noted = True
+            _warnings.warn("toolkit.compile runs the model eagerly (it returns the model unchanged); use "
+                           "toolkit.jit.script or toolkit.jit.trace for compiled, fused graphs", UserWarning,
+                           stacklevel=3)
+        return fn
+
+    return wrap if model is None else wrap(model)
+
+
+def adjoint(t: Tensor) -> Tensor:
+    return t.adjoint()
+
+
+def isreal(t: Tensor) -> Tensor:
+    return t.isreal()
+
+
+def resolve_neg(t: Tensor) -> Tensor:
+    return t.resolve_neg()
 
 
 def is_tensor(obj) -> bool:

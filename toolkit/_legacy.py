@@ -1,11 +1,14 @@
 """Legacy tensor types (``toolkit.FloatTensor``...) so seed-era code runs unchanged.
 
 ``x.type(toolkit.FloatTensor)`` converts, ``toolkit.FloatTensor(2, 3)`` allocates,
-and ``isinstance(x, toolkit.FloatTensor)`` checks dtype, as in PyTorch.
+and ``isinstance(x, toolkit.FloatTensor)`` checks dtype (and device), as in PyTorch.
+``toolkit.cuda.FloatTensor`` and the rest allocate on the GPU; where there is
+none they raise the TypeError PyTorch raises without CUDA.
 """
 
 from __future__ import annotations
 
+from . import cuda
 from ._core.legacy_names import DTYPES
 from ._core.tensor_base import TensorBase
 from .factories import tensor
@@ -17,6 +20,9 @@ class _LegacyTensorMeta(type):
         return isinstance(obj, TensorBase) and obj.dtype is cls.dtype and obj.device.type == cls.device_type
 
     def __call__(cls, *args, **kwargs):
+        if cls.device_type == "cuda" and not cuda.is_available():
+            raise TypeError(f"type toolkit.cuda.{cls.__name__} not available. CUDA is not available: numba.cuda "
+                            "finds no GPU")
         if args and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
             return api.zeros(args, dtype=cls.dtype, device=cls.device_type)
         if len(args) == 1:

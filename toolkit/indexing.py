@@ -80,11 +80,11 @@ def _normalize(idx) -> tuple:
 
 
 def _prepare(items: tuple) -> tuple[list, int]:
-    """Turn lists/arrays into tensors and count the dims the indices consume (``...`` excluded)."""
+    """Turn lists, ranges and arrays into tensors and count the dims the indices consume (``...`` excluded)."""
     out, specified, ellipsis = [], 0, False
     for e in items:
-        if isinstance(e, (list, np.ndarray)):
-            e = _to_index_tensor(e)
+        if isinstance(e, (list, range, np.ndarray)):
+            e = _to_index_tensor(list(e) if isinstance(e, range) else e)
         elif isinstance(e, (bool, np.bool_)) or e is None or e is Ellipsis:
             if e is Ellipsis:
                 if ellipsis:

@@ -32,5 +32,12 @@ topk = structseq("topk", ("values", "indices"))
 median = structseq("median", ("values", "indices"))
 mode = structseq("mode", ("values", "indices"))
 kthvalue = structseq("kthvalue", ("values", "indices"))
+frexp = structseq("frexp", ("mantissa", "exponent"))
+nanmedian = structseq("nanmedian", ("values", "indices"))
+cummax = structseq("cummax", ("values", "indices"))
+cummin = structseq("cummin", ("values", "indices"))
+histogram = structseq("histogram", ("hist", "bin_edges"))
+histogramdd = structseq("histogramdd", ("hist", "bin_edges"))
 
 __all__ = ["max", "min", "aminmax", "sort", "topk", "median", "mode", "kthvalue"]
+__all__ += ["nanmedian", "cummax", "cummin", "histogram"]

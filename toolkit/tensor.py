@@ -15,10 +15,11 @@ from . import ops as _ops  # noqa: F401  (every op family registers before the c
 from ._core import dtypes as _dt
 from ._core.device import CPU, as_device
 from ._core.from_data import to_array
+from ._core.memory_format import is_contiguous_as
 from ._core.shape import Size, wrap_dim
 from ._core.state import STATE
 from ._core.storage import Storage
-from ._tensor_methods import TensorConversions
+from ._tensor_methods import TensorConversions, TensorMemory
 from .indexing import TensorIndexing
 from .ops.runtime import registry_methods
 from .printing import tensor_repr
@@ -29,7 +30,7 @@ CONVERSION_HOOKS: list = []
 
 
 @registry_methods
-class Tensor(TensorConversions, TensorIndexing):
+class Tensor(TensorConversions, TensorMemory, TensorIndexing):
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = (
@@ -88,9 +89,21 @@ class Tensor(TensorConversions, TensorIndexing):
     def is_cpu(self) -> bool:
         return self._storage.device.type == "cpu"
 
+    # Backends toolkit has none of (and tensor kinds it has no form of): never true.
+    is_ipu = is_maia = is_meta = is_mps = is_mtia = is_nested = is_quantized = is_vulkan = is_xla = is_xpu = property(
+        lambda self: False, doc="Always False: toolkit's tensors live on the CPU or a CUDA device.")
+
     @property
     def ndim(self) -> int:
         return self._data.ndim
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.size * self._data.itemsize
 
     def dim(self) -> int:
         return self._data.ndim
@@ -143,6 +156,8 @@ class Tensor(TensorConversions, TensorIndexing):
 
     def is_contiguous(self, memory_format=None) -> bool:
         a = self._data
+        if memory_format is not None and memory_format != "contiguous_format":
+            return is_contiguous_as(a.shape, self.stride(), memory_format)
         if a.size == 0:
             return True  # as in PyTorch; numpy gives empty arrays arbitrary strides
         expected = a.itemsize
@@ -160,6 +175,28 @@ class Tensor(TensorConversions, TensorIndexing):
 
     def is_signed(self) -> bool:
         return self.dtype.is_signed
+
+    def is_neg(self) -> bool:
+        return False  # toolkit has no lazy negation bit: a negated tensor is computed
+
+    def is_conj(self) -> bool:
+        return False  # nor a lazy conjugation bit (nor complex dtypes)
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def is_same_size(self, other) -> bool:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return self._data.shape == other._data.shape
+
+    def is_nonzero(self) -> bool:
+        """The truth of a one-element tensor (``bool(t)`` without the tracer's warning)."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is "
+                "ambiguous")
+        return bool(self._data.reshape(()))
 
     @property
     def layout(self):
@@ -282,17 +319,28 @@ class Tensor(TensorConversions, TensorIndexing):
         if CONVERSION_HOOKS:
             for h in CONVERSION_HOOKS:
                 h(self, "bool")
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous"
-            )
-        return bool(self._data.reshape(()))
+        return self.is_nonzero()
+
+    __nonzero__ = __bool__  # Python 2's name, which PyTorch keeps
+
+    def __contains__(self, element) -> bool:
+        """``element in t``: whether any element equals ``element`` (a number or a broadcastable tensor)."""
+        if isinstance(element, (Tensor, int, float, bool, complex, np.number, np.bool_)):
+            return bool((element == self).any().item())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+    def __reversed__(self) -> Tensor:
+        """The tensor flipped along dim 0 (a 0-d tensor is its own reverse)."""
+        return self if self._data.ndim == 0 else self.flip(0)
 
     def __float__(self) -> float:
         return float(self.item())
 
     def __int__(self) -> int:
         return int(self.item())
+
+    __long__ = __int__  # Python 2's name, which PyTorch keeps
 
     def __index__(self) -> int:
         if self._data.size != 1 or self._data.dtype.kind not in "iub":
@@ -321,6 +369,26 @@ class Tensor(TensorConversions, TensorIndexing):
     def __reduce_ex__(self, protocol):
         # Pickling (DataLoader workers, multiprocessing) keeps data, dtype and requires_grad.
         return (_rebuild, (np.ascontiguousarray(self._data), self._requires_grad, str(self._storage.device)))
+
+    def __setstate__(self, state) -> None:
+        """Restore a leaf from PyTorch's legacy pickled states: ``(storage, offset, size, stride)`` of a tensor,
+        ``(data, requires_grad, _, _, _)``-shaped ones of a Variable, or ``(requires_grad, _, hooks)``."""
+        if not self.is_leaf:
+            raise RuntimeError("__setstate__ can be only called on leaf Tensors")
+        if len(state) == 4:
+            self.set_(*state)
+            return
+        if len(state) == 5:
+            self.data = state[0]
+            state = (state[3], state[4], state[2])
+        self.requires_grad = state[0]
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """numpy hands back a ufunc's result on a tensor through this: a tensor sharing its memory (bools as
+        uint8, as PyTorch converts them)."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return wrap(array)
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:

@@ -38,7 +38,7 @@ def test_every_op_here_has_a_cuda_kernel():
     toolkit.cuda.init()
     for name in OPS:
         for o in registry.overloads(name):
-            assert "cuda" in o.kernels, o.schema.full_name
+            assert o.composite is not None or "cuda" in o.kernels, o.schema.full_name  # compositions run anywhere
 
 
 def test_remaining_registry_samples_match_cpu():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -62,13 +64,24 @@ def test_cuda_matches_cpu(o, i):
     compare(host(expected), host(got), o.schema.full_name, sample_accum(args))
 
 
+WITHOUT_CUDA_KERNEL_YET = frozenset(
+    line.strip() for line in open(os.path.join(os.path.dirname(__file__), "ops_without_cuda_kernel.txt"))
+    if line.strip() and not line.startswith("#"))
+"""The ops that run on the CPU only for now (on CUDA tensors they raise NotImplementedError naming the op and
+the device): the list only shrinks."""
+
+
 def test_every_op_with_a_kernel_has_a_cuda_kernel():
     """A new op needs a CUDA kernel too: every op except compositions of other ops (which run on any device),
-    in-place variants through the functional op whose kernels they share."""
+    in-place variants through the functional op whose kernels they share, and the listed ops still waiting for
+    theirs. An op of the list that gains a kernel leaves the list."""
     toolkit.cuda.init()
-    missing = [o.schema.full_name for o in registry.all_ops()
-               if o.composite is None and "cuda" not in (o.inplace_of or o).kernels]
-    assert not missing, f"ops without a CUDA kernel: {missing}"
+    missing = {o.schema.full_name for o in registry.all_ops()
+               if o.composite is None and "cuda" not in (o.inplace_of or o).kernels}
+    assert not missing - WITHOUT_CUDA_KERNEL_YET, f"ops without a CUDA kernel: {sorted(missing - WITHOUT_CUDA_KERNEL_YET)}"
+    assert not WITHOUT_CUDA_KERNEL_YET - missing, (
+        f"ops listed in ops_without_cuda_kernel.txt that have a CUDA kernel now (remove them from the list): "
+        f"{sorted(WITHOUT_CUDA_KERNEL_YET - missing)}")
 
 
 def test_op_without_cuda_kernel_raises_naming_op_and_device(monkeypatch):

@@ -97,3 +97,55 @@ def test_gain_and_fans():
 def test_deprecated_aliases_warn():
     with pytest.warns(FutureWarning, match="`nn.init.uniform` is now deprecated in favor of `nn.init.uniform_`"):
         init.uniform(toolkit.empty(2))
+
+
+_WITH_GENERATOR = [
+    ("uniform_", {"a": -1.0, "b": 0.5}),
+    ("normal_", {"std": 2.0}),
+    ("trunc_normal_", {"std": 0.5}),
+    ("xavier_uniform_", {}),
+    ("xavier_normal_", {"gain": 0.5}),
+    ("kaiming_uniform_", {"nonlinearity": "relu"}),
+    ("kaiming_normal_", {"mode": "fan_out"}),
+    ("orthogonal_", {"gain": 2.0}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", _WITH_GENERATOR)
+def test_generator_argument_matches_torch_and_leaves_global_rng(name, kwargs):
+    toolkit.manual_seed(1)
+    a = getattr(init, name)(toolkit.empty(6, 5), generator=toolkit.Generator().manual_seed(7), **kwargs)
+    after = toolkit.rand(3)
+    b = getattr(torch.nn.init, name)(torch.empty(6, 5), generator=torch.Generator().manual_seed(7), **kwargs)
+    if name == "orthogonal_":
+        assert_close(a, b, accum=30)
+    else:
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    toolkit.manual_seed(1)
+    assert toolkit.equal(after, toolkit.rand(3))
+
+
+def test_sparse_matches_torch():
+    for shape, sparsity in [((10, 4), 0.3), ((5, 7), 0.0), ((6, 3), 1.0)]:
+        toolkit.manual_seed(2)
+        a = init.sparse_(toolkit.empty(shape), sparsity, std=0.5)
+        torch.manual_seed(2)
+        b = torch.nn.init.sparse_(torch.empty(shape), sparsity, std=0.5)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+        init.sparse_(toolkit.empty(2, 2, 2), 0.5)
+
+
+def test_warnings_and_more_errors_match_torch():
+    for fn in (init.kaiming_uniform_, init.kaiming_normal_):
+        with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+            fn(toolkit.empty(0, 3))
+    with pytest.warns(UserWarning, match="mean is more than 2 std from \\[a, b\\] in nn.init.trunc_normal_"):
+        init.trunc_normal_(toolkit.empty(3), mean=10.0, std=1.0, a=-1.0, b=1.0)
+    with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
+        init.dirac_(toolkit.empty(3, 2, 3), groups=2)
+    for nonlinearity in ("conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"):
+        assert init.calculate_gain(nonlinearity) == torch.nn.init.calculate_gain(nonlinearity)
+    assert init.calculate_gain("leaky_relu", 0.3) == torch.nn.init.calculate_gain("leaky_relu", 0.3)
+    assert sorted(n for n in dir(torch.nn.init) if not n.startswith("_") and n[0].islower() and n not in
+                  ("math", "torch", "warnings")) == sorted(init.__all__)

@@ -238,7 +238,7 @@ def test_dropout_between_layers(rng):
 
 def test_errors(rng):
     lstm = nn.LSTM(3, 4, num_layers=2)
-    with pytest.raises(TypeError, match="PackedSequence is not supported"):
+    with pytest.raises(TypeError, match="expected a Tensor or PackedSequence input, got tuple"):
         lstm((toolkit.zeros(2, 3), [2]))
     with pytest.raises(ValueError, match="LSTM: Expected input to be 2D or 3D, got 4D instead"):
         lstm(toolkit.zeros(1, 2, 3, 3))
@@ -283,3 +283,74 @@ def test_double_backward_through_lstm(rng):
     kg.pow(2).sum().backward()
     assert_close(kx.grad, tx.grad, accum=2 * grad)  # second order: back through the first one's chain
     assert_close(km.weight_hh_l0.grad, tm.weight_hh_l0.grad, accum=2 * grad)
+
+
+# (class, constructor keyword arguments) for PackedSequence inputs
+PACKED_GRID = [
+    ("RNN", {}),
+    ("RNN", {"nonlinearity": "relu", "num_layers": 2, "bidirectional": True}),
+    ("GRU", {"bidirectional": True}),
+    ("GRU", {"num_layers": 2, "bias": False}),
+    ("LSTM", {}),
+    ("LSTM", {"num_layers": 2, "bidirectional": True}),
+    ("LSTM", {"proj_size": 2, "bidirectional": True}),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs", PACKED_GRID)
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+@pytest.mark.parametrize("with_hx", [False, True])
+def test_packed_sequence_matches_torch(rng, cls, kwargs, enforce_sorted, with_hx):
+    """A PackedSequence in gives a PackedSequence out, with torch's data, final states (in the caller's batch
+    order) and gradients for the input, the initial states and every parameter."""
+    from torch.nn.utils import rnn as trnn
+
+    from toolkit.nn.utils import rnn as krnn
+
+    T, B, I, H = 5, 4, 3, 4
+    tm, km = _pair(cls, I, H, **kwargs)
+    lengths = [5, 3, 3, 1] if enforce_sorted else [3, 5, 1, 3]
+    tx, kx = _leaf(rng.standard_normal((T, B, I)).astype(np.float32))
+    tp = trnn.pack_padded_sequence(tx, lengths, enforce_sorted=enforce_sorted)
+    kp = krnn.pack_padded_sequence(kx, lengths, enforce_sorted=enforce_sorted)
+    D = 2 if kwargs.get("bidirectional") else 1
+    L = kwargs.get("num_layers", 1)
+    real_h = kwargs.get("proj_size", 0) or H
+    tin, kin = [tx], [kx]
+    thx = khx = None
+    if with_hx:
+        th0, kh0 = _leaf(rng.standard_normal((L * D, B, real_h)).astype(np.float32))
+        tin.append(th0)
+        kin.append(kh0)
+        thx, khx = th0, kh0
+        if cls == "LSTM":
+            tc0, kc0 = _leaf(rng.standard_normal((L * D, B, H)).astype(np.float32))
+            tin.append(tc0)
+            kin.append(kc0)
+            thx, khx = (th0, tc0), (kh0, kc0)
+    tout, th = tm(tp, thx)
+    kout, kh = km(kp, khx)
+    assert isinstance(kout, krnn.PackedSequence)
+    accum = _accum(T, I, H, L, D)
+    assert_close(kout.data, tout.data, accum=accum)
+    np.testing.assert_array_equal(kout.batch_sizes.numpy(), tout.batch_sizes.numpy())
+    assert (kout.sorted_indices is None) == (tout.sorted_indices is None)
+    assert_close(kh, th, accum=accum)
+    tpad, _ = trnn.pad_packed_sequence(tout)
+    kpad, _ = krnn.pad_packed_sequence(kout)
+    _loss([tpad, th], torch).backward()
+    _loss([kpad, kh], toolkit).backward()
+    _check_grads(tm, km, tin, kin, _grad_accum(accum, T, B))
+
+
+def test_packed_sequence_errors():
+    from toolkit.nn.utils import rnn as krnn
+
+    lstm = nn.LSTM(3, 4, num_layers=2)
+    packed = krnn.pack_sequence([toolkit.zeros(3, 3), toolkit.zeros(2, 3)])
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(2, 2, 4\), got \[1, 2, 4\]"):
+        lstm(packed, (toolkit.zeros(1, 2, 4), toolkit.zeros(2, 2, 4)))
+    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size. Expected 3, got 5"):
+        lstm(krnn.pack_sequence([toolkit.zeros(3, 5)]))
+    with pytest.raises(ValueError, match="RNN input dtype"):
+        nn.GRU(3, 4)(krnn.pack_sequence([toolkit.zeros(3, 3, dtype=toolkit.float64)]))

@@ -427,3 +427,175 @@ def test_multi_dot_and_vecdot(rng):
     c, tc = _pair(4, rng)
     assert_close(toolkit.linalg.multi_dot([a, b, c]), torch.linalg.multi_dot([ta, tb, tc]), accum=3 * 4)
     assert_close(toolkit.linalg.vecdot(b, b), torch.linalg.vecdot(tb, tb), accum=4)
+
+
+# ---------------------------------------------------------------------------------------------
+# solves, LU, pseudo-inverses and the _ex variants
+# ---------------------------------------------------------------------------------------------
+def _both(a, requires_grad=False):
+    return toolkit.tensor(a, requires_grad=requires_grad), torch.tensor(a, requires_grad=requires_grad)
+
+
+def test_triangular_solves_and_old_api(rng):
+    a = np.tril(rng.standard_normal((2, 3, 3))) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    (ta, xa), (tb, xb) = _both(a, True), _both(b, True)
+    out = toolkit.linalg.solve_triangular(ta, tb, upper=False)
+    expected = torch.linalg.solve_triangular(xa, xb, upper=False)
+    assert_close(out, expected)
+    out.sum().backward()
+    expected.sum().backward()
+    assert_close(ta.grad, xa.grad)
+    assert_close(tb.grad, xb.grad)
+    sol, coef = toolkit.triangular_solve(tb, ta, upper=False, transpose=True)
+    esol, ecoef = torch.triangular_solve(xb, xa, upper=False, transpose=True)
+    assert_close(sol, esol)
+    assert_close(coef, ecoef)
+    assert type(toolkit.triangular_solve(tb, ta)).__name__ == "triangular_solve"
+
+
+def test_cholesky_solve_and_inverse(rng):
+    low = np.tril(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    b = rng.standard_normal((2, 3, 2))
+    (tl, xl), (tb, xb) = _both(low), _both(b)
+    assert_close(tb.cholesky_solve(tl), xb.cholesky_solve(xl))
+    assert_close(toolkit.cholesky_solve(tb, tl.mT, upper=True), torch.cholesky_solve(xb, xl.mT, upper=True))
+    assert_close(tl.cholesky_inverse(), xl.cholesky_inverse())
+    assert_close(toolkit.cholesky_inverse(tl.mT, upper=True), torch.cholesky_inverse(xl.mT, upper=True))
+
+
+def test_lu_family(rng):
+    a = rng.standard_normal((2, 4, 4))
+    ta, xa = _both(a)
+    LU, piv = toolkit.linalg.lu_factor(ta)
+    eLU, epiv = torch.linalg.lu_factor(xa)
+    assert_close(LU, eLU)
+    assert_close(piv, epiv)
+    for shape in ((4, 3), (3, 4)):
+        r = rng.standard_normal(shape)
+        assert_close(toolkit.linalg.lu(toolkit.tensor(r)), torch.linalg.lu(torch.tensor(r)))
+        assert_close(toolkit.lu_unpack(*toolkit.linalg.lu_factor(toolkit.tensor(r))),
+                     torch.lu_unpack(*torch.linalg.lu_factor(torch.tensor(r))))
+    _, _, info = toolkit.linalg.lu_factor_ex(toolkit.zeros(2, 3, 3))
+    assert info.tolist() == torch.linalg.lu_factor_ex(torch.zeros(2, 3, 3)).info.tolist()
+    with pytest.raises(RuntimeError, match=r"U\[1,1\] is zero"):
+        toolkit.linalg.lu_factor(toolkit.zeros(3, 3))
+    with pytest.raises(RuntimeError, match="LU without pivoting is not implemented on the CPU"):
+        toolkit.linalg.lu_factor(ta, pivot=False)
+    b = rng.standard_normal((4, 2))
+    tb, xb = _both(b)
+    assert_close(toolkit.linalg.lu_solve(LU, piv, tb, adjoint=True), torch.linalg.lu_solve(eLU, epiv, xb, adjoint=True))
+    assert_close(tb.lu_solve(LU, piv), xb.lu_solve(eLU, epiv))
+
+
+def test_lu_grads(rng):
+    a = rng.standard_normal((3, 3))
+    ta, xa = _both(a, True)
+    out = sum(t.sum() for t in toolkit.linalg.lu(ta)[1:])
+    expected = sum(t.sum() for t in torch.linalg.lu(xa)[1:])
+    out.backward()
+    expected.backward()
+    assert_close(ta.grad, xa.grad)
+
+
+def test_ex_variants(rng):
+    a = _spd(3, rng, (2,))
+    ta, xa = _both(a)
+    assert_close(toolkit.linalg.inv_ex(ta), torch.linalg.inv_ex(xa))
+    assert_close(toolkit.linalg.cholesky_ex(ta, upper=True), torch.linalg.cholesky_ex(xa, upper=True))
+    b = rng.standard_normal((3, 1))
+    assert_close(toolkit.linalg.solve_ex(ta, toolkit.tensor(b)), torch.linalg.solve_ex(xa, torch.tensor(b)))
+    bad = -np.eye(3)
+    assert toolkit.linalg.cholesky_ex(toolkit.tensor(bad)).info.item() == torch.linalg.cholesky_ex(
+        torch.tensor(bad)).info.item()
+    assert toolkit.linalg.inv_ex(toolkit.zeros(2, 2)).info.item() == torch.linalg.inv_ex(torch.zeros(2, 2)).info.item()
+    with pytest.raises(RuntimeError, match="linalg.inv_ex"):
+        toolkit.linalg.inv_ex(toolkit.zeros(2, 2), check_errors=True)
+
+
+@pytest.mark.parametrize("kw", [{}, {"atol": 1e-3}, {"rtol": 0.5}, {"hermitian": True}])
+def test_pinv_matrix_rank_cond(kw, rng):
+    a = rng.standard_normal((2, 4, 2)) @ rng.standard_normal((2, 2, 4))
+    if kw.get("hermitian"):
+        a = a @ np.swapaxes(a, -1, -2)
+    ta, xa = _both(a)
+    assert_close(toolkit.linalg.pinv(ta, **kw), torch.linalg.pinv(xa, **kw), atol=1e-8, rtol=1e-6)
+    assert_close(toolkit.linalg.matrix_rank(ta, **kw), torch.linalg.matrix_rank(xa, **kw))
+    sq = rng.standard_normal((3, 3)) + 2 * np.eye(3)
+    for p in (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc"):
+        assert_close(toolkit.linalg.cond(toolkit.tensor(sq), p), torch.linalg.cond(torch.tensor(sq), p))
+    assert_close(toolkit.tensor(sq).pinverse(), torch.tensor(sq).pinverse())
+    with pytest.raises(RuntimeError, match="expected a tensor with 2 or more dimensions of float"):
+        toolkit.linalg.pinv(toolkit.ones(2, 2, dtype=toolkit.int64))
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq_drivers(driver, rng):
+    a, b = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    (ta, xa), (tb, xb) = _both(a, True), _both(b, True)
+    out = toolkit.linalg.lstsq(ta, tb, driver=driver)
+    expected = torch.linalg.lstsq(xa, xb, driver=driver)
+    assert_close(out, expected)
+    out.solution.sum().backward()
+    expected.solution.sum().backward()
+    assert_close(ta.grad, xa.grad)
+    assert_close(tb.grad, xb.grad)
+    with pytest.raises(RuntimeError, match="parameter `driver` should be one of"):
+        toolkit.linalg.lstsq(ta, tb, driver="foo")
+
+
+def test_vander_diagonal_tensorinv_tensorsolve(rng):
+    x = rng.standard_normal((2, 3))
+    assert_close(toolkit.linalg.vander(toolkit.tensor(x), N=4), torch.linalg.vander(torch.tensor(x), N=4))
+    assert_close(toolkit.linalg.vander(toolkit.arange(3)), torch.linalg.vander(torch.arange(3)))
+    t = toolkit.tensor(rng.standard_normal((2, 3, 4)))
+    d = toolkit.linalg.diagonal(t, offset=1)
+    assert_close(d, torch.linalg.diagonal(torch.tensor(t.numpy()), offset=1))
+    d.mul_(0)
+    assert t[:, 0, 1].abs().sum().item() == 0  # a view
+    a = (rng.standard_normal((6, 6)) + 3 * np.eye(6)).reshape(2, 3, 6)
+    assert_close(toolkit.linalg.tensorinv(toolkit.tensor(a)), torch.linalg.tensorinv(torch.tensor(a)))
+    b = rng.standard_normal((2, 3))
+    assert_close(toolkit.linalg.tensorsolve(toolkit.tensor(a), toolkit.tensor(b)),
+                 torch.linalg.tensorsolve(torch.tensor(a), torch.tensor(b)))
+    with pytest.raises(RuntimeError, match="Expected a strictly positive integer for 'ind'"):
+        toolkit.linalg.tensorinv(toolkit.tensor(a), ind=0)
+
+
+def test_householder_product_from_geqrf(rng):
+    a = torch.tensor(rng.standard_normal((2, 4, 3)))
+    qr, tau = torch.geqrf(a)
+    out = toolkit.linalg.householder_product(toolkit.tensor(qr.numpy()), toolkit.tensor(tau.numpy()))
+    assert_close(out, torch.linalg.householder_product(qr, tau))
+    assert_close(toolkit.tensor(qr.numpy()).orgqr(toolkit.tensor(tau.numpy())), qr.orgqr(tau))
+
+
+def test_ldl_factor_and_solve(rng):
+    a = rng.standard_normal((2, 4, 4))
+    a = a + np.swapaxes(a, -1, -2)
+    ta, xa = _both(a)
+    LD, piv = toolkit.linalg.ldl_factor(ta)
+    eLD, epiv = torch.linalg.ldl_factor(xa)
+    assert_close(LD, eLD)
+    assert_close(piv, epiv)
+    b = rng.standard_normal((4, 2))
+    assert_close(toolkit.linalg.ldl_solve(LD, piv, toolkit.tensor(b)), torch.linalg.ldl_solve(eLD, epiv, torch.tensor(b)))
+    assert toolkit.linalg.ldl_factor_ex(toolkit.zeros(2, 2)).info.item() == 1
+
+
+def test_new_linalg_ops_reject_integers():
+    ints = toolkit.ones(3, 3, dtype=toolkit.int64)
+    for fn in (toolkit.linalg.matrix_exp, toolkit.linalg.inv_ex, toolkit.linalg.cholesky_ex, toolkit.linalg.lu_factor,
+               toolkit.linalg.ldl_factor, toolkit.linalg.cond, toolkit.linalg.matrix_rank):
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            fn(ints)
+
+
+def test_old_solve_apis_warn_as_torch(rng):
+    a = toolkit.tensor(np.tril(rng.standard_normal((3, 3))) + 3 * np.eye(3))
+    b = toolkit.tensor(rng.standard_normal((3, 2)))
+    with pytest.warns(UserWarning, match="torch.triangular_solve is deprecated"):
+        toolkit.triangular_solve(b, a, upper=False)
+    LU, piv = toolkit.linalg.lu_factor(a)
+    with pytest.warns(UserWarning, match="torch.lu_solve is deprecated"):
+        toolkit.lu_solve(b, LU, piv)

@@ -50,6 +50,30 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with toolkit.device("cuda"):`` makes this the factories' default device inside the block, as
+        PyTorch's device context does; the block's end restores the default it found."""
+        _ENTERED.append(DEFAULT_DEVICE.device)
+        DEFAULT_DEVICE.device = None if self.type == "cpu" else self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        DEFAULT_DEVICE.device = _ENTERED.pop()
+
+
+class _DefaultDevice:
+    """The device factories use when given none (``toolkit.set_default_device``, ``with toolkit.device(...)``).
+
+    ``device`` is None for the CPU, so the common case costs factories one attribute test."""
+
+    __slots__ = ("device",)
+
+    def __init__(self):
+        self.device: device | None = None
+
+
+DEFAULT_DEVICE = _DefaultDevice()
+_ENTERED: list = []  # the defaults that open ``with device(...)`` blocks found, innermost last
 
 CPU = device("cpu")
 

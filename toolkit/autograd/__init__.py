@@ -222,6 +222,7 @@ STATE.autograd = TensorAutograd(backward=backward, register_hook=register_tensor
 from . import function, graph, profiler  # noqa: E402
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+from .variable import Variable  # noqa: E402
 
 __all__ = [
     "backward",
@@ -238,6 +239,7 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "GradcheckError",
+    "Variable",
     "set_detect_anomaly",
     "detect_anomaly",
     "function",

@@ -2,4 +2,5 @@
 
 from . import functional, init, parallel, utils
 from .modules import *  # noqa: F403
+from .parallel import DataParallel as DataParallel
 from .parameter import *  # noqa: F403

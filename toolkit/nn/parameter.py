@@ -1,14 +1,17 @@
-"""``Parameter``: a tensor that a Module registers as learnable; ``Buffer``: one it registers as state."""
+"""``Parameter``: a tensor that a Module registers as learnable; ``Buffer``: one it registers as state;
+``UninitializedParameter``/``UninitializedBuffer``: the placeholders of lazy modules until their first call."""
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import numpy as np
 
+from ..ops import api as _api
 from ..tensor import Tensor, wrap
 
-__all__ = ["Parameter", "Buffer", "is_lazy"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 def _empty() -> Tensor:
@@ -103,6 +106,83 @@ class Buffer(metaclass=_BufferMeta):
         return t
 
 
-def is_lazy(param) -> bool:
-    """Lazy (uninitialized) parameters are not supported, so nothing is lazy."""
-    return False
+def _placeholder_data() -> Tensor:
+    return wrap(np.empty((0,), dtype=np.float32))
+
+
+class UninitializedTensorMixin:
+    """``materialize(shape)`` gives the placeholder storage of ``shape`` and turns it into ``cls_to_become``.
+
+    The device and dtype asked for at construction wait in the tensor's ``_extra`` dict (no new slots, so
+    the class can change in place)."""
+
+    __slots__ = ()
+    cls_to_become: type = Tensor
+
+    def _remember_factory(self, device, dtype) -> None:
+        self._extras()["_lazy_factory"] = (device, dtype)
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Allocate uninitialized storage of ``shape`` (with the device/dtype given at construction by default)."""
+        saved_device, saved_dtype = self._extras().pop("_lazy_factory", (None, None))
+        device = saved_device if device is None else device
+        dtype = saved_dtype if dtype is None else dtype
+        if isinstance(shape, int):
+            shape = (shape,)
+        self.data = _api.empty(tuple(shape), device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+                           "initialized one. Call `forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__}>"
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter with no data yet; ``materialize`` turns it into a Parameter."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None) -> UninitializedParameter:
+        p = Parameter.__new__(cls, _placeholder_data(), requires_grad)
+        p._remember_factory(device, dtype)
+        return p
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            device, dtype = self._extras().get("_lazy_factory", (None, None))
+            memo[id(self)] = type(self)(self.requires_grad, device, dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer with no data yet; ``materialize`` turns it into a plain Tensor."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None) -> UninitializedBuffer:
+        source = _placeholder_data()
+        t = object.__new__(cls)
+        for slot in Tensor.__slots__:
+            if slot != "__weakref__":
+                setattr(t, slot, getattr(source, slot))
+        t._requires_grad = requires_grad
+        t._remember_factory(device, dtype)
+        return t
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None) -> None:
+        pass
+
+
+def is_lazy(param: Any) -> bool:
+    """Whether ``param`` is a placeholder still waiting for its shape."""
+    return isinstance(param, UninitializedTensorMixin)

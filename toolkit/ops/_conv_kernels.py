@@ -6,7 +6,9 @@ column buffer, and multiplied by the ``(groups, O/g, C/g*kh*kw)`` weight
 matrix, which yields the ``(N, O, Ho, Wo)`` result in place. The transposed
 convolution multiplies first and then accumulates the columns back into the
 image with one strided add per kernel offset (col2im without ``np.add.at``).
-Everything is 2-d; 1-d convolutions run as 2-d ones with a height of one.
+1-d convolutions run as 2-d ones with a height of one; 3-d convolutions take
+the same steps over three spatial dimensions (``conv3d_forward``,
+``conv_transpose3d_forward``).
 """
 
 from __future__ import annotations
@@ -154,8 +156,10 @@ def _scratch(shape: tuple, dtype) -> np.ndarray:
 
 
 def conv_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
-    """Batched convolution of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *kernel), 1-d or 2-d."""
+    """Batched convolution of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *kernel), 1-d, 2-d or 3-d."""
     nd = x.ndim - 2
+    if nd == 3:
+        return conv3d_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups)
     x4, w4 = _as4d(x, nd), _as4d(w, nd)
     sh, sw = _p2(stride, nd, 1)
     plh, plw = _p2(pad_lo, nd, 0)
@@ -201,6 +205,8 @@ def conv_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
 def conv_transpose_forward(x, w, b, stride, padding, output_padding, dilation, groups):
     """Batched transposed convolution of ``x`` (N, C, *spatial) with ``w`` (C, O/g, *kernel): col2im by offsets."""
     nd = x.ndim - 2
+    if nd == 3:
+        return conv_transpose3d_forward(x, w, b, stride, padding, output_padding, dilation, groups)
     x4, w4 = _as4d(x, nd), _as4d(w, nd)
     sh, sw = _p2(stride, nd, 1)
     ph, pw = _p2(padding, nd, 0)
@@ -229,4 +235,63 @@ def conv_transpose_forward(x, w, b, stride, padding, output_padding, dilation, g
         out = out[:, :, 0, :]
     if b is not None:
         out += b.reshape((g * og,) + (1,) * nd).astype(dtype, copy=False)
+    return out
+
+
+def conv3d_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
+    """Batched 3-d convolution: (N, C, D, H, W) windows copied into columns, one batched matmul per group."""
+    dtype = np.result_type(x.dtype, w.dtype)
+    n, c = x.shape[:2]
+    o, cg = w.shape[:2]
+    k = w.shape[2:]
+    g = groups
+    if any(pad_lo) or any(pad_hi):
+        xp = np.zeros((n, c) + tuple(s + lo + hi for s, lo, hi in zip(x.shape[2:], pad_lo, pad_hi)), dtype)
+        xp[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for lo, s in zip(pad_lo, x.shape[2:]))] = x
+    else:
+        xp = x
+    out = tuple((p - d * (kk - 1) - 1) // s + 1 for p, kk, s, d in zip(xp.shape[2:], k, stride, dilation))
+    st = xp.strides
+    win = as_strided(xp, (n, c) + tuple(k) + out,
+                     st[:2] + tuple(a * d for a, d in zip(st[2:], dilation)) + tuple(a * s for a, s in
+                                                                                    zip(st[2:], stride)),
+                     writeable=False)
+    red = cg * int(np.prod(k))
+    length = int(np.prod(out))
+    cols = _scratch((n, c) + tuple(k) + out, dtype)
+    np.copyto(cols, win)
+    wm = np.ascontiguousarray(w, dtype).reshape(g, o // g, red)
+    res = np.matmul(wm, cols.reshape(n, g, red, length)).reshape((n, o) + out)
+    if b is not None:
+        res += b.reshape((o, 1, 1, 1)).astype(dtype, copy=False)
+    return res
+
+
+def conv_transpose3d_forward(x, w, b, stride, padding, output_padding, dilation, groups):
+    """Batched 3-d transposed convolution: one batched matmul, then col2im with one strided add per offset."""
+    dtype = np.result_type(x.dtype, w.dtype)
+    n, c = x.shape[:2]
+    sp = x.shape[2:]
+    og = w.shape[1]
+    k = w.shape[2:]
+    g = groups
+    cg = c // g
+    red = og * int(np.prod(k))
+    length = int(np.prod(sp))
+    wm = np.ascontiguousarray(w, dtype).reshape(g, cg, red).transpose(0, 2, 1)
+    cols = np.matmul(wm, np.ascontiguousarray(x, dtype).reshape(n, g, cg, length),
+                     out=_scratch((n, g, red, length), dtype)).reshape((n, g * og) + tuple(k) + sp)
+    full_sp = tuple((i - 1) * s + d * (kk - 1) + 1 + op
+                    for i, s, d, kk, op in zip(sp, stride, dilation, k, output_padding))
+    full = np.zeros((n, g * og) + full_sp, dtype)
+    for a in range(k[0]):
+        for bb in range(k[1]):
+            for cc in range(k[2]):
+                region = tuple(slice(off * d, off * d + (i - 1) * s + 1, s)
+                               for off, d, i, s in zip((a, bb, cc), dilation, sp, stride))
+                full[(slice(None), slice(None)) + region] += cols[:, :, a, bb, cc]
+    inner = tuple(slice(p, f - p) for p, f in zip(padding, full_sp))
+    out = np.ascontiguousarray(full[(slice(None), slice(None)) + inner])
+    if b is not None:
+        out += b.reshape((g * og, 1, 1, 1)).astype(dtype, copy=False)
     return out

@@ -200,3 +200,54 @@ def multinomial_with_replacement(gen: Generator, probs: np.ndarray, n_sample: in
         u = uniform01_f64(gen, n_sample)
         out[i] = np.searchsorted(cum.astype(np.float64), u, side="left")
     return out.reshape(probs.shape[:-1] + (n_sample,))
+
+
+def cauchy(gen: Generator, n: int, dtype: np.dtype, median: float, sigma: float) -> np.ndarray:
+    """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))`` in double over 53-bit uniforms."""
+    u = uniform01_f64(gen, n)
+    out = np.empty(n, dtype=np.float64)
+    if n >= _NUMBA_SCALAR_MIN:
+        _kernels().cauchy_from(u, float(median), float(sigma), out)
+    else:  # the C library's tan (numpy's vectorized one can differ in the last bit)
+        for i, v in enumerate(u.tolist()):
+            out[i] = median + sigma * math.tan(math.pi * (v - 0.5))
+    return out.astype(dtype, copy=False)
+
+
+def log_normal(gen: Generator, n: int, dtype: np.dtype, mean: float, std: float) -> np.ndarray:
+    """``log_normal_(mean, std)``: ``exp`` of PyTorch's scalar (double) normal sampler."""
+    z = _normal_scalar(gen, n, float(mean), float(std))
+    # the C library's exp (numpy's vectorized exp differs from it in the last bit now and then)
+    if n >= _NUMBA_SCALAR_MIN:
+        _kernels().exp_inplace(z)
+    else:
+        z = np.array([math.exp(v) for v in z.tolist()], dtype=np.float64)
+    return z.astype(dtype, copy=False)
+
+
+def geometric(gen: Generator, n: int, dtype: np.dtype, p: float) -> np.ndarray:
+    """``geometric_(p)``: trials to the first success, ``ceil(log(u) / log1p(-p))`` in double."""
+    u = uniform01_f64(gen, n)
+    with np.errstate(divide="ignore"):
+        k = np.ceil(np.log(u) / math.log1p(-p))
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iub":
+        return k.astype(np.int64).astype(dtype)
+    return k.astype(dtype)
+
+
+def poisson(gen: Generator, rates: np.ndarray) -> np.ndarray:
+    """One Poisson sample per rate (rates flattened in output order), as int64 counts."""
+    out = np.empty(rates.size, dtype=np.int64)
+    if rates.size:
+        _kernels().poisson_fill(gen._mt, gen._pos, np.ascontiguousarray(rates, dtype=np.float64), out)
+    return out
+
+
+def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
+    """One binomial sample per (count, prob) pair (flattened in output order), in double."""
+    out = np.empty(count.size, dtype=np.float64)
+    if count.size:
+        _kernels().binomial_fill(gen._mt, gen._pos, np.ascontiguousarray(count, dtype=np.float64),
+                                 np.ascontiguousarray(prob, dtype=np.float64), out)
+    return out

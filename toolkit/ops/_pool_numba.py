@@ -1,5 +1,10 @@
 """Compiled max-pooling loops: values and PyTorch's flat per-plane indices in one pass, and their scatter back.
 
+``max_pool2d_fwd`` and ``max_pool3d_fwd`` slide a (dilated) kernel;
+``window_max_fwd`` takes each output's window from start/end tables, which is
+what adaptive and fractional max pooling need; ``max_pool2d_bwd`` scatters for
+all of them (it only sees flat indices within a plane).
+
 Imported only when max pooling first runs, so ``import toolkit`` never loads
 numba; the compiled functions are cached on disk. The loops are serial on
 purpose: numba's worker threads and BLAS's threads (busy right before and
@@ -52,3 +57,70 @@ def max_pool2d_bwd(g, idx, hw):
         for k in range(n):
             out[p, idx[p, k]] += g[p, k]
     return out
+
+
+@numba.njit(cache=True)
+def max_pool3d_fwd(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, do, ho, wo):
+    """``x`` is (planes, D, H, W); returns (values, flat per-plane indices) of shape (planes, do, ho, wo)."""
+    planes, d, h, w = x.shape
+    out = np.empty((planes, do, ho, wo), x.dtype)
+    idx = np.empty((planes, do, ho, wo), np.int64)
+    for p in range(planes):
+        for t in range(do):
+            ds = t * sd - pd
+            for i in range(ho):
+                hs = i * sh - ph
+                for j in range(wo):
+                    ws = j * sw - pw
+                    best = x[p, 0, 0, 0]
+                    bi = -1
+                    for a in range(kd):
+                        z = ds + a * dd
+                        if z < 0 or z >= d:
+                            continue
+                        for b in range(kh):
+                            y = hs + b * dh
+                            if y < 0 or y >= h:
+                                continue
+                            for c in range(kw):
+                                xx = ws + c * dw
+                                if xx < 0 or xx >= w:
+                                    continue
+                                v = x[p, z, y, xx]
+                                if bi < 0 or v > best or v != v:
+                                    best = v
+                                    bi = (z * h + y) * w + xx
+                    out[p, t, i, j] = best
+                    idx[p, t, i, j] = bi
+    return out, idx
+
+
+@numba.njit(cache=True)
+def window_max_fwd(x, starts_d, ends_d, starts_h, ends_h, starts_w, ends_w):
+    """Max over per-plane windows given by start/end tables, each (planes, n) for its dimension.
+
+    ``x`` is (planes, D, H, W); adaptive pooling passes the same windows for every
+    plane, fractional pooling each plane's own. Returns values and flat per-plane
+    indices, NaN winning as in PyTorch.
+    """
+    planes, d, h, w = x.shape
+    do, ho, wo = starts_d.shape[1], starts_h.shape[1], starts_w.shape[1]
+    out = np.empty((planes, do, ho, wo), x.dtype)
+    idx = np.empty((planes, do, ho, wo), np.int64)
+    for p in range(planes):
+        for t in range(do):
+            for i in range(ho):
+                for j in range(wo):
+                    z0, y0, x0 = starts_d[p, t], starts_h[p, i], starts_w[p, j]
+                    best = x[p, z0, y0, x0]
+                    bi = (z0 * h + y0) * w + x0
+                    for z in range(z0, ends_d[p, t]):
+                        for y in range(y0, ends_h[p, i]):
+                            for xx in range(x0, ends_w[p, j]):
+                                v = x[p, z, y, xx]
+                                if v > best or v != v:
+                                    best = v
+                                    bi = (z * h + y) * w + xx
+                    out[p, t, i, j] = best
+                    idx[p, t, i, j] = bi
+    return out, idx

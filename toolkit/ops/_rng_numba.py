@@ -253,3 +253,149 @@ def fma_arrays(a, b, c, out):
     """``out = a * b + c`` elementwise, rounded once."""
     for i in range(out.size):
         out[i] = _fma(a[i], b[i], c[i])
+
+
+# --------------------------------------------------------------------------------------------
+# Rejection samplers: each element draws as many uniforms as it needs, straight from the stream.
+# --------------------------------------------------------------------------------------------
+_MASK53_U = np.uint64((1 << 53) - 1)
+_SHIFT32 = np.uint64(32)
+
+
+@numba.njit(cache=True)
+def _uniform53(mt, pos):
+    """One ``uniform_real_distribution<double>(0, 1)`` draw: 53 bits of a 64-bit value."""
+    hi = np.uint64(_next(mt, pos))
+    lo = np.uint64(_next(mt, pos))
+    return np.float64(((hi << _SHIFT32) | lo) & _MASK53_U) * (2.0 ** -53)
+
+
+@numba.njit(cache=True)
+def _poisson_one(mt, pos, lam):
+    """ATen's ``sample_poisson``: Hörmann's transformed rejection for rates of 10 or more, products of
+    uniforms below."""
+    if lam >= 10.0:
+        slam = math.sqrt(lam)
+        loglam = math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2.0)
+        while True:
+            u = _uniform53(mt, pos) - 0.5
+            v = _uniform53(mt, pos)
+            us = 0.5 - abs(u)
+            k = np.int64(math.floor((2.0 * a / us + b) * u + lam + 0.43))
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)) <= (
+                    -lam + k * loglam - math.lgamma(k + 1.0)):
+                return k
+    if lam == 0.0:
+        return np.int64(0)
+    enlam = math.exp(-lam)
+    x = np.int64(0)
+    prod = 1.0
+    while True:
+        prod *= _uniform53(mt, pos)
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+@numba.njit(cache=True)
+def poisson_fill(mt, pos, rates, out):
+    """One Poisson sample per rate (float64 rates, in output order)."""
+    for i in range(rates.size):
+        out[i] = _poisson_one(mt, pos, rates[i])
+
+
+_STIRLING_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                           0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                           0.00925546218271273, 0.00833056343336287])
+
+
+@numba.njit(cache=True)
+def _stirling_tail(k):
+    if k <= 9:
+        return _STIRLING_TAIL[np.int64(k)]
+    kp1sq = (k + 1.0) * (k + 1.0)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1.0)
+
+
+@numba.njit(cache=True)
+def _binomial_inversion(mt, pos, count, prob):
+    geom_sum = 0.0
+    num_geom = 0.0
+    logprob = math.log1p(-prob)
+    while True:
+        geom = math.ceil(math.log(_uniform53(mt, pos)) / logprob)
+        geom_sum += geom
+        if geom_sum > count:
+            return num_geom
+        num_geom += 1.0
+
+
+@numba.njit(cache=True)
+def _btrs(mt, pos, count, prob):
+    """Hörmann's BTRS transformed rejection, as ATen writes it."""
+    stddev = math.sqrt(count * prob * (1.0 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1.0 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((count + 1.0) * prob)
+    while True:
+        u = _uniform53(mt, pos) - 0.5
+        v = _uniform53(mt, pos)
+        us = 0.5 - abs(u)
+        k = math.floor((2.0 * a / us + b) * u + c)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * math.log((m + 1.0) / (r * (count - m + 1.0)))
+                 + (count + 1.0) * math.log((count - m + 1.0) / (count - k + 1.0))
+                 + (k + 0.5) * math.log(r * (count - k + 1.0) / (k + 1.0))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+        if v <= upper:
+            return k
+
+
+@numba.njit(cache=True)
+def binomial_fill(mt, pos, count, prob, out):
+    """ATen's ``sample_binomial`` per element: inversion for small means, BTRS beyond."""
+    for i in range(count.size):
+        n = count[i]
+        p = prob[i]
+        if n <= 0.0 or p <= 0.0:
+            out[i] = 0.0
+        elif p >= 1.0:
+            out[i] = n
+        elif p <= 0.5:
+            out[i] = _btrs(mt, pos, n, p) if n * p >= 10.0 else _binomial_inversion(mt, pos, n, p)
+        elif p > 0.5:
+            q = 1.0 - p
+            out[i] = n - (_btrs(mt, pos, n, q) if n * q >= 10.0 else _binomial_inversion(mt, pos, n, q))
+        else:
+            out[i] = np.nan
+
+
+@numba.njit(cache=True)
+def exp_inplace(x):
+    """``exp`` of each element with the C library's exp (numpy's vectorized one can differ in the last bit)."""
+    for i in range(x.size):
+        x[i] = math.exp(x[i])
+
+
+@numba.njit(cache=True)
+def cauchy_from(u, median, sigma, out):
+    """``median + sigma * tan(pi * (u - 0.5))`` with the C library's tan."""
+    for i in range(u.size):
+        out[i] = median + sigma * math.tan(math.pi * (u[i] - 0.5))

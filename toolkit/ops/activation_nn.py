@@ -6,7 +6,8 @@ Each elementwise one has a numpy kernel, a scalar ``formula`` for the fusion
 code generator, an in-place variant where PyTorch has one (``F.elu(x,
 inplace=True)`` calls ``elu_``) and a derivative written with registered ops.
 As in PyTorch most accept floating-point tensors only; hardtanh, relu6 and
-threshold also take integers.
+threshold also take integers. selu, celu, threshold and hardshrink are also
+``torch.*`` functions (with ``torch.selu_``, ``celu_``, ``threshold_``).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _(grad, self, alpha):
 
 @op("selu(Tensor self) -> Tensor", kind=ELEMENTWISE,
     formula=f"{SELU_SCALE!r} * (self if self > 0 else {SELU_ALPHA!r} * math.expm1(self))", inplace=True,
-    method=False, namespace="nn.functional")
+    method=False)
 def selu(self):
     """Scaled ELU with PyTorch's fixed ``alpha`` and ``scale`` (self-normalizing networks)."""
     return _out(_elu(_floats("selu", "elu_cpu", self), SELU_ALPHA, SELU_SCALE), self)
@@ -94,8 +95,7 @@ def _(grad, self):
 
 
 @op("celu(Tensor self, Scalar alpha=1.0) -> Tensor", kind=ELEMENTWISE,
-    formula="self if self > 0 else alpha * math.expm1(self / alpha)", inplace=True, method=False,
-    namespace="nn.functional")
+    formula="self if self > 0 else alpha * math.expm1(self / alpha)", inplace=True, method=False)
 def celu(self, alpha=1.0):
     """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
@@ -155,7 +155,7 @@ def _(grad, self):
 
 
 @op("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", kind=ELEMENTWISE,
-    formula="self if self > threshold else value", inplace=True, method=False, namespace="nn.functional")
+    formula="self if self > threshold else value", inplace=True, method=False)
 def threshold(self, threshold, value):
     """``self`` where ``self > threshold``, ``value`` elsewhere."""
     if self.dtype == np.bool_:
@@ -284,7 +284,7 @@ def _(grad, self):
 
 
 @op("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", kind=ELEMENTWISE,
-    formula="self if abs(self) > lambd else 0.0 * self", namespace="nn.functional")
+    formula="self if abs(self) > lambd else 0.0 * self")
 def hardshrink(self, lambd=0.5):
     """``self`` where ``|self| > lambd``, 0 elsewhere."""
     x = _floats("hardshrink", "hardshrink_cpu", self)
@@ -403,6 +403,11 @@ for _o in (selu, mish, log_sigmoid, softsign, tanhshrink):
     _o.sample_inputs(_kinks_at(0.0))
 hardsigmoid.sample_inputs(_kinks_at(-3.0, 3.0))
 hardswish.sample_inputs(_kinks_at(-3.0, 3.0))
+
+
+# ``torch.selu_``, ``torch.celu_`` and ``torch.threshold_`` are functions as well as Tensor methods.
+for _o in (selu, celu, threshold):
+    _o.inplace_variant.function = True
 
 
 @relu6.sample_inputs

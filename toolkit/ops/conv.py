@@ -1,4 +1,4 @@
-"""Convolutions: conv1d, conv2d (int or 'same'/'valid' padding), conv_transpose1d/2d and aten's convolution.
+"""Convolutions: conv1d/2d/3d (int or 'same'/'valid' padding), conv_transpose1d/2d/3d, conv_tbc and convolution.
 
 Kernels are im2col + one batched BLAS matmul (see ``_conv_kernels``). Every
 derivative is itself a ``convolution`` call (the input gradient is the
@@ -7,10 +7,12 @@ output gradient with stride and dilation swapped), so double backward works.
 
 Example::
 
-    y = toolkit.nn.functional.conv2d(x, w, b, stride=1, padding="same")
+    y = toolkit.conv2d(x, w, b, stride=1, padding="same")  # also toolkit.nn.functional.conv2d
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from .._core.meta import TensorMeta
 from . import api
@@ -161,10 +163,10 @@ def _public_conv_grad(nd, name):
 # aten::convolution: the one op the derivatives call
 # ---------------------------------------------------------------------------------------------
 @op("convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
-    "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", kind=NN, function=False, method=False,
+    "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor", kind=NN, method=False,
     flops=_conv_flops)
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """A batched 1-d or 2-d convolution or transposed convolution (what conv1d/conv2d/conv_transpose call)."""
+    """A batched 1-d, 2-d or 3-d convolution or transposed convolution (what the conv functions call)."""
     nd, stride, padding, dilation, output_padding = _conv_args(input, stride, padding, dilation, output_padding)
     conv_output_shape(input.shape, weight.shape, None if bias is None else bias.shape, stride, padding, padding,
                       dilation, groups, transposed, output_padding, input.dtype, weight.dtype,
@@ -176,8 +178,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 def _conv_args(input, stride, padding, dilation, output_padding):
     nd = len(input.shape) - 2
-    if nd not in (1, 2):
-        raise RuntimeError(f"convolution: expected a batched 1-d or 2-d input (3 or 4 dimensions), got input of "
+    if nd not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a batched 1-d, 2-d or 3-d input (3 to 5 dimensions), got input of "
                            f"size: {list(input.shape)}")
     return (nd, expand_param(stride, nd, "stride"), expand_param(padding, nd, "padding"),
             expand_param(dilation, nd, "dilation"), expand_param(output_padding, nd, "output_padding"))
@@ -209,9 +211,9 @@ def _(rng):
 
 
 # ---------------------------------------------------------------------------------------------
-# Public convolutions (torch.nn.functional.conv1d / conv2d)
+# Public convolutions (torch.conv1d / conv2d / conv3d, also in torch.nn.functional)
 # ---------------------------------------------------------------------------------------------
-_NF = dict(kind=NN, method=False, namespace="nn.functional")
+_NF = dict(kind=NN, method=False)
 
 conv1d = op("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "
             "SymInt[1] dilation=1, SymInt groups=1) -> Tensor", **_NF,
@@ -225,9 +227,15 @@ conv2d = op("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] st
 conv2d_padding = op("conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
                     "str padding=\"valid\", SymInt[2] dilation=1, SymInt groups=1) -> Tensor", **_NF,
                     doc="2-d convolution with padding='same' or 'valid'.")(_conv_kernel("conv2d", 2))
+conv3d = op("conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, "
+            "SymInt[3] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+            doc="3-d convolution over a (N, C, D, H, W) or (C, D, H, W) input.")(_conv_kernel("conv3d", 3))
+conv3d_padding = op("conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
+                    "str padding=\"valid\", SymInt[3] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+                    doc="3-d convolution with padding='same' or 'valid'.")(_conv_kernel("conv3d", 3))
 
 for _o, _nd, _name in ((conv1d, 1, "conv1d"), (conv1d_padding, 1, "conv1d"), (conv2d, 2, "conv2d"),
-                       (conv2d_padding, 2, "conv2d")):
+                       (conv2d_padding, 2, "conv2d"), (conv3d, 3, "conv3d"), (conv3d_padding, 3, "conv3d")):
     _o.flops = _conv_flops
     _o.meta_rule(_conv_meta(_name, _nd))
     _o.grad(_public_conv_grad(_nd, _name))
@@ -256,6 +264,22 @@ def _(rng):
     yield (u(-1, 1, (1, 4, 5, 5)), u(-1, 1, (2, 2, 2, 2)), None, 1, 1, 2, 2), {}
     yield (u(-1, 1, (2, 4, 4)), u(-1, 1, (2, 2, 3, 3)), u(-1, 1, 2)), {"padding": 1}
     yield (u(-1, 1, (1, 2, 6, 6)).transpose(0, 1, 3, 2), u(-1, 1, (2, 2, 2, 2))), {"stride": 2}
+
+
+@conv3d.sample_inputs
+def _(rng):
+    u = rng.uniform
+    yield (u(-1, 1, (2, 2, 3, 4, 4)), u(-1, 1, (3, 2, 2, 2, 2)), u(-1, 1, 3)), {}
+    yield (u(-1, 1, (1, 2, 4, 5, 4)), u(-1, 1, (2, 2, 3, 3, 2))), {"stride": (1, 2, 1), "padding": (1, 1, 0)}
+    yield (u(-1, 1, (1, 4, 5, 5, 5)), u(-1, 1, (2, 2, 2, 2, 2)), None, 1, 1, 2, 2), {}
+    yield (u(-1, 1, (2, 3, 4, 4)), u(-1, 1, (2, 2, 3, 3, 3)), u(-1, 1, 2)), {"padding": 1}
+
+
+@conv3d_padding.sample_inputs
+def _(rng):
+    u = rng.uniform
+    yield (u(-1, 1, (1, 2, 3, 4, 5)), u(-1, 1, (2, 2, 2, 2, 3)), u(-1, 1, 2)), {"padding": "same"}
+    yield (u(-1, 1, (1, 2, 4, 4, 3)), u(-1, 1, (2, 2, 3, 3, 2))), {"padding": "valid"}
 
 
 @conv2d_padding.sample_inputs
@@ -328,8 +352,14 @@ conv_transpose2d = op(
     "SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor", **_NF,
     doc="2-d transposed convolution (the gradient of conv2d with respect to its input).",
 )(_convt_kernel("conv_transpose2d", 2))
+conv_transpose3d = op(
+    "conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
+    "SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor", **_NF,
+    doc="3-d transposed convolution (the gradient of conv3d with respect to its input).",
+)(_convt_kernel("conv_transpose3d", 3))
 
-for _o, _nd, _name in ((conv_transpose1d, 1, "conv_transpose1d"), (conv_transpose2d, 2, "conv_transpose2d")):
+for _o, _nd, _name in ((conv_transpose1d, 1, "conv_transpose1d"), (conv_transpose2d, 2, "conv_transpose2d"),
+                       (conv_transpose3d, 3, "conv_transpose3d")):
     _o.meta_rule(_convt_meta(_name, _nd))
     _o.grad(_convt_grad(_nd))
 
@@ -349,3 +379,63 @@ def _(rng):
     yield (u(-1, 1, (4, 2, 2)), u(-1, 1, (4, 1, 2, 2))), {"groups": 2, "dilation": 2, "stride": (1, 2)}
     yield (u(-1, 1, (1, 2, 2, 2)), u(-1, 1, (2, 2, 2, 2))), {"stride": 1, "dilation": 3, "output_padding": 2}
 
+
+
+@conv_transpose3d.sample_inputs
+def _(rng):
+    u = rng.uniform
+    yield (u(-1, 1, (1, 2, 2, 3, 3)), u(-1, 1, (2, 3, 2, 2, 2)), u(-1, 1, 3)), {}
+    yield (u(-1, 1, (1, 2, 2, 3, 2)), u(-1, 1, (2, 2, 3, 2, 2))), {"stride": 2, "padding": 1, "output_padding": 1}
+    yield (u(-1, 1, (4, 2, 2, 2)), u(-1, 1, (4, 1, 2, 2, 2))), {"groups": 2, "dilation": 2, "stride": (1, 2, 1)}
+
+
+# ---------------------------------------------------------------------------------------------
+# conv_tbc: a 1-d convolution over (time, batch, channel) inputs
+# ---------------------------------------------------------------------------------------------
+def _tbc_check(x_shape, w_shape, b_shape, pad) -> tuple:
+    """Check a conv_tbc call as PyTorch does; return the output shape."""
+    if len(x_shape) != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if len(w_shape) != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if len(b_shape) != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if x_shape[2] != w_shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if w_shape[2] != b_shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    t = x_shape[0] + 2 * pad - w_shape[0] + 1
+    out = (t, x_shape[1], w_shape[2])
+    if t < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {t}: {list(out)}")
+    return out
+
+
+@op("conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", kind=NN, method=False)
+def conv_tbc(self, weight, bias, pad=0):
+    """1-d convolution of a (time, batch, in_channels) input by a (width, in_channels, out_channels) weight."""
+    out = _tbc_check(self.shape, weight.shape, bias.shape, pad)
+    if out[0] == 0:
+        return np.zeros(out, np.result_type(self.dtype, weight.dtype))
+    y = conv_forward(self.transpose(1, 2, 0), weight.transpose(2, 1, 0), bias, (1,), (pad,), (pad,), (1,), 1)
+    return np.ascontiguousarray(y.transpose(2, 0, 1))
+
+
+@conv_tbc.meta_rule
+def _(self, weight, bias, pad=0):
+    return TensorMeta(_tbc_check(tuple(self.shape), tuple(weight.shape), tuple(bias.shape), pad), self.dtype,
+                      self.device)
+
+
+@conv_tbc.grad
+def _(grad, self, weight, pad, needs_input_grad):
+    gi, gw, gb = _conv_grads(grad.permute(1, 2, 0), self.permute(1, 2, 0), weight.permute(2, 1, 0), (1,), (pad,),
+                             (1,), False, None, 1, needs_input_grad)
+    return (None if gi is None else gi.permute(2, 0, 1), None if gw is None else gw.permute(2, 1, 0), gb)
+
+
+@conv_tbc.sample_inputs
+def _(rng):
+    u = rng.uniform
+    yield (u(-1, 1, (5, 2, 3)), u(-1, 1, (3, 3, 4)), u(-1, 1, 4)), {}
+    yield (u(-1, 1, (4, 1, 2)), u(-1, 1, (2, 2, 3)), u(-1, 1, 3), 1), {}

@@ -8,6 +8,7 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
+from .factory import empty_in_format
 from .registry import CONVERSION, INPLACE, op
 
 
@@ -30,8 +31,13 @@ def _(grad, self_dtype):
 
 @op("clone(Tensor self, *, str? memory_format=None) -> Tensor", kind=CONVERSION)
 def clone(self, memory_format=None):
-    """A copy with its own storage (contiguous), recorded by autograd."""
-    return np.array(self, copy=True, order="K" if memory_format == "preserve_format" else "C")
+    """A copy with its own storage (contiguous), recorded by autograd; ``memory_format=channels_last`` (or
+    ``channels_last_3d``) lays it out NHWC (NDHWC) as PyTorch does."""
+    if memory_format in (None, "contiguous_format", "preserve_format"):
+        return np.array(self, copy=True, order="K" if memory_format == "preserve_format" else "C")
+    out = empty_in_format(self, self.dtype, memory_format)
+    out[...] = self
+    return out
 
 
 @clone.grad

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
 from .registry import INPLACE, RANDOM, op
@@ -99,3 +100,31 @@ dropout, dropout_ = _define("dropout", False, False)
 feature_dropout, feature_dropout_ = _define("feature_dropout", True, False)
 alpha_dropout, alpha_dropout_ = _define("alpha_dropout", False, True)
 feature_alpha_dropout, feature_alpha_dropout_ = _define("feature_alpha_dropout", True, True)
+
+
+@op("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", kind=RANDOM, method=False,
+    composite=True)
+def native_dropout(input, p, train):
+    """Dropout that also returns its boolean keep-mask, as ATen's CPU ``native_dropout``: with ``train`` true or
+    None, ``input * mask / (1 - p)`` for a mask drawn with ``bernoulli_(1 - p)``; else a copy and an all-true mask."""
+    if input.numel() == 0:
+        return input, api.empty_like(input, dtype=_dt.bool)
+    if train is None or train:
+        p1m = 1.0 - p
+        scale = 0.0 if p1m == 0 else 1.0 / p1m
+        mask = api.empty_like(input).bernoulli_(p1m)
+        return input.mul(mask).mul_(scale), mask.to(_dt.bool)
+    return input.clone(), api.ones_like(input, dtype=_dt.bool)
+
+
+@native_dropout.meta_rule
+def _(input, p, train):
+    return (TensorMeta(tuple(input.shape), input.dtype, input.device),
+            TensorMeta(tuple(input.shape), _dt.bool, input.device))
+
+
+@native_dropout.sample_inputs
+def _(rng):
+    yield (rng.uniform(-1, 1, (4, 3)), 0.3, True), {}
+    yield (rng.uniform(-1, 1, (2, 3)), 0.5, False), {}
+    yield (rng.uniform(-1, 1, (5,)), 0.2, None), {}

@@ -39,6 +39,17 @@ def reject_dtypes(opdef, kernel: str, *, bool_: bool = True, integer: bool = Fal
         return elementwise_meta(opdef, self, *rest)
 
 
+def float_only(opdef, kernel: str) -> None:
+    """Give ``opdef`` a meta rule that raises, like its kernel, when the promoted dtype is not floating point."""
+
+    @opdef.meta_rule
+    def _(*bound):
+        meta = elementwise_meta(opdef, *bound)
+        if not meta.dtype.is_floating_point:
+            raise not_implemented(opdef.name, kernel, meta.dtype)
+        return meta
+
+
 def formula_kernel(name: str, params: tuple = (), constants: dict | None = None):
     """The numba map kernel of registered op ``name``'s own formula (one source of truth for both paths)."""
     d = get(name)
@@ -163,7 +174,7 @@ def _(grad, self, other, needs_input_grad):
 
 @op("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", kind=ELEMENTWISE,
     formula="self / other", promotion=PROMOTE_INT_TO_FLOAT, mode_promotion=("rounding_mode", PROMOTE_DEFAULT),
-    inplace=True, numbers_as_tensors=True, dunders=("truediv", "rtruediv", "itruediv"),
+    inplace=True, numbers_as_tensors=True, dunders=("truediv", "rtruediv", "itruediv", "div", "rdiv", "idiv"),
     identities=(("self", "other", 1, ("rounding_mode", None)),))
 def div(self, other, rounding_mode=None, out=None):
     """True division, or with ``rounding_mode`` ``'trunc'``/``'floor'`` the rounded quotient.

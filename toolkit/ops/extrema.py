@@ -37,9 +37,16 @@ def _arg_extreme(a: np.ndarray, d: int, largest: bool) -> np.ndarray:
     return (np.argmax if largest else np.argmin)(a, axis=d)
 
 
-def evenly_distribute(grad, self, value, dim=None, keepdim=False):
-    """The gradient of a value-selecting reduction, shared equally among the elements equal to the value."""
-    mask = self == restore_dims(value, self.shape, dim, keepdim)
+def evenly_distribute(grad, self, value, dim=None, keepdim=False, nan_selects: bool = False):
+    """The gradient of a value-selecting reduction, shared equally among the elements equal to the value.
+
+    With ``nan_selects`` a NaN value counts as equal to the NaN elements (PyTorch's evenly_distribute_backward,
+    which the full max, min, median and nanmedian use; amax and amin share a NaN result's gradient with nothing).
+    """
+    value = restore_dims(value, self.shape, dim, keepdim)
+    mask = self == value
+    if nan_selects:
+        mask = mask | (self.isnan() & value.isnan())
     count = mask.sum(dim, keepdim=True) if dim not in (None, ()) else mask.sum()
     return restore_dims(grad, self.shape, dim, keepdim) * mask / count
 
@@ -101,7 +108,7 @@ def _make_extreme(name: str, largest: bool) -> None:
 
     @o_full.grad
     def _(grad, self, result):
-        return evenly_distribute(grad, self, result)
+        return evenly_distribute(grad, self, result, nan_selects=True)
 
     o_other.grad(pointwise.derivative)
 

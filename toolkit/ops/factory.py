@@ -8,13 +8,21 @@ device from a tensor.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.device import CPU
+from .._core.layout import dim_order as stride_order
+from .._core.memory_format import (
+    as_memory_format,
+    dim_order,
+    is_contiguous_as,
+    is_non_overlapping_and_dense,
+    preserve_format,
+)
 from .._core.meta import TensorMeta
+from .._core.threads import get_num_threads
 from ._fma import fma
 from .registry import FACTORY, op
 
@@ -60,11 +68,32 @@ def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None
     return np.full(_check_size("full", size), fill_value, dtype=d)
 
 
-def _like(name, fill, doc):
+def empty_in_format(self: np.ndarray, d: np.dtype, memory_format) -> np.ndarray:
+    """Uninitialized memory shaped like ``self``, laid out as ``memory_format`` asks: ``preserve_format`` (the
+    default) keeps the strides of a dense ``self`` and the dim order of another (PyTorch's dense-stride
+    inference), ``channels_last`` gives NHWC strides, ``contiguous_format`` row-major ones."""
+    fmt = as_memory_format(memory_format) or preserve_format
+    if fmt is preserve_format:
+        strides = tuple(s // self.itemsize for s in self.strides)
+        if is_non_overlapping_and_dense(self.shape, strides):
+            return np.empty_like(self, dtype=d, order="K", subok=False)
+        order = stride_order(self.shape, strides, is_contiguous_as(self.shape, strides, None))[0]
+    else:
+        order = dim_order(fmt, self.ndim)
+    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    return np.empty(tuple(self.shape[i] for i in order), d).transpose(inverse)
+
+
+def _like(name, make, fill, doc):
     def kernel(self, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
                memory_format=None, **extra):
         d = dtype.np if dtype is not None else self.dtype
-        return fill(self.shape, d, **extra)
+        if memory_format is None and self.flags.c_contiguous:
+            return make(self.shape, d)  # the common case: row-major in, row-major out (np.zeros: calloc's pages)
+        out = empty_in_format(self, d, memory_format)
+        if fill is not None:
+            out[...] = fill
+        return out
 
     kernel.__name__ = name
     kernel.__doc__ = doc
@@ -72,11 +101,11 @@ def _like(name, fill, doc):
 
 
 empty_like = op(f"empty_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
-                differentiable=False)(_like("empty_like", lambda s, d: np.empty(s, d), "Uninitialized memory shaped like ``self``."))
+                differentiable=False)(_like("empty_like", np.empty, None, "Uninitialized memory shaped like ``self``."))
 zeros_like = op(f"zeros_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
-                differentiable=False)(_like("zeros_like", lambda s, d: np.zeros(s, d), "Zeros shaped like ``self``."))
+                differentiable=False)(_like("zeros_like", np.zeros, 0, "Zeros shaped like ``self``."))
 ones_like = op(f"ones_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
-               differentiable=False)(_like("ones_like", lambda s, d: np.ones(s, d), "Ones shaped like ``self``."))
+               differentiable=False)(_like("ones_like", np.ones, 1, "Ones shaped like ``self``."))
 
 
 @op(f"full_like(Tensor self, Scalar fill_value, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
@@ -84,7 +113,9 @@ ones_like = op(f"ones_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTOR
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
               memory_format=None):
     """A tensor shaped like ``self`` filled with ``fill_value``."""
-    return np.full(self.shape, fill_value, dtype=dtype.np if dtype is not None else self.dtype)
+    out = empty_in_format(self, dtype.np if dtype is not None else self.dtype, memory_format)
+    out[...] = fill_value
+    return out
 
 
 @op(f"eye(int n, int? m=None, *, {_OPTS}) -> Tensor", kind=FACTORY, method=False)
@@ -158,16 +189,9 @@ def _arange_floating(start, step, n: int, d: np.dtype) -> np.ndarray:
 
 def _chunks(n: int) -> list:
     """How PyTorch's ``parallel_for`` splits ``range(n)`` over its threads (one chunk up to the grain size)."""
-    threads = min(_num_threads(), -(-n // _GRAIN)) if n else 1
+    threads = min(get_num_threads(), -(-n // _GRAIN)) if n else 1
     size = -(-n // threads) if n else 0
     return [(t * size, min(n, (t + 1) * size)) for t in range(threads) if t * size < n]
-
-
-def _num_threads() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 _GRAIN = 32768  # beyond this PyTorch splits the range across threads

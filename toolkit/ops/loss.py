@@ -2,8 +2,10 @@
 
 ``reduction`` is aten's int enum (0 none, 1 mean, 2 sum); ``toolkit.nn.functional``
 maps PyTorch's strings (and the legacy ``size_average``/``reduce`` pair) onto it.
-Kernels are vectorized numpy; derivatives are written with registered ops, so
-double backward works. ``nll_loss_nd`` lives in ``loss_nll.py``.
+``torch.kl_div`` and ``torch.binary_cross_entropy_with_logits`` default ``reduction``
+to 0 ('none'), as PyTorch's Python bindings of them do (they do not read aten's
+``Mean`` default). Kernels are vectorized numpy; derivatives are written with
+registered ops, so double backward works. ``nll_loss_nd`` lives in ``loss_nll.py``.
 """
 
 from __future__ import annotations
@@ -257,9 +259,9 @@ def _(rng):
 
 
 @op("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-    "int reduction=1) -> Tensor", kind=NN, method=False, namespace="ops.aten",
+    "int reduction=0) -> Tensor", kind=NN, method=False,
     nondiff_args=("weight", "pos_weight"), refuse_grad_args=("weight", "pos_weight"))
-def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=MEAN):
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=NONE):
     """Binary cross entropy on logits: ``(1 - t) x - l log_sigmoid(x)``, ``l = 1 + (pos_weight - 1) t``, stable.
 
     The result has ``target``'s dtype, as aten's in-place arithmetic on ``1 - target`` gives.
@@ -320,9 +322,9 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # kl_div
 # ---------------------------------------------------------------------------------------------
-@op("kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor", kind=NN,
-    method=False, namespace="ops.aten", promote_args=("self", "target"))
-def kl_div(self, target, reduction=MEAN, log_target=False):
+@op("kl_div(Tensor self, Tensor target, int reduction=0, *, bool log_target=False) -> Tensor", kind=NN,
+    method=False, promote_args=("self", "target"))
+def kl_div(self, target, reduction=NONE, log_target=False):
     """Pointwise KL divergence ``t (log t - x)`` (``exp(t) (t - x)`` for log targets); ``x`` holds log-probabilities."""
     check_loss_input("kl_div", self, reduction)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -162,3 +162,64 @@ def _(rng):
     yield (rng.uniform(-3, 0, (2, 3, 2, 2)), rng.integers(0, 3, (2, 2, 2)), rng.uniform(0.5, 2, (3,))), {}
     yield (rng.uniform(-3, 0, (2, 3, 4)), rng.integers(0, 3, (2, 4))), {"reduction": NONE}
     yield (rng.uniform(-3, 0, (0, 3)), np.zeros(0, np.int64)), {"reduction": SUM}
+
+
+# ---------------------------------------------------------------------------------------------
+# poisson_nll_loss
+# ---------------------------------------------------------------------------------------------
+@op("poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor",
+    kind=NN, method=False)
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    """Poisson negative log likelihood of ``target`` given the rate ``input`` (its log when ``log_input``);
+    ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1."""
+    check_reduction(reduction)
+    dtype = np.result_type(input, target)
+    if dtype.kind != "f":
+        dtype = np.dtype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        loss = np.exp(input) - target * input if log_input else input - target * np.log(input + eps)
+        if full:
+            stirling = target * np.log(target) - target + 0.5 * np.log(2 * math.pi * target)
+            loss = loss + np.where(target <= 1, 0, stirling)
+    loss = np.asarray(loss).astype(dtype, copy=False)
+    if reduction == MEAN:
+        return np.asarray(np.mean(loss) if loss.size else np.nan, dtype=dtype)
+    return np.asarray(np.sum(loss), dtype=dtype) if reduction == SUM else loss
+
+
+@poisson_nll_loss.meta_rule
+def _(input, target, log_input, full, eps, reduction):
+    check_reduction(reduction)
+    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    dtype = _dt.result_type_from([t.dtype for t in (input, target) if len(t.shape)],
+                                 [t.dtype for t in (input, target) if not len(t.shape)], [])
+    if not dtype.is_floating_point:
+        dtype = _dt.get_default_dtype()
+    return TensorMeta(shape if reduction == NONE else (), dtype, input.device)
+
+
+@poisson_nll_loss.grad
+def _(grad, input, target, log_input, full, eps, reduction, needs_input_grad):
+    shape = tuple(np.broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    g = grad
+    if reduction != NONE:
+        n = math.prod(shape)
+        g = (grad / n if reduction == MEAN and n else grad).expand(shape)
+    gi = gt = None
+    if needs_input_grad[0]:
+        d = input.exp() - target if log_input else 1 - target / (input + eps)
+        gi = (g * d).sum_to_size(tuple(input.shape))
+    if needs_input_grad[1]:
+        d = -input if log_input else -(input + eps).log()
+        if full:
+            d = d + (target.log() + 0.5 / target).masked_fill(target <= 1, 0)
+        gt = (g * d).sum_to_size(tuple(target.shape))
+    return gi, gt
+
+
+@poisson_nll_loss.sample_inputs
+def _(rng):
+    for r in (NONE, MEAN, SUM):
+        yield (rng.uniform(-1, 1, (3, 4)), rng.uniform(0, 3, (3, 4)), True, False, 1e-8, r), {}
+    yield (rng.uniform(0.2, 2, (3, 4)), rng.uniform(0, 3, (3, 4)), False, True, 1e-8, MEAN), {}
+    yield (rng.uniform(-1, 1, (5,)), rng.uniform(1.5, 3, (5,)), True, True, 1e-8, SUM), {}

@@ -101,7 +101,7 @@ def _(grad, input, weight, bias, needs_input_grad):
 
 
 @op("bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN,
-    method=False, namespace="nn.functional")
+    method=False)
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``."""
     _bilinear_check(input1.shape, input2.shape, weight.shape, None if bias is None else bias.shape)
@@ -163,7 +163,7 @@ def _embedding_check(weight_shape, indices_dtype):
 
 
 @op("embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, "
-    "bool sparse=False) -> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("indices",))
+    "bool sparse=False) -> Tensor", kind=NN, method=False, nondiff_args=("indices",))
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by ``indices``: output shape ``indices.shape + (embedding_dim,)``."""
     _embedding_check(weight.shape, indices.dtype)

@@ -19,7 +19,19 @@ from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
-from .elementwise import compute_dtype, div, floor_quotient, int_divisor_check, not_implemented
+from .elementwise import (
+    absolute,
+    compute_dtype,
+    div,
+    floor_quotient,
+    int_divisor_check,
+    mul,
+    neg,
+    not_implemented,
+    sign,
+    sub,
+    trunc,
+)
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, OpDef, op
 
 
@@ -28,11 +40,12 @@ def is_number(v) -> bool:
     return isinstance(v, numbers.Number)
 
 
-def alias(d: OpDef, name: str, schema: str | None = None) -> OpDef:
+def alias(d: OpDef, name: str, schema: str | None = None, doc: str | None = None) -> OpDef:
     """Register ``name`` as another name of op ``d`` (``clip`` for ``clamp``): same kernel, rules and samples.
 
     ``schema`` gives the alias its own schema where PyTorch's takes fewer arguments (``true_divide`` has no
-    ``rounding_mode``); the arguments it leaves out keep their defaults.
+    ``rounding_mode``); the arguments it leaves out keep their defaults. ``doc`` replaces the generated
+    docstring where the alias is an op of its own in PyTorch (``sgn`` is ``sign`` for real dtypes).
     """
     a = op(
         schema or str(d.schema).replace(d.schema.name, name, 1),
@@ -52,7 +65,7 @@ def alias(d: OpDef, name: str, schema: str | None = None) -> OpDef:
         numbers_as_tensors=d.numbers_as_tensors,
         overlap_ok=d.overlap_ok,
         no_overlap=d.no_overlap,
-        doc=f"Alias of :func:`{d.name}`.\n\n{d.doc}",
+        doc=doc or f"Alias of :func:`{d.name}`.\n\n{d.doc}",
     )(d.kernels["cpu"])
     if d.derivative is not None:
         a.grad(d.derivative)
@@ -125,9 +138,18 @@ def _(grad, self, exponent, result, needs_input_grad):
     return g_self, g_exp
 
 
-# ----------------------------------------------------------------------------- division and modulo
+# ----------------------------------------------------------------------------- other names of arithmetic
 divide = alias(div, "divide")
 true_divide = alias(div, "true_divide", "true_divide(Tensor self, Tensor other) -> Tensor")
+multiply = alias(mul, "multiply")
+subtract = alias(sub, "subtract")
+negative = alias(neg, "negative")
+absolute_alias = alias(absolute, "absolute")
+fix = alias(trunc, "fix")
+sgn = alias(sign, "sgn", doc="The sign of each element: ``sign`` for real dtypes (bool and integers keep their dtype).")
+
+
+# ----------------------------------------------------------------------------- division and modulo
 
 
 @op("floor_divide(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self // other", inplace=True,

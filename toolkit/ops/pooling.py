@@ -1,5 +1,8 @@
 """Pooling: max_pool1d/2d (and their with_indices forms), avg_pool2d, adaptive_avg_pool2d, and their backward ops.
 
+(3-d, adaptive, fractional and 1-d average pooling, and unpooling, live in the
+``pooling_*``, ``fractional_pool`` and ``unpool`` modules beside this one.)
+
 Max pooling runs one compiled pass that yields values and flat per-plane
 indices; its backward scatters through those indices, and that backward's own
 derivative gathers through them, so double backward works. Average pooling
@@ -26,7 +29,7 @@ def _two(v, name: str, op_name: str) -> tuple:
     return v
 
 
-def _out_size(size, k, pad, stride, dil, ceil_mode):
+def pooling_output_size(size, k, pad, stride, dil, ceil_mode):
     """PyTorch's pooling_output_shape."""
     if stride == 0:
         raise RuntimeError("stride should not be zero")
@@ -46,8 +49,8 @@ def pool_shape(name, shape, kernel_size, stride, padding, dilation, ceil_mode):
     d = _two(dilation, "dilation", name)
     if len(shape) not in (3, 4) or any(n == 0 for n in shape[-3:]):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    ho = _out_size(shape[-2], k[0], p[0], s[0], d[0], ceil_mode)
-    wo = _out_size(shape[-1], k[1], p[1], s[1], d[1], ceil_mode)
+    ho = pooling_output_size(shape[-2], k[0], p[0], s[0], d[0], ceil_mode)
+    wo = pooling_output_size(shape[-1], k[1], p[1], s[1], d[1], ceil_mode)
     if k[0] <= 0 or k[1] <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}")
     if s[0] <= 0 or s[1] <= 0:
@@ -88,7 +91,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
 
 
-@op("max_pool2d" + _MP2 + " -> Tensor", kind=NN, method=False, namespace="nn.functional")
+@op("max_pool2d" + _MP2 + " -> Tensor", kind=NN, method=False)
 def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """2-d max pooling over a (N, C, H, W) or (C, H, W) input."""
     return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")[0]
@@ -145,7 +148,7 @@ def _(grad, indices):
 
 
 @op("max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, "
-    "bool ceil_mode=False) -> Tensor", kind=NN, method=False, namespace="nn.functional")
+    "bool ceil_mode=False) -> Tensor", kind=NN, method=False)
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling over a (N, C, L) or (C, L) input."""
     _check_1d(self.shape)
@@ -207,7 +210,7 @@ max_pool2d_with_indices.sample_inputs(_mp_samples)
 
 
 @op("max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, "
-    "int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kind=NN, method=False, namespace="nn.functional")
+    "int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kind=NN, method=False)
 def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling returning the values and each maximum's index along the last dimension."""
     _check_1d(self.shape)
@@ -363,7 +366,7 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # Adaptive average pooling
 # ---------------------------------------------------------------------------------------------
-def _avg_matrix(size: int, out: int, dtype) -> np.ndarray:
+def adaptive_avg_matrix(size: int, out: int, dtype) -> np.ndarray:
     """(out, size) matrix averaging PyTorch's adaptive windows [floor(i*size/out), ceil((i+1)*size/out))."""
     m = np.zeros((out, size), dtype)
     for i in range(out):
@@ -400,7 +403,7 @@ def adaptive_avg_pool2d(self, output_size):
     h, w = self.shape[-2:]
     if h % max(ho, 1) == 0 and w % max(wo, 1) == 0 and ho and wo:
         return self.reshape(self.shape[:-2] + (ho, h // ho, wo, w // wo)).mean(axis=(-3, -1), dtype=self.dtype)
-    return _avg_matrix(h, ho, self.dtype) @ self @ _avg_matrix(w, wo, self.dtype).T
+    return adaptive_avg_matrix(h, ho, self.dtype) @ self @ adaptive_avg_matrix(w, wo, self.dtype).T
 
 
 @adaptive_avg_pool2d.meta_rule
@@ -429,7 +432,7 @@ def _adaptive_avg_pool2d_backward(grad_output, self):
     h, w = self.shape[-2:]
     ho, wo = grad_output.shape[-2:]
     g = grad_output.astype(self.dtype, copy=False)
-    return _avg_matrix(h, ho, self.dtype).T @ g @ _avg_matrix(w, wo, self.dtype)
+    return adaptive_avg_matrix(h, ho, self.dtype).T @ g @ adaptive_avg_matrix(w, wo, self.dtype)
 
 
 @_adaptive_avg_pool2d_backward.meta_rule

@@ -1,4 +1,5 @@
-"""Random ops: rand, randn, randint, randperm, normal, bernoulli, multinomial and their ``*_like`` forms.
+"""Random ops: rand, randn, randint, randperm, normal, bernoulli, multinomial, poisson, binomial and the
+``*_like`` forms.
 
 Every op draws from a ``Generator`` (the ``generator=`` argument, else
 ``toolkit.default_generator``) with PyTorch's CPU algorithms, so after
@@ -24,11 +25,14 @@ from .random_inplace import (  # registers the in-place fills
     check_floating,
     empty_like,
     exponential_,
+    in_memory_order,
     normal_,
+    not_implemented,
     random_from_,
     sample_normal,
     sample_random,
     sample_uniform,
+    shaped_like,
     uniform_,
 )
 from .registry import RANDOM, op
@@ -307,6 +311,61 @@ class _MetaArray:
         self.dtype = t.dtype.np if isinstance(t.dtype, _dt.dtype) else np.dtype(t.dtype)
 
 
+@op("poisson(Tensor self, Generator? generator=None) -> Tensor", kind=RANDOM, method=False,
+    differentiable=False)
+def poisson(self, generator=None):
+    """One Poisson sample per rate in ``self``, in ``self``'s dtype; equal to PyTorch's for the same seed
+    (ATen's ``sample_poisson``: products of uniforms below rate 10, Hörmann's rejection above)."""
+    if self.dtype.kind != "f":
+        raise not_implemented("poisson_cpu", self.dtype)
+    if self.size and not (self >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    counts = D.poisson(get_generator(generator), in_memory_order(self, self))
+    return shaped_like(self, counts.astype(np.float64)).astype(self.dtype)
+
+
+@poisson.grad
+def _(grad, self):
+    return (api.zeros_like(self),)
+
+
+@poisson.meta_rule
+def _(self, generator=None):
+    return TensorMeta(self.shape, self.dtype, self.device)
+
+
+def _binomial_checks(count_dtype: np.dtype, prob_dtype: np.dtype) -> None:
+    if count_dtype.kind != "f":
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {_dt.title(count_dtype)}")
+    if prob_dtype != count_dtype:
+        raise RuntimeError(f"Found dtype {_dt.title(prob_dtype)} but expected {_dt.title(count_dtype)}")
+    if count_dtype not in (np.float32, np.float64):
+        raise not_implemented("binomial_cpu", count_dtype)
+
+
+@op("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor", kind=RANDOM, method=False,
+    differentiable=False)
+def binomial(count, prob, generator=None):
+    """Successes in ``count`` Bernoulli(``prob``) trials, per element (broadcast); equal to PyTorch's for
+    the same seed in float64 (ATen's ``sample_binomial``: geometric inversion for means below 10, BTRS
+    rejection above)."""
+    _binomial_checks(count.dtype, prob.dtype)
+    shape = broadcast_shapes(count.shape, prob.shape)
+    cb, pb = np.broadcast_to(count, shape), np.broadcast_to(prob, shape)
+    like = cb if cb.ndim <= 1 or cb.flags.c_contiguous else np.empty(shape)
+    draws = D.binomial(get_generator(generator), in_memory_order(like, cb), in_memory_order(like, pb))
+    return shaped_like(like, draws).astype(count.dtype)
+
+
+binomial.grad(_normal_zero_grads)
+
+
+@binomial.meta_rule
+def _(count, prob, generator=None):
+    _binomial_checks(_MetaArray(count).dtype, _MetaArray(prob).dtype)
+    return TensorMeta(broadcast_shapes(tuple(count.shape), tuple(prob.shape)), count.dtype, count.device)
+
+
 # ---------------------------------------------------------------------------------------------
 # Samples for the registry-generated tests (which check shapes and dtypes; values are compared
 # with PyTorch under equal seeds in tests/ops/test_random.py).
@@ -411,3 +470,16 @@ def _(rng):
     yield (rng.random((3, 5)) + 0.1, 4), {"replacement": True}
     yield (rng.random((2, 5)) + 0.1, 1), {}
     yield (rng.random(4).astype(np.float32) + 0.1, 4, False), {}
+
+
+@poisson.sample_inputs
+def _(rng):
+    yield (rng.random((3, 4)) * 20,), {}
+    yield (rng.random((4, 3)).T.astype(np.float32) * 5,), {}
+    yield (np.zeros((0, 2)),), {}
+
+
+@binomial.sample_inputs
+def _(rng):
+    yield (np.floor(rng.random((3, 4)) * 50), rng.random((3, 4))), {}
+    yield (np.full((2, 1), 30.0, dtype=np.float32), rng.random((1, 3)).astype(np.float32)), {}

@@ -1,4 +1,5 @@
-"""In-place random fills: ``uniform_``, ``normal_``, ``random_``, ``bernoulli_``, ``exponential_``.
+"""In-place random fills: ``uniform_``, ``normal_``, ``random_``, ``bernoulli_``, ``exponential_``,
+``cauchy_``, ``log_normal_``, ``geometric_``.
 
 They are registry ops of kind INPLACE that are not derived from a functional
 op: the kernel computes the new values of ``self`` (in the order PyTorch
@@ -200,7 +201,44 @@ def random_(self, generator=None):
     return shaped_like(self, D.random_full(get_generator(generator), self.size, self.dtype))
 
 
-for _o in (uniform_, normal_, exponential_, bernoulli_tensor_, bernoulli_float_, random_from_, random_to_, random_):
+@op("cauchy_(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    function=False)
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    """Fill with Cauchy samples, ``median + sigma * tan(pi * (u - 1/2))``, drawn as PyTorch's CPU kernel
+    draws them (one 53-bit uniform per element, in double)."""
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+    if self.dtype.kind != "f":
+        name = _C_NAME.get(self.dtype.name, self.dtype.name)
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {name}")
+    return shaped_like(self, D.cauchy(get_generator(generator), self.size, self.dtype, median, sigma))
+
+
+@op("log_normal_(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor",
+    kind=INPLACE, function=False)
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    """Fill with ``exp(N(mean, std))`` samples from PyTorch's scalar normal sampler (``mean`` and ``std``
+    are those of the underlying normal)."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    check_floating("log_normal_cpu", self.dtype)
+    return shaped_like(self, D.log_normal(get_generator(generator), self.size, self.dtype, mean, std))
+
+
+@op("geometric_(Tensor self, float p, *, Generator? generator=None) -> Tensor", kind=INPLACE, function=False)
+def geometric_(self, p, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...); integer dtypes
+    too, as in PyTorch."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+    if self.dtype == np.bool_:
+        raise not_implemented("geometric_cpu", self.dtype)
+    return shaped_like(self, D.geometric(get_generator(generator), self.size, self.dtype, p))
+
+
+for _o in (uniform_, normal_, exponential_, bernoulli_tensor_, bernoulli_float_, random_from_, random_to_, random_,
+           cauchy_, log_normal_, geometric_):
     _o.meta_rule(_self_meta)
     if _o is not bernoulli_tensor_:
         _o.grad(_zero_grad)

@@ -435,13 +435,13 @@ _cumsum_kernel, _cumsum_meta = _scan(np.cumsum, "cumsum")
 _cumprod_kernel, _cumprod_meta = _scan(np.cumprod, "cumprod")
 
 
-@op("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION)
+@op("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, inplace=True)
 def cumsum(self, dim, dtype=None):
     """Running sum along ``dim``; integers and bool accumulate in int64 unless ``dtype`` is given."""
     return _cumsum_kernel(self, dim, dtype)
 
 
-@op("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION)
+@op("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, inplace=True)
 def cumprod(self, dim, dtype=None):
     """Running product along ``dim``; integers and bool accumulate in int64 unless ``dtype`` is given."""
     return _cumprod_kernel(self, dim, dtype)

@@ -313,3 +313,98 @@ def _(rng):
     yield (x,), {"offset": 2, "dim1": 1, "dim2": -1}
     yield (rng.standard_normal(3),), {}
     yield (rng.standard_normal((0, 2)),), {}
+
+
+# ---------------------------------------------------------------------------------------------
+# rot90, diagflat
+# ---------------------------------------------------------------------------------------------
+def rot90_dims(ndim: int, dims) -> tuple:
+    """The two wrapped dims of ``rot90``'s plane, after PyTorch's checks."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {ndim}")
+    d0, d1 = wrap_dim(dims[0], ndim, "rot90"), wrap_dim(dims[1], ndim, "rot90")
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    return d0, d1
+
+
+@op("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", kind=SHAPE, composite=True)
+def rot90(self, k=1, dims=(0, 1)):
+    """Rotate by ``k`` quarter turns in the plane of ``dims``, from the first dim towards the second (a copy).
+
+    As PyTorch composes it: ``flip`` then ``transpose`` (a quarter turn), ``flip`` of both dims (a half turn).
+    """
+    d0, d1 = rot90_dims(self.ndim, dims)
+    k %= 4
+    if k == 1:
+        return self.flip([d1]).transpose(d0, d1)
+    if k == 2:
+        return self.flip([d0, d1])
+    if k == 3:
+        return self.flip([d0]).transpose(d0, d1)
+    return self.clone()
+
+
+@rot90.meta_rule
+def _(self, k=1, dims=(0, 1)):
+    d0, d1 = rot90_dims(len(self.shape), dims)
+    shape = list(self.shape)
+    if k % 2:
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+    return TensorMeta(tuple(shape), self.dtype, self.device)
+
+
+@rot90.grad
+def _(grad, k, dims):
+    return grad.rot90(-k, dims)
+
+
+@rot90.sample_inputs
+def _(rng):
+    x = rng.standard_normal((2, 3))
+    yield (x,), {}
+    yield (x, 2), {}
+    yield (x, -1, [1, 0]), {}
+    yield (x.T, 3), {}
+    y = rng.standard_normal((2, 3, 4))
+    yield (y, 5, (0, -1)), {}
+    yield (y,), {"k": 1, "dims": [2, 1]}
+    yield (x, 0), {}
+
+
+def diagflat_size(shape: tuple, offset: int) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n + abs(offset)
+
+
+@op("diagflat(Tensor self, int offset=0) -> Tensor", kind=SHAPE, composite=True)
+def diagflat(self, offset=0):
+    """A square matrix with the flattened input on diagonal ``offset`` (above the main one when positive):
+    ``diag`` of the flattened input, as PyTorch composes it."""
+    return api.diag(self.reshape(-1), offset)
+
+
+@diagflat.meta_rule
+def _(self, offset=0):
+    m = diagflat_size(tuple(self.shape), offset)
+    return TensorMeta((m, m), self.dtype, self.device)
+
+
+@diagflat.grad
+def _(grad, self_shape, offset):
+    return grad.diagonal(offset).reshape(self_shape)
+
+
+@diagflat.sample_inputs
+def _(rng):
+    yield (rng.standard_normal(3),), {}
+    yield (rng.standard_normal((2, 3)), 1), {}
+    yield (rng.standard_normal((3, 2)).T, -2), {}
+    yield (rng.standard_normal(()),), {"offset": -1}
+    yield (np.arange(4), 0), {}
+    yield (rng.standard_normal(0),), {}

@@ -1,4 +1,4 @@
-"""Sorting and order statistics: sort, argsort, topk, kthvalue, median, mode, unique.
+"""Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, mode.
 
 Sorting is stable, so among equal values the earlier element comes first
 (descending too), and NaN sorts as the largest value, as in PyTorch. Ops that
@@ -131,6 +131,32 @@ sort.sample_inputs(_sort_samples)
 sort_stable.sample_inputs(_stable_samples)
 argsort.sample_inputs(_sort_samples)
 argsort_stable.sample_inputs(_stable_samples)
+
+
+@op("msort(Tensor self) -> Tensor", kind=SHAPE, composite=True)
+def msort(self):
+    """``self`` sorted along its first dim (the values of ``sort(self, 0)``), as PyTorch composes it."""
+    return api.sort(self, 0)[0]
+
+
+@msort.meta_rule
+def _(self):
+    return _sort_meta(self, 0, "msort")[0]
+
+
+@msort.grad
+def _(grad, self):
+    return scatter_back(grad, api.sort(self.detach(), 0)[1], 0, tuple(self.shape))
+
+
+@msort.sample_inputs
+def _(rng):
+    yield (rng.permutation(12).reshape(4, 3) / 4.0,), {}
+    yield (rng.permutation(12).reshape(3, 4).T / 4.0,), {}
+    yield (rng.permutation(5) / 4.0,), {}
+    yield (np.array([3, 1, 3, 2, 1, 1]),), {}
+    yield (np.array(0.5),), {}
+    yield (np.zeros((0, 3)),), {}
 
 
 # ----------------------------------------------------------------------------- topk, kthvalue
@@ -312,7 +338,7 @@ def _(self, dim, keepdim=False):
 
 @median.grad
 def _(grad, self, result):
-    return evenly_distribute(grad, self, result)
+    return evenly_distribute(grad, self, result, nan_selects=True)
 
 
 @median_dim.grad
@@ -398,85 +424,3 @@ def _(rng):
     yield (np.array(0.5),), {}
     yield (np.zeros((0, 3)), 1), {}
     yield (np.array([True, False, False]),), {}
-
-
-# ----------------------------------------------------------------------------- unique
-def _unique_result(*outputs):
-    """``unique`` returns the tensor alone, or a tuple when inverse indices or counts were asked for."""
-    return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
-def _check_unique_dim(shape, dim):
-    if dim is None:
-        return None
-    if not shape:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = wrap_dim(dim, len(shape), "unique")
-    if any(s == 0 for i, s in enumerate(shape) if i != d):
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
-    return d
-
-
-def _unique_parts(self: np.ndarray, dim):
-    d = _check_unique_dim(self.shape, dim)
-    if d is None:
-        values, inverse, counts = np.unique(self.reshape(-1), return_inverse=True, return_counts=True,
-                                            equal_nan=False)
-        return values, inverse.reshape(self.shape), counts
-    if self.shape[d] == 0:
-        return self.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    values, inverse, counts = np.unique(self, return_inverse=True, return_counts=True, axis=d)
-    return values, inverse.reshape(-1), counts
-
-
-@op("unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) "
-    "-> (Tensor, Tensor, Tensor)", kind=SHAPE, differentiable=False)
-def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct values (or slices along ``dim``) in ascending order, with inverse indices and counts on request.
-
-    Returns a tensor, or a tuple ``(values, inverse, counts)`` holding the parts asked for, as ``torch.unique``.
-    """
-    values, inverse, counts = _unique_parts(self, dim)
-    out = [values]
-    if return_inverse:
-        out.append(inverse.astype(np.int64, copy=False))
-    if return_counts:
-        out.append(counts.astype(np.int64, copy=False))
-    return tuple(out)
-
-
-unique.return_type = _unique_result
-
-
-@unique.meta_rule
-def _(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    shape = tuple(self.shape)
-    d = _check_unique_dim(shape, dim)
-    data = getattr(self, "_data", None)
-    n = len(_unique_parts(data, dim)[2]) if isinstance(data, np.ndarray) else None  # known only for real data
-    if d is None:
-        out = [TensorMeta((n,), self.dtype, self.device)]
-        inverse = shape
-    else:
-        out = [TensorMeta(shape[:d] + (n,) + shape[d + 1:], self.dtype, self.device)]
-        inverse = (shape[d],)
-    if return_inverse:
-        out.append(TensorMeta(inverse, _dt.int64, self.device))
-    if return_counts:
-        out.append(TensorMeta((n,), _dt.int64, self.device))
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-@unique.sample_inputs
-def _(rng):
-    x = np.array([3.0, 1.0, 3.0, 2.0, 1.0, 1.0, 3.0])
-    yield (x,), {}
-    yield (x,), {"return_inverse": True, "return_counts": True}
-    yield (x.reshape(1, 7),), {"return_counts": True}
-    yield (rng.integers(0, 3, (4, 3)).astype(np.float64).T,), {"return_inverse": True}
-    yield (np.array([[1, 2], [1, 2], [0, 5]]),), {"dim": 0, "return_inverse": True, "return_counts": True}
-    yield (np.array([[1, 2, 1], [3, 4, 3]]),), {"dim": -1}
-    yield (np.array(2.0),), {"return_inverse": True}
-    yield (np.zeros((0, 2)),), {"return_inverse": True, "return_counts": True}
-    yield (np.zeros((0, 2)),), {"dim": 0}
-    yield (np.array([True, False, True]),), {"return_counts": True}

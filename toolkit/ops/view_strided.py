@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
@@ -224,3 +225,238 @@ def _(rng):
     yield (rng.standard_normal(2), [3, 4], 2, 0, 1), {}
     yield (rng.standard_normal((3, 1)), [2, 3, 4], 1, 2, 0), {}
     yield (rng.standard_normal((0,)), [3, 4], 5, 0, 1), {}
+
+
+# ---------------------------------------------------------------------------------------------
+# as_strided, as_strided_scatter, slice_inverse: any geometry over the storage
+# ---------------------------------------------------------------------------------------------
+def _storage_root(a: np.ndarray) -> tuple:
+    """(the array owning ``a``'s memory, ``a``'s offset in it in elements)."""
+    root = a.base if isinstance(a.base, np.ndarray) else a
+    if a.size == 0 or root is a:
+        return root, 0
+    return root, (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
+
+
+def check_geometry(size, stride, storage_offset: int, itemsize: int, storage_size: int) -> None:
+    """PyTorch's checks of an ``as_strided`` geometry against a storage of ``storage_size`` elements."""
+    size, stride = list(size), list(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {stride}")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"as_strided: Trying to create tensor with negative dimension: {size}")
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    if all(size):
+        need = storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+        if need > storage_size:
+            raise RuntimeError(
+                f"setStorage: sizes {size}, strides {stride}, storage offset {storage_offset}, and itemsize {itemsize} "
+                f"requiring a storage size of {need * itemsize} are out of bounds for storage of size "
+                f"{storage_size * itemsize}")
+
+
+def storage_view(a: np.ndarray, size, stride, storage_offset) -> np.ndarray:
+    """``a.as_strided(size, stride, storage_offset)``: a view of the memory of the array owning ``a``'s data."""
+    root, own_offset = _storage_root(a)
+    offset = own_offset if storage_offset is None else storage_offset
+    check_geometry(size, stride, offset, a.itemsize, root.size)
+    strides = tuple(s * a.itemsize for s in stride)
+    if root.flags.c_contiguous or root.flags.f_contiguous:
+        try:
+            return np.ndarray(tuple(size), a.dtype, buffer=root, offset=offset * a.itemsize, strides=strides)
+        except (TypeError, ValueError):
+            pass
+    start = root.reshape(-1, order="A")[offset:] if root.size else root.reshape(-1)
+    return as_strided(start, tuple(size), strides)
+
+
+def dense_strides(shape: tuple, strides: tuple) -> tuple:
+    """Element strides of a dense tensor whose dims are laid out in the order of ``strides`` (``clone``'s layout)."""
+    order = sorted(range(len(shape)), key=lambda i: (-strides[i], -i))
+    out, step = [0] * len(shape), 1
+    for i in reversed(order):
+        out[i] = step
+        step *= max(shape[i], 1)
+    return tuple(out)
+
+
+def window_elements(shape: tuple, strides: tuple, offset: int, size, stride, storage_offset: int) -> np.ndarray:
+    """For each element of the window ``size``/``stride``/``storage_offset`` (in row-major order), the row-major
+    index of the element of a tensor of ``shape``/``strides``/``offset`` at the same storage position, or -1."""
+
+    def positions(sh, st, off):
+        pos = np.full(tuple(sh), off, np.int64)
+        for d, (n, s) in enumerate(zip(sh, st)):
+            pos += (np.arange(n, dtype=np.int64) * s).reshape((-1,) + (1,) * (len(sh) - d - 1))
+        return pos.reshape(-1)
+
+    mine, window = positions(shape, strides, offset), positions(size, stride, storage_offset)
+    order = np.argsort(mine, kind="stable")
+    ranked = mine[order]
+    at = np.clip(np.searchsorted(ranked, window), 0, max(len(ranked) - 1, 0))
+    if not len(ranked):
+        return np.full(window.shape, -1, np.int64)
+    return np.where(ranked[at] == window, order[at], -1)
+
+
+def _geometry(t) -> tuple:
+    """(shape, element strides, storage offset) of a tensor or an array."""
+    if isinstance(t, np.ndarray):
+        return t.shape, tuple(s // t.itemsize for s in t.strides), _storage_root(t)[1]
+    return tuple(t.shape), tuple(t.stride()), t.storage_offset()
+
+
+@op("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+    kind=VIEW)
+def as_strided_op(self, size, stride, storage_offset=None):
+    """A view of ``self``'s storage with any geometry: ``size``, element ``stride`` and ``storage_offset``
+    (``self``'s own offset by default). Elements may overlap; the geometry must fit in the storage."""
+    return storage_view(self, size, stride, storage_offset)
+
+
+@as_strided_op.meta_rule
+def _(self, size, stride, storage_offset=None):
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    return TensorMeta(tuple(size), self.dtype, self.device)
+
+
+@as_strided_op.grad
+def _(grad, self, size, stride, storage_offset):
+    shape, strides, offset = _geometry(self)
+    start = offset if storage_offset is None else storage_offset
+    k = window_elements(shape, strides, offset, size, stride, start)
+    hit = np.nonzero(k >= 0)[0]
+    flat = grad.reshape(-1)
+    picked = api.index_select(flat, 0, grad.new_tensor(hit, dtype=_dt.int64))
+    total = grad.new_zeros((int(np.prod(shape)),))
+    return api.index_add(total, 0, grad.new_tensor(k[hit], dtype=_dt.int64), picked).reshape(shape)
+
+
+@as_strided_op.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, (2, 2), (1, 2)), {}
+    yield (x, (3, 3), (4, 1), 1), {}
+    yield (x, (4, 3), (1, 1)), {}  # overlapping windows
+    yield (x.T, (2, 3), (1, 4)), {}
+    yield (x, (5,), (2,)), {"storage_offset": 2}
+    yield (x, (0, 2), (1, 1)), {}
+
+
+def _scatter_index(self, size, stride, storage_offset) -> np.ndarray:
+    """Row-major indices of ``self``'s elements that ``as_strided_scatter`` overwrites, in the window's order."""
+    shape, strides, _ = _geometry(self)
+    layout = dense_strides(shape, strides)
+    return window_elements(shape, layout, 0, size, stride, 0 if storage_offset is None else storage_offset)
+
+
+def _check_src(name: str, src_shape, slice_shape) -> None:
+    if tuple(src_shape) != tuple(slice_shape):
+        raise RuntimeError(f"{name}: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src_shape)}, slice size = {list(slice_shape)}")
+
+
+@op("as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
+    "-> Tensor", kind=SHAPE)
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """A copy of ``self`` (laid out as ``clone`` lays it out) with the window ``size``/``stride``/``storage_offset``
+    of its storage replaced by ``src``: the functional form of ``self.as_strided(...).copy_(src)``."""
+    shape, strides, _ = _geometry(self)
+    check_geometry(size, stride, 0 if storage_offset is None else storage_offset, self.itemsize, self.size)
+    _check_src("as_strided_scatter", src.shape, size)
+    out = np.array(self, copy=True).reshape(-1)
+    out[_scatter_index(self, size, stride, storage_offset)] = np.reshape(src, -1)
+    return out.reshape(shape)
+
+
+@as_strided_scatter.meta_rule
+def _(self, src, size, stride, storage_offset=None):
+    _check_src("as_strided_scatter", src.shape, size)
+    return TensorMeta(tuple(self.shape), self.dtype, self.device)
+
+
+@as_strided_scatter.grad
+def _(grad, self, src_shape, size, stride, storage_offset, needs_input_grad):
+    k = grad.new_tensor(_scatter_index(self, size, stride, storage_offset), dtype=_dt.int64)
+    g_self = g_src = None
+    if needs_input_grad[0]:
+        g_self = grad.reshape(-1).index_fill(0, k, 0).reshape(tuple(self.shape))
+    if needs_input_grad[1]:
+        g_src = api.index_select(grad.reshape(-1), 0, k).reshape(src_shape)
+    return g_self, g_src
+
+
+@as_strided_scatter.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, rng.standard_normal((2, 2)), (2, 2), (1, 4)), {}
+    yield (x, rng.standard_normal(3), (3,), (5,), 0), {}
+    yield (x.T, rng.standard_normal((2, 3)), (2, 3), (1, 4)), {}
+    yield (x, rng.standard_normal(4)), {"size": (4,), "stride": (2,), "storage_offset": 3}
+
+
+@op("slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+    "-> Tensor(a)", kind=VIEW, nondiff_args=("src",))
+def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
+    """The inverse of ``slice``: ``self`` (a slice of ``src``) seen with ``src``'s geometry, as a view of
+    ``self``'s storage (``self.as_strided(src.size(), src.stride(), src.storage_offset())``)."""
+    return storage_view(self, *_geometry(src))
+
+
+@slice_inverse.meta_rule
+def _(self, src, dim=0, start=None, end=None, step=1):
+    return TensorMeta(tuple(src.shape), self.dtype, self.device)
+
+
+@slice_inverse.grad
+def _(grad, dim, start, end, step):
+    return api.slice(grad, dim, start, end, step), None
+
+
+@slice_inverse.sample_inputs
+def _(rng):  # the samples' tensors get storages of their own, so only a whole-dim slice fits in self's
+    x = rng.standard_normal((3, 4))
+    yield (x, x.copy(), 0, 0, None), {}
+    yield (x, x.copy()), {"dim": 1, "start": 0, "end": 4, "step": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# diagonal_scatter
+# ---------------------------------------------------------------------------------------------
+@op("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor", kind=SHAPE)
+def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``self`` with its diagonal over ``dim1``/``dim2`` replaced by ``src`` (the functional form of
+    ``self.diagonal(...).copy_(src)``)."""
+    _check_src("diagonal_scatter", src.shape, diagonal_geometry(self.shape, offset, dim1, dim2)[3])
+    out = np.array(self, copy=True)
+    diag_view(out, offset, dim1, dim2)[...] = src
+    return out
+
+
+@diagonal_scatter.meta_rule
+def _(self, src, offset=0, dim1=0, dim2=1):
+    _check_src("diagonal_scatter", src.shape, diagonal_geometry(tuple(self.shape), offset, dim1, dim2)[3])
+    return TensorMeta(tuple(self.shape), self.dtype, self.device)
+
+
+@diagonal_scatter.grad
+def _(grad, src_shape, offset, dim1, dim2, needs_input_grad):
+    g_self = (api.diagonal_scatter(grad, grad.new_zeros(src_shape), offset, dim1, dim2)
+              if needs_input_grad[0] else None)
+    g_src = grad.diagonal(offset, dim1, dim2) if needs_input_grad[1] else None
+    return g_self, g_src
+
+
+@diagonal_scatter.sample_inputs
+def _(rng):
+    x = rng.standard_normal((3, 4))
+    yield (x, rng.standard_normal(3)), {}
+    yield (x, rng.standard_normal(3), 1), {}
+    yield (x.T, rng.standard_normal(2), -2), {}
+    y = rng.standard_normal((2, 3, 4))
+    yield (y, rng.standard_normal((3, 1)), 1, 2, 0), {}
+    yield (x, rng.standard_normal(0)), {"offset": 5}

@@ -17,7 +17,6 @@ Example::
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ... import dispatch
+from ..._core.threads import start_interop_pool
 from ...autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ...futures import Future
 from ..ir import kinds as K
@@ -81,7 +81,7 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         with _POOL_LOCK:
             if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=max(4, os.cpu_count() or 1),
+                _POOL = ThreadPoolExecutor(max_workers=start_interop_pool(),
                                            thread_name_prefix="toolkit-jit-fork")
     return _POOL
 

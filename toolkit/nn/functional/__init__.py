@@ -15,8 +15,15 @@ for _name in ("relu", "sigmoid", "tanh", "softmax", "log_softmax"):
 from ._activation import *  # noqa: E402, F403
 from ._attention import *  # noqa: E402, F403
 from ._conv import *  # noqa: E402, F403
+from ._distance import *  # noqa: E402, F403
 from ._dropout import *  # noqa: E402, F403
+from ._embedding import *  # noqa: E402, F403
+from ._fold import *  # noqa: E402, F403
 from ._linear import *  # noqa: E402, F403
 from ._loss import *  # noqa: E402, F403
 from ._normalization import *  # noqa: E402, F403
+from ._normalize import *  # noqa: E402, F403
+from ._padding import *  # noqa: E402, F403
 from ._pooling import *  # noqa: E402, F403
+from ._sampling import *  # noqa: E402, F403
+from ._shuffle import *  # noqa: E402, F403

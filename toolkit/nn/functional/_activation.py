@@ -14,7 +14,7 @@ from ...tensor import Tensor
 __all__ = [
     "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_", "hardtanh",
     "hardtanh_", "relu6", "silu", "mish", "hardsigmoid", "hardswish", "threshold", "threshold_", "rrelu",
-    "softmin", "softmax", "log_softmax", "sigmoid", "tanh",
+    "softmin", "softmax", "log_softmax", "sigmoid", "tanh", "hardshrink", "prelu", "gumbel_softmax",
 ]
 
 
@@ -119,6 +119,30 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """In-place :func:`threshold`."""
     return _api.threshold_(input, threshold, value)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``input`` where ``|input| > lambd``, 0 elsewhere."""
+    return _api.hardshrink(input, lambd)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``input`` where positive, ``weight * input`` elsewhere; ``weight`` has 1 or ``C`` (dim 1) elements."""
+    return _api.prelu(input, weight)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """Softmax of ``(logits + g) / tau`` with Gumbel noise ``g``; ``hard`` returns one-hot samples whose gradient
+    is the soft sample's (the straight-through estimator), as PyTorch composes it."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_api.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _api.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,

@@ -1,7 +1,7 @@
 """``F.embedding``: PyTorch's Python signature over the registry's aten-style ``embedding`` op.
 
-``linear`` and ``bilinear`` have PyTorch's functional signature in the
-registry itself, so ``toolkit.nn.functional`` exports them directly.
+``linear`` has PyTorch's functional signature in the registry itself, so
+``toolkit.nn.functional`` exports it directly; ``bilinear`` is ``torch.bilinear``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ... import autograd as _autograd
 from ...ops import api as _api
 from ...tensor import Tensor
 
-__all__ = ["embedding"]
+__all__ = ["embedding", "bilinear"]
 
 
 def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
@@ -42,3 +42,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         input = input.contiguous()
         _embedding_renorm_(weight, input, max_norm, norm_type)
     return _api.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y_k = x1^T W_k x2 + b_k`` over the last dims of ``input1`` and ``input2``."""
+    return _api.bilinear(input1, input2, weight, bias)

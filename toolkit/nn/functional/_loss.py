@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ... import autograd as _autograd
 from ..._core import dtypes as _dt
 from ..._core.shape import broadcast_shapes
 from ...ops import api
@@ -20,6 +21,8 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "soft_margin_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "multilabel_soft_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss", "gaussian_nll_loss",
+    "ctc_loss", "linear_cross_entropy",
 ]
 
 
@@ -291,15 +294,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
     reduction = _reduction(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
-    if log_input:
-        loss = input.exp() - target * input
-    else:
-        loss = input - target * (input + eps).log()
-    if full:
-        safe = api.where(target > 1, target, 1.0)
-        stirling = safe * safe.log() - safe + (safe * (2 * math.pi)).log() * 0.5
-        loss = loss + stirling.masked_fill(target <= 1, 0)
-    return _reduce(loss, reduction)
+    return api.poisson_nll_loss(input, target, log_input, full, eps, get_enum(reduction))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
@@ -312,23 +307,18 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
                         reduction: str = "mean"):
     """``max(0, -target * (input1 - input2) + margin)``."""
-    reduction = _reduction(size_average, reduce, reduction)
-    get_enum(reduction)
+    red = get_enum(_reduction(size_average, reduce, reduction))
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+    return api.margin_ranking_loss(input1, input2, target, margin, red)
 
 
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """``input`` where target is 1, ``max(0, margin - input)`` where target is -1."""
-    reduction = _reduction(size_average, reduce, reduction)
-    get_enum(reduction)
-    zeros = api.zeros_like(input)
-    out = api.where(target != 1, (margin - input).clamp_min(0), zeros) + api.where(target != -1, input, zeros)
-    return _reduce(out, reduction)
+    return api.hinge_embedding_loss(input, target, margin, get_enum(_reduction(size_average, reduce, reduction)))
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -348,41 +338,123 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
                           reduction: str = "mean"):
     """``1 - cos`` where target is 1, ``max(0, cos - margin)`` where target is -1."""
-    reduction = _reduction(size_average, reduce, reduction)
-    get_enum(reduction)
-    d1, d2, dt = input1.dim(), input2.dim(), target.dim()
-    if dt not in (0, 1) or d1 != d2 or d1 != dt + 1:
-        raise RuntimeError(
-            f"cosine_embedding_loss: 0D target tensor expects 1D input tensors, but got inputs of size "
-            f"{list(input1.shape)} and {list(input2.shape)}" if dt == 0 else
-            f"cosine_embedding_loss: 1D target tensor expects 2D input tensors, but got inputs of size "
-            f"{list(input1.shape)} and {list(input2.shape)}")
-    dim = d1 - 1
-    eps = 1e-12
-    prod = (input1 * input2).sum(dim)
-    denom = (((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)).sqrt()
-    cos = prod / denom
-    zeros = api.zeros_like(cos)
-    out = api.where(target == 1, 1 - cos, zeros) + api.where(target == -1, (cos - margin).clamp_min(0), zeros)
-    return _reduce(out, reduction)
-
-
-def _pairwise_distance(x1, x2, p: float, eps: float):
-    return api.norm(x1 - x2 + eps, p, -1)
+    red = get_enum(_reduction(size_average, reduce, reduction))
+    return api.cosine_embedding_loss(input1, input2, target, margin, red)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
     """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the p-norm distance over the last dim."""
-    reduction = _reduction(size_average, reduce, reduction)
-    get_enum(reduction)
+    red = get_enum(_reduction(size_average, reduce, reduction))
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
     if not (a == pd == nd):
         raise RuntimeError(
             f"The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
             f"got: anchor {a}D, positive {pd}D, and negative {nd}D inputs")
-    d_pos = _pairwise_distance(anchor, positive, p, eps)
-    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    return api.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, red)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean"):
+    """:func:`triplet_margin_loss` with any ``distance_function(x1, x2)`` (``pairwise_distance`` by default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, pd, nd = anchor.ndim, positive.ndim, negative.ndim
+    if not (a == pd == nd):
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {a}D, positive {pd}D, and negative {nd}D inputs")
+    distance = distance_function if distance_function is not None else api.pairwise_distance
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
     if swap:
-        d_neg = api.minimum(d_neg, _pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+        dist_neg = api.minimum(dist_neg, distance(positive, negative))
+    return _reduce(api.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean"):
+    """Multi-class hinge loss of scores ``input`` (N, C) or (C,) against class indices ``target``."""
+    red = get_enum(_reduction(size_average, reduce, reduction))
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return api.multi_margin_loss(input, target, p, margin, weight, red)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """Multi-label hinge loss: ``target`` holds each sample's class indices, ended by -1."""
+    return api.multilabel_margin_loss(input, target, get_enum(_reduction(size_average, reduce, reduction)))
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+    """Gaussian negative log likelihood ``0.5 (log var + (input - target)^2 / var)`` (plus ``0.5 log 2 pi`` when
+    ``full``); ``var`` may be a float, input's shape, or one dim short of it (homoscedastic)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * api.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif input.ndim == var.ndim and sum(y for x, y in zip(input.size(), var.size()) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with _autograd.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction: str = "mean",
+             zero_infinity: bool = False):
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities (``log_softmax`` output) against
+    padded (N, S) or concatenated targets; the lengths as integer tensors or sequences."""
+    return api.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, get_enum(reduction), zero_infinity)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction: str = "mean",
+                         ignore_index: int | None = None, label_smoothing: float = 0.0, options=None):
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target)``, with PyTorch's checks. PyTorch's
+    ``options`` pick a chunked evaluation that saves memory; the result is the same, so they are accepted and the
+    logits computed whole."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), "
+                           f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires"
+                           f" batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes), in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = api.linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)

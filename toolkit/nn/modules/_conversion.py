@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ... import float16, float32, float64
 from ..._core import dtypes as _dt
 from ..._core.device import as_device
+from ..._core.storage import move_to_shared_memory
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 
@@ -81,7 +82,7 @@ class ConversionMixin:
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments - got unexpected {sorted(kwargs)}")
         for a in args:
@@ -106,6 +107,8 @@ class ConversionMixin:
             kw = {} if device is None else {"device": device}
             if dtype is not None and t.is_floating_point():
                 kw["dtype"] = dtype
+            if memory_format is not None and t.dim() in (4, 5):  # as PyTorch: only 4-D and 5-D tensors
+                kw["memory_format"] = memory_format
             return t.to(**kw) if kw else t
 
         return self._apply(convert)
@@ -136,4 +139,11 @@ class ConversionMixin:
         return self._apply(lambda t: t.cuda(device))
 
     def share_memory(self) -> Module:
+        """Moves parameters, buffers and their grads into shared memory, as ``Tensor.share_memory_`` each.
+
+        All storages move together: finding the tensors that view them is one scan however many there are.
+        """
+        params = list(self.parameters())
+        tensors = [*params, *self.buffers(), *(p.grad for p in params if p.grad is not None)]
+        move_to_shared_memory(t._storage for t in tensors if t.device.type == "cpu" and not t.is_shared())
         return self

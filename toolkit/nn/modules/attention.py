@@ -7,14 +7,10 @@ from ...tensor import Tensor
 from .. import init
 from ..functional import _attention as FA
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The output projection of MultiheadAttention: a plain Linear under PyTorch's name."""
 
 
 class MultiheadAttention(Module):

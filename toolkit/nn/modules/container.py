@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import chain, islice
@@ -12,7 +13,7 @@ from ...tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _typename
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _addindent(s_: str, num_spaces: int) -> str:
@@ -38,6 +39,17 @@ def _renumber(module: Module) -> None:
 
 def _no_digit_dir(module: Module) -> list:
     return [key for key in Module.__dir__(module) if not key.isdigit()]
+
+
+class Container(Module):
+    """The deprecated keyword-argument container: each keyword becomes a child module (use Sequential)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of it's functionality is now implemented in "
+                      "`nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

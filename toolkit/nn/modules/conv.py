@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, initialised as PyTorch's.
+"""Convolution layers: Conv1d/2d/3d, ConvTranspose1d/2d/3d, initialised as PyTorch's.
 
 ``reset_parameters`` draws the weight with ``kaiming_uniform_(a=sqrt(5))`` and
 the bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), in PyTorch's order, so the
@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 
+from ...autograd import no_grad
 from ...ops import api
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin, UninitializedParameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 def _ntuple(v, n: int) -> tuple:
@@ -154,6 +157,24 @@ class Conv2d(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
+class Conv3d(_ConvNd):
+    """3-d convolution over (N, C_in, D, H, W) or (C_in, D, H, W) inputs."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 3), _ntuple(stride, 3),
+                         padding if isinstance(padding, str) else _ntuple(padding, 3), _ntuple(dilation, 3),
+                         False, (0, 0, 0), groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        if self.padding_mode != "zeros":
+            return F.conv3d(self._padded(input), weight, bias, self.stride, (0, 0, 0), self.dilation, self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
 class _ConvTransposeNd(_ConvNd):
     def __init__(self, *args, **kwargs) -> None:
         if args[10] != "zeros":
@@ -224,3 +245,91 @@ class ConvTranspose2d(_ConvTransposeNd):
                                   self.dilation)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
                                   self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution (the gradient of Conv3d with respect to its input)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 3), _ntuple(stride, 3),
+                         _ntuple(padding, 3), _ntuple(dilation, 3), True, _ntuple(output_padding, 3), groups,
+                         bias, padding_mode, device, dtype)
+
+    def forward(self, input: Tensor, output_size: list[int] | None = None) -> Tensor:
+        op = self._output_padding(input, output_size, 3, self.stride, self.padding, self.kernel_size,
+                                  self.dilation)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                  self.dilation)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """``in_channels`` from the first input (dim 1, or dim 0 unbatched); weight and bias then materialize."""
+
+    _num_spatial_dims = 1
+
+    def _lazy_init(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """The convolution's initialization, once the shapes are known."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_in_channels(self, input: Tensor) -> int:
+        unbatched = self._num_spatial_dims + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        """Materialize weight ((out, in/groups, *k), or (in, out/groups, *k) transposed) and bias."""
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            with no_grad():
+                if self.transposed:
+                    self.weight.materialize((self.in_channels, self.out_channels // self.groups,
+                                             *self.kernel_size))
+                else:
+                    self.weight.materialize((self.out_channels, self.in_channels // self.groups,
+                                             *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+
+def _lazy_conv(name: str, base: type, nd: int, transposed: bool) -> type:
+    """``Lazy<base>``: ``base``'s constructor without ``in_channels``; it becomes ``base`` after one call."""
+    if transposed:
+        def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                     bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+            base.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                          padding_mode)
+            self._lazy_init(out_channels, bias, device, dtype)
+            self._register_lazy_hooks()
+    else:
+        def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                     bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+            base.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+            self._lazy_init(out_channels, bias, device, dtype)
+            self._register_lazy_hooks()
+    doc = f"A {base.__name__} whose ``in_channels`` comes from its first input; it then becomes a {base.__name__}."
+    cls = type(name, (_LazyConvXdMixin, base), {"__init__": __init__, "cls_to_become": base,
+                                                 "_num_spatial_dims": nd, "__doc__": doc,
+                                                 "__module__": __name__, "__qualname__": name})
+    return cls
+
+
+LazyConv1d = _lazy_conv("LazyConv1d", Conv1d, 1, False)
+LazyConv2d = _lazy_conv("LazyConv2d", Conv2d, 2, False)
+LazyConv3d = _lazy_conv("LazyConv3d", Conv3d, 3, False)
+LazyConvTranspose1d = _lazy_conv("LazyConvTranspose1d", ConvTranspose1d, 1, True)
+LazyConvTranspose2d = _lazy_conv("LazyConvTranspose2d", ConvTranspose2d, 2, True)
+LazyConvTranspose3d = _lazy_conv("LazyConvTranspose3d", ConvTranspose3d, 3, True)

@@ -6,13 +6,15 @@ import math
 
 import toolkit as api
 
+from ...autograd import no_grad
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin, UninitializedParameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
 
 
 def _empty(shape, device, dtype) -> Tensor:
@@ -60,11 +62,37 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class LazyLinear(Linear):
-    """Not supported: lazy modules need uninitialized parameters, which toolkit does not have."""
+class NonDynamicallyQuantizableLinear(Linear):
+    """The output projection of MultiheadAttention: a plain Linear under PyTorch's name (checkpoints name
+    ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear``)."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        raise NotImplementedError("LazyLinear is not supported by toolkit; give in_features to Linear")
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose ``in_features`` is the last dim of its first input; it then becomes a Linear."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        """Linear's initialization, once the shapes are known."""
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """``in_features = input.shape[-1]``; materialize and initialize weight and bias."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class Bilinear(Module):

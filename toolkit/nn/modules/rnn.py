@@ -5,7 +5,8 @@ backward) need nothing special. Each layer projects the whole input sequence
 with one matrix multiply before the time loop; only the hidden-to-hidden
 product runs per step. Parameter names, shapes, gate order and the default
 initialisation order follow PyTorch, so state dicts transfer and the same seed
-gives the same weights. PackedSequence inputs are not supported.
+gives the same weights. A ``PackedSequence`` input runs the same steps on the live rows of each time step
+only, and gives a ``PackedSequence`` output, as PyTorch.
 
 The multi-layer modules are written in the subset script mode compiles, so
 ``toolkit.jit.script(nn.LSTM(...))`` gives one graph with eager's checks and
@@ -23,6 +24,7 @@ from ...ops import api
 from ...tensor import Tensor
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -59,6 +61,11 @@ def _gru_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> Ten
     z = api.sigmoid(i_z + h_z)
     n = api.tanh(api.addcmul(i_n, r, h_n))
     return api.addcmul(n, z, h - n)
+
+
+def _permute_hidden(hx: Tensor, permutation: Tensor | None) -> Tensor:
+    """``hx`` with its batch (dim 1) reordered by ``permutation`` (a PackedSequence's sort order)."""
+    return hx if permutation is None else hx.index_select(1, permutation)
 
 
 def _input_gates(x: Tensor, w_ih: Tensor, b_ih: Tensor | None) -> Tensor:
@@ -255,8 +262,8 @@ class RNNBase(Module):
         """Validate, run every layer and direction, restore the caller's layout; returns
         ``(output, h_n, c_n)`` with ``c_n`` None unless ``n_states == 2`` (LSTM)."""
         if not isinstance(input, Tensor):
-            raise TypeError(f"{self._mode_name()}: expected a padded Tensor input, got {type(input).__name__} "
-                            "(PackedSequence is not supported)")
+            raise TypeError(f"{self._mode_name()}: expected a Tensor or PackedSequence input, got "
+                            f"{type(input).__name__}")
         if input.dim() != 2 and input.dim() != 3:
             raise ValueError(f"{self._mode_name()}: Expected input to be 2D or 3D, got {input.dim()}D instead")
         is_batched = input.dim() == 3
@@ -275,6 +282,114 @@ class RNNBase(Module):
             if c_n is not None:
                 c_n = c_n.squeeze(1)
         return out, h_n, c_n
+
+    # -- packed sequences ----------------------------------------------------------------------
+    def _forward_packed(self, packed: PackedSequence, hx, n_states: int):
+        """The recurrence over a PackedSequence: the states are permuted into the packed (sorted) order, each
+        step runs on its ``batch_sizes[t]`` live rows, and the output is packed like the input."""
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        if data.dtype != self._flat_weights[0].dtype:
+            w = self._flat_weights[0]
+            raise ValueError(
+                f"RNN input dtype ({data.dtype}) does not match weight dtype ({w.dtype}). "
+                f"Convert input: input.to({w.dtype}), or convert model: model.to({data.dtype})"
+            )
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        if self.input_size != data.size(-1):
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {data.size(-1)}"
+            )
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        expected = (self.num_layers * num_directions, sizes[0], real_hidden)
+        expected_cell = (self.num_layers * num_directions, sizes[0], self.hidden_size)
+        if hx is None:
+            h0 = api.zeros(expected, dtype=data.dtype, device=data.device)
+            c0 = api.zeros(expected_cell, dtype=data.dtype, device=data.device) if n_states == 2 else None
+        elif n_states == 2:
+            h0, c0 = _permute_hidden(hx[0], sorted_indices), _permute_hidden(hx[1], sorted_indices)
+            self.check_hidden_size(h0, expected)
+            self.check_hidden_size(c0, expected_cell, "Expected hidden[1] size {}, got {}")
+        else:
+            h0, c0 = _permute_hidden(hx, sorted_indices), None
+            self.check_hidden_size(h0, expected)
+        h0s = api.unbind(h0, 0)
+        c0s = None if c0 is None else api.unbind(c0, 0)
+        x = data
+        h_n, c_n, outs = [], [], []
+        for idx, names in enumerate(self._all_weights):
+            layer, direction = idx // num_directions, idx % num_directions
+            out, h, c = self._run_direction_packed(x, sizes, names, h0s[idx], None if c0s is None else c0s[idx],
+                                                   direction == 1)
+            outs.append(out)
+            h_n.append(h)
+            if c is not None:
+                c_n.append(c)
+            if direction == num_directions - 1:
+                x = outs[0] if num_directions == 1 else api.cat(outs, 1)
+                outs = []
+                if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                    x = api.dropout(x, self.dropout, True)
+        output = PackedSequence(x, batch_sizes, sorted_indices, unsorted_indices)
+        hidden = _permute_hidden(api.stack(h_n, 0), unsorted_indices)
+        if n_states == 2:
+            return output, (hidden, _permute_hidden(api.stack(c_n, 0), unsorted_indices))
+        return output, hidden
+
+    def _run_direction_packed(self, data: Tensor, sizes: list[int], names: list[str], h: Tensor, c,
+                              reverse: bool):
+        """One layer in one direction over packed ``data`` (N, I): ``(outputs (N, H), last h, last c)``.
+
+        Forward, the state shrinks as sequences end and their rows are kept as final states; in reverse it
+        starts with the rows alive at the last step and grows, taking each new row from the initial state.
+        """
+        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+        b_ih = getattr(self, names[2]) if self.bias else None
+        b_hh = getattr(self, names[3]) if self.bias else None
+        w_hr_t = getattr(self, names[-1]).t().contiguous() if self.proj_size > 0 else None
+        mode = self.mode
+        if mode != "GRU" and b_ih is not None and b_hh is not None:
+            b_ih, b_hh = b_ih + b_hh, None
+        gates = _input_gates(data.unsqueeze(1), w_ih, b_ih).squeeze(1)
+        w_hh_t = w_hh.t().contiguous()
+        offsets = [0]
+        for bs in sizes:
+            offsets.append(offsets[-1] + bs)
+        outs: list = [None] * len(sizes)
+        h0, c0 = h, c
+        ended_h, ended_c = [], []
+        if reverse:
+            h, c = h0[:sizes[-1]], None if c0 is None else c0[:sizes[-1]]
+        order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+        for t in order:
+            bs = sizes[t]
+            if bs < h.size(0):  # forward: sequences ended; keep their final states
+                ended_h.append(h[bs:])
+                h = h[:bs]
+                if c is not None:
+                    ended_c.append(c[bs:])
+                    c = c[:bs]
+            elif bs > h.size(0):  # reverse: sequences start; take their initial states
+                h = api.cat([h, h0[h.size(0):bs]], 0)
+                if c is not None:
+                    c = api.cat([c, c0[c.size(0):bs]], 0)
+            gi = gates[offsets[t]:offsets[t + 1]]
+            if mode == "LSTM":
+                h, c = _lstm_step(gi, h, c, w_hh_t, b_hh)
+                if w_hr_t is not None:
+                    h = api.mm(h, w_hr_t)
+            elif mode == "GRU":
+                h = _gru_step(gi, h, w_hh_t, b_hh)
+            else:
+                h = _rnn_step(gi, h, w_hh_t, b_hh, mode == "RNN_RELU")
+            outs[t] = h
+        if ended_h:
+            h = api.cat([h, *reversed(ended_h)], 0)
+            if c is not None:
+                c = api.cat([c, *reversed(ended_c)], 0)
+        return api.cat(outs, 0), h, c
 
     def _run(self, x: Tensor, h0: Tensor, c0):
         """All layers and directions over time-major ``x`` (T, B, I); returns ``(output, h_n, c_n)``.
@@ -350,6 +465,8 @@ class RNN(RNNBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx, 1)
         out, h_n, _ = self._forward(input, hx, 1)
         return out, h_n
 
@@ -365,6 +482,8 @@ class LSTM(RNNBase):
         return (self.num_layers * (2 if self.bidirectional else 1), mini_batch, self.hidden_size)
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx, 2)
         out, h_n, c_n = self._forward(input, hx, 2)
         return out, (h_n, c_n)
 
@@ -378,6 +497,8 @@ class GRU(RNNBase):
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx, 1)
         out, h_n, _ = self._forward(input, hx, 1)
         return out, h_n
 

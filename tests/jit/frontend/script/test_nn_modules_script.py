@@ -73,6 +73,27 @@ def _py(value):
     return ("py", value)
 
 
+def _const(*values):
+    """A fixed int64 tensor (CTC lengths): the same values on every call."""
+    return ("const", values)
+
+
+def _unpool(kernel, *shape):
+    """MaxUnpool indices of a ``kernel``-sized, ``kernel``-strided max pool whose output has ``shape``."""
+    return ("unpool", shape, kernel)
+
+
+_PY_FALLBACK = "toolkit/nn/functional/{} does not script: it runs as a prim::PythonOp fallback"
+
+
+def _pad_rows(dims):
+    """One row per padding module of ``dims`` dimensions (PyTorch's five padding families)."""
+    shape = {1: (2, 3, 4), 2: (2, 3, 4, 4), 3: (2, 2, 3, 3, 3)}[dims]
+    families = [("Circular", (1,)), ("Constant", (1, 0.5)), ("Reflection", (1,)), ("Replication", (1,)), ("Zero", (1,))]
+    return [Row(f"{kind}Pad{dims}d", lambda L, name=f"{kind}Pad{dims}d", args=args: getattr(L.nn, name)(*args),
+                [_f(*shape)], xfail=_PY_FALLBACK.format("_padding.py pad")) for kind, args in families]
+
+
 ROWS = [
     # linear and shape
     Row("Linear", lambda L: L.nn.Linear(4, 5), [_f(3, 4)], accum=4),
@@ -220,16 +241,92 @@ ROWS = [
         [_f(3, 2, 8)], train=True, random=True, accum=64),
     Row("MultiheadAttention-unbatched", lambda L: L.nn.MultiheadAttention(8, 2), [_f(3, 8), _f(4, 8), _f(4, 8)],
         accum=24),
+    # modules added with the wider torch.nn surface
+    Row("Conv3d", lambda L: L.nn.Conv3d(2, 3, 2), [_f(2, 2, 3, 3, 3)], accum=16),
+    Row("ConvTranspose3d", lambda L: L.nn.ConvTranspose3d(2, 3, 2), [_f(2, 2, 2, 2, 2)], accum=24),
+    Row("NonDynamicallyQuantizableLinear", lambda L: L.nn.modules.linear.NonDynamicallyQuantizableLinear(4, 5),
+        [_f(3, 4)], accum=4),
+    Row("AvgPool1d", lambda L: L.nn.AvgPool1d(2), [_f(2, 3, 8)], accum=2),
+    Row("AvgPool3d", lambda L: L.nn.AvgPool3d(2), [_f(2, 2, 4, 4, 4)], accum=8),
+    Row("MaxPool3d", lambda L: L.nn.MaxPool3d(2), [_f(2, 2, 4, 4, 4)]),
+    Row("AdaptiveAvgPool1d", lambda L: L.nn.AdaptiveAvgPool1d(3), [_f(2, 3, 6)], accum=2),
+    Row("AdaptiveAvgPool3d", lambda L: L.nn.AdaptiveAvgPool3d((2, 2, 2)), [_f(2, 2, 4, 4, 4)], accum=8,
+        xfail=_PY_FALLBACK.format("_pooling.py _list_with_default/_sizes")),
+    Row("AdaptiveMaxPool1d", lambda L: L.nn.AdaptiveMaxPool1d(3), [_f(2, 3, 6)]),
+    Row("AdaptiveMaxPool2d", lambda L: L.nn.AdaptiveMaxPool2d((2, 2)), [_f(2, 3, 6, 6)],
+        xfail=_PY_FALLBACK.format("_pooling.py _list_with_default/_sizes")),
+    Row("AdaptiveMaxPool3d", lambda L: L.nn.AdaptiveMaxPool3d((2, 2, 2)), [_f(2, 2, 4, 4, 4)],
+        xfail=_PY_FALLBACK.format("_pooling.py _list_with_default/_sizes")),
+    Row("FractionalMaxPool2d", lambda L: L.nn.FractionalMaxPool2d(2, output_size=(3, 3)), [_f(2, 3, 6, 6)],
+        random=True, xfail=_PY_FALLBACK.format("_pooling.py _sizes")),
+    Row("FractionalMaxPool3d", lambda L: L.nn.FractionalMaxPool3d(2, output_size=(2, 2, 2)), [_f(1, 2, 5, 5, 5)],
+        random=True, xfail=_PY_FALLBACK.format("_pooling.py _sizes")),
+    Row("LPPool1d", lambda L: L.nn.LPPool1d(2, 2), [_f(2, 3, 8)], accum=4,
+        xfail=_PY_FALLBACK.format("_pooling.py lp_pool1d")),
+    Row("LPPool2d", lambda L: L.nn.LPPool2d(2, 2), [_f(2, 3, 6, 6)], accum=8,
+        xfail=_PY_FALLBACK.format("_pooling.py lp_pool2d")),
+    Row("LPPool3d", lambda L: L.nn.LPPool3d(2, 2), [_f(2, 2, 4, 4, 4)], accum=16,
+        xfail=_PY_FALLBACK.format("_pooling.py lp_pool3d")),
+    Row("MaxUnpool1d", lambda L: L.nn.MaxUnpool1d(2), [_f(2, 3, 4), _unpool(2, 2, 3, 4)], grad_inputs=1),
+    Row("MaxUnpool2d", lambda L: L.nn.MaxUnpool2d(2), [_f(2, 3, 2, 2), _unpool(2, 2, 3, 2, 2)], grad_inputs=1),
+    Row("MaxUnpool3d", lambda L: L.nn.MaxUnpool3d(2), [_f(1, 2, 2, 2, 2), _unpool(2, 1, 2, 2, 2, 2)], grad_inputs=1),
+    *_pad_rows(1), *_pad_rows(2), *_pad_rows(3),
+    Row("ChannelShuffle", lambda L: L.nn.ChannelShuffle(2), [_f(2, 4, 3, 3)]),
+    Row("PixelShuffle", lambda L: L.nn.PixelShuffle(2), [_f(2, 8, 3, 3)]),
+    Row("PixelUnshuffle", lambda L: L.nn.PixelUnshuffle(2), [_f(2, 2, 4, 4)]),
+    Row("Upsample", lambda L: L.nn.Upsample(scale_factor=2, mode="nearest"), [_f(2, 3, 4, 4)], accum=4,
+        xfail=_PY_FALLBACK.format("_sampling.py interpolate")),
+    Row("UpsamplingBilinear2d", lambda L: L.nn.UpsamplingBilinear2d(scale_factor=2), [_f(2, 3, 4, 4)], accum=4,
+        xfail=_PY_FALLBACK.format("_sampling.py interpolate")),
+    Row("UpsamplingNearest2d", lambda L: L.nn.UpsamplingNearest2d(scale_factor=2), [_f(2, 3, 4, 4)], accum=4,
+        xfail=_PY_FALLBACK.format("_sampling.py interpolate")),
+    Row("Fold", lambda L: L.nn.Fold(output_size=(4, 4), kernel_size=2), [_f(2, 12, 9)], accum=4,
+        xfail=_PY_FALLBACK.format("_fold.py _pair")),
+    Row("Unfold", lambda L: L.nn.Unfold(kernel_size=2), [_f(2, 3, 4, 4)]),
+    Row("CosineSimilarity", lambda L: L.nn.CosineSimilarity(), [_f(3, 4), _f(3, 4)], accum=4),
+    Row("PairwiseDistance", lambda L: L.nn.PairwiseDistance(), [_f(3, 4), _f(3, 4)], accum=4),
+    Row("InstanceNorm1d", lambda L: L.nn.InstanceNorm1d(3), [_f(2, 3, 5)], accum=5,
+        xfail=_PY_FALLBACK.format("_normalization.py instance_norm")),
+    Row("InstanceNorm2d", lambda L: L.nn.InstanceNorm2d(3), [_f(2, 3, 4, 4)], accum=16,
+        xfail=_PY_FALLBACK.format("_normalization.py instance_norm")),
+    Row("InstanceNorm3d", lambda L: L.nn.InstanceNorm3d(2), [_f(2, 2, 3, 3, 3)], accum=27,
+        xfail=_PY_FALLBACK.format("_normalization.py instance_norm")),
+    Row("SyncBatchNorm-eval", lambda L: L.nn.SyncBatchNorm(4), [_f(5, 4)]),
+    Row("LocalResponseNorm", lambda L: L.nn.LocalResponseNorm(3), [_f(2, 4, 3, 3)], accum=3,
+        xfail="nn/functional/_normalization.py local_response_norm: div.view(sizes) binds ops/view.py view.dtype"),
+    Row("CrossMapLRN2d", lambda L: L.nn.CrossMapLRN2d(3), [_f(2, 4, 3, 3)], accum=3,
+        xfail="nn/modules/normalization.py CrossMapLRN2d.forward: autograd Function.apply runs as Python"),
+    Row("RMSNorm", lambda L: L.nn.RMSNorm(5), [_f(3, 5)], accum=5),
+    Row("PReLU", lambda L: L.nn.PReLU(), [_f(3, 4)], accum=12),
+    Row("PReLU-channels", lambda L: L.nn.PReLU(3), [_f(2, 3, 4)], accum=8),
+    Row("EmbeddingBag", lambda L: L.nn.EmbeddingBag(10, 3), [_long(10, 2, 4)], accum=4,
+        xfail=_PY_FALLBACK.format("_embedding.py embedding_bag")),
+    Row("DataParallel", lambda L: L.nn.DataParallel(L.nn.Linear(4, 5)), [_f(3, 4)], accum=4),
+    Row("GaussianNLLLoss", lambda L: L.nn.GaussianNLLLoss(), [_f(3, 4), _f(3, 4), _unit(3, 4)], accum=12,
+        grad_inputs=1),
+    Row("MultiLabelMarginLoss", lambda L: L.nn.MultiLabelMarginLoss(), [_f(3, 4), _long(4, 3, 4)], accum=12,
+        grad_inputs=1),
+    Row("MultiMarginLoss", lambda L: L.nn.MultiMarginLoss(), [_f(3, 5), _long(5, 3)], accum=15, grad_inputs=1),
+    Row("TripletMarginWithDistanceLoss", lambda L: L.nn.TripletMarginWithDistanceLoss(),
+        [_f(3, 4), _f(3, 4), _f(3, 4)], accum=12),
+    Row("CTCLoss", lambda L: L.nn.CTCLoss(blank=4), [_f(6, 2, 5), _long(4, 2, 3), _const(6, 5), _const(3, 2)],
+        accum=30, grad_inputs=1),
+    Row("LinearCrossEntropyLoss", lambda L: L.nn.LinearCrossEntropyLoss(4, 5), [_f(3, 4), _long(5, 3)], accum=20,
+        grad_inputs=1),
+    Row("AdaptiveLogSoftmaxWithLoss", lambda L: L.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 8]),
+        [_f(3, 8), _long(10, 3)], accum=8, grad_inputs=1),
     # the seed's Net
     Row("seed-Net-eval", seed_net, [_f(2, 1, 28, 28)], accum=500),
     Row("seed-Net-train", seed_net, [_f(2, 1, 28, 28)], train=True, random=True, accum=500),
 ]
 
 
-# toolkit.nn classes with no row: no forward of their own to script, or (LazyLinear) not built in toolkit, where
-# PyTorch cannot script it either before its first call
-_NO_ROW = {"Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase", "RNNCellBase",
-           "LazyLinear"}
+# toolkit.nn classes with no row: no forward of their own to script, or (the Lazy modules) not built in toolkit,
+# where PyTorch cannot script them either before their first call
+_NO_ROW = {"Module", "Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase",
+           "RNNCellBase", "LazyLinear", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"}
 
 
 def test_every_nn_module_has_a_row():
@@ -255,6 +352,13 @@ def _make(spec, rng):
         return tuple(_make(s, rng) for s in spec[1])
     if kind == "py":
         return spec[1]
+    if kind == "const":
+        return np.array(spec[1], dtype=np.int64)
+    if kind == "unpool":
+        shape, k = spec[1], spec[2]
+        grids = np.meshgrid(*[np.arange(n) for n in shape[2:]], indexing="ij")
+        coords = [g * k + rng.integers(0, k, size=shape) for g in grids]
+        return np.ravel_multi_index(coords, tuple(n * k for n in shape[2:])).astype(np.int64)
     if kind == "mask":
         m = rng.uniform(size=spec[1]) < 0.4
         m[..., 0] = False

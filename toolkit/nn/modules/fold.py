@@ -1,0 +1,50 @@
+"""Fold (col2im) and Unfold (im2col): sliding local blocks to columns and back."""
+
+from __future__ import annotations
+
+from ...tensor import Tensor
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Fold", "Unfold"]
+
+
+class Fold(Module):
+    """Sums sliding blocks (N, C * prod(kernel_size), L) into an image of ``output_size``."""
+
+    __constants__ = ["output_size", "kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return ("output_size={output_size}, kernel_size={kernel_size}, dilation={dilation}, padding={padding}, "
+                "stride={stride}".format(**self.__dict__))
+
+
+class Unfold(Module):
+    """Extracts sliding blocks of an (N, C, H, W) image as columns (N, C * prod(kernel_size), L)."""
+
+    __constants__ = ["kernel_size", "dilation", "padding", "stride"]
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return "kernel_size={kernel_size}, dilation={dilation}, padding={padding}, stride={stride}".format(
+            **self.__dict__)

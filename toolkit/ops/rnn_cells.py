@@ -1,0 +1,275 @@
+"""Recurrent cells and layers with aten's signatures: ``torch.rnn_tanh_cell``, ``rnn_relu_cell``, ``gru_cell``,
+``lstm_cell`` and the full-sequence ``torch.rnn_tanh``, ``rnn_relu``, ``gru`` and ``lstm``.
+
+Each is one registry op composed of registered ops exactly as ATen's ``RNN.cpp``
+composes it (the gates from two ``linear`` calls, chunked along dim 1), so
+autograd records the same parts as PyTorch's and double backward works; the
+ops carry no derivative rule of their own. The sequence ops run the cells over
+time, layer by layer and direction by direction, taking ``params`` as the flat
+list ``nn.RNN`` keeps: per layer and direction ``w_ih, w_hh`` (then ``b_ih,
+b_hh`` when ``has_biases``, then ``w_hr`` for an LSTM with projections).
+Packed sequences (the ``.data`` overloads) are not supported.
+"""
+
+from __future__ import annotations
+
+from .._core.meta import TensorMeta
+from . import api
+from .registry import NN, op
+
+
+def _size(t) -> str:
+    return f"[{', '.join(str(s) for s in t.shape)}]"
+
+
+def _check_cell(input, hx, w_ih, w_hh, hidden_size: int) -> None:
+    if input.dim() < 2 or input.shape[1] != w_ih.shape[1]:
+        got = input.shape[1] if input.dim() >= 2 else _size(input)
+        raise RuntimeError(f"input has inconsistent input_size: got {got} expected {w_ih.shape[1]}")
+    if hx.shape[0] != input.shape[0]:
+        raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden0 batch size {hx.shape[0]}")
+    if hx.dim() < 2 or hx.shape[1] != hidden_size:
+        raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {hx.shape[1] if hx.dim() > 1 else _size(hx)}, "
+                           f"expected {hidden_size}")
+
+
+def _gates(input, hx, w_ih, w_hh, b_ih, b_hh):
+    return api.linear(input, w_ih, b_ih), api.linear(hx, w_hh, b_hh)
+
+
+_CELL = "(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor"
+
+
+@op("rnn_tanh_cell" + _CELL, kind=NN, method=False, composite=True, differentiable=False)
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step: ``tanh(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``."""
+    _check_cell(input, hx, w_ih, w_hh, w_hh.shape[1])
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).tanh()
+
+
+@op("rnn_relu_cell" + _CELL, kind=NN, method=False, composite=True, differentiable=False)
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step with ReLU: ``relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``."""
+    _check_cell(input, hx, w_ih, w_hh, w_hh.shape[1])
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return (gi + gh).relu()
+
+
+@op("gru_cell" + _CELL, kind=NN, method=False, composite=True, differentiable=False)
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step: reset ``r``, update ``z`` and new ``n`` gates; ``(1 - z) * n + z * hx``."""
+    _check_cell(input, hx, w_ih, w_hh, w_hh.shape[1])
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    i_r, i_z, i_n = gi.chunk(3, 1)
+    h_r, h_z, h_n = gh.chunk(3, 1)
+    reset_gate = (h_r + i_r).sigmoid()
+    input_gate = (h_z + i_z).sigmoid()
+    new_gate = (i_n + h_n * reset_gate).tanh()
+    return (hx - new_gate) * input_gate + new_gate
+
+
+@op("lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) "
+    "-> (Tensor, Tensor)", kind=NN, method=False, composite=True, differentiable=False)
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step from ``hx = [h, c]``: returns ``(h', c')`` with ``c' = f * c + i * g``, ``h' = o * tanh(c')``."""
+    if len(hx) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    h, c = hx
+    _check_cell(input, h, w_ih, w_hh, w_hh.shape[1])
+    gi, gh = _gates(input, h, w_ih, w_hh, b_ih, b_hh)
+    i, f, g, o = (gi + gh).chunk(4, 1)
+    cy = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    hy = o.sigmoid() * cy.tanh()
+    return hy, cy
+
+
+def _cell_meta(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    _check_cell(input, hx, w_ih, w_hh, w_hh.shape[1])
+    return TensorMeta((input.shape[0], w_hh.shape[1]), input.dtype, input.device)
+
+
+rnn_tanh_cell.meta_rule(_cell_meta)
+rnn_relu_cell.meta_rule(_cell_meta)
+gru_cell.meta_rule(_cell_meta)
+
+
+@lstm_cell.meta_rule
+def _(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    h, c = hx
+    m = _cell_meta(input, h, w_ih, w_hh)
+    return m, TensorMeta(tuple(c.shape), c.dtype, c.device)
+
+
+def _cell_samples(gates: int, lstm: bool = False):
+    def samples(rng):
+        u = rng.uniform
+        n, i, h = 3, 4, 5
+
+        def hidden():
+            return [u(-1, 1, (n, h)), u(-1, 1, (n, h))] if lstm else u(-1, 1, (n, h))
+
+        yield (u(-1, 1, (n, i)), hidden(), u(-0.5, 0.5, (gates * h, i)), u(-0.5, 0.5, (gates * h, h)),
+               u(-0.5, 0.5, gates * h), u(-0.5, 0.5, gates * h)), {}
+        yield (u(-1, 1, (n, i)), hidden(), u(-0.5, 0.5, (gates * h, i)), u(-0.5, 0.5, (gates * h, h))), {}
+
+    return samples
+
+
+rnn_tanh_cell.sample_inputs(_cell_samples(1))
+rnn_relu_cell.sample_inputs(_cell_samples(1))
+gru_cell.sample_inputs(_cell_samples(3))
+lstm_cell.sample_inputs(_cell_samples(4, lstm=True))
+
+
+# ----------------------------------------------------------------------------- full sequences
+def _layer_params(params, has_biases: bool, num_layers: int, directions: int):
+    """``params`` grouped per (layer, direction): ``(w_ih, w_hh, b_ih, b_hh, w_hr)``, absent ones None."""
+    count = num_layers * directions
+    per = len(params) // count if count else 0
+    if per * count != len(params) or per not in ((4, 5) if has_biases else (2, 3)):
+        raise RuntimeError(f"rnn: expected {count * (4 if has_biases else 2)} parameters for {num_layers} layers, "
+                           f"got {len(params)}")
+    groups = []
+    for k in range(count):
+        p = list(params[k * per:(k + 1) * per])
+        w_ih, w_hh = p[0], p[1]
+        b_ih, b_hh = (p[2], p[3]) if has_biases else (None, None)
+        w_hr = p[-1] if per in (3, 5) else None
+        groups.append((w_ih, w_hh, b_ih, b_hh, w_hr))
+    return groups
+
+
+def _run_direction(cell, xs, state, weights, reverse: bool, lstm: bool):
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    steps = range(len(xs) - 1, -1, -1) if reverse else range(len(xs))
+    outs = [None] * len(xs)
+    for t in steps:
+        if lstm:
+            h, c = lstm_cell(xs[t], list(state), w_ih, w_hh, b_ih, b_hh)
+            if w_hr is not None:
+                h = h.matmul(w_hr.t())
+            state = (h, c)
+            outs[t] = h
+        else:
+            state = cell(xs[t], state, w_ih, w_hh, b_ih, b_hh)
+            outs[t] = state
+    return outs, state
+
+
+def _sequence(cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+              lstm=False):
+    if input.dim() != 3:
+        raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+    x = input.transpose(0, 1) if batch_first else input
+    directions = 2 if bidirectional else 1
+    groups = _layer_params(params, has_biases, num_layers, directions)
+    h_final, c_final = [], []
+    layer_input = x
+    for layer in range(num_layers):
+        xs = layer_input.unbind(0)
+        outs = []
+        for d in range(directions):
+            k = layer * directions + d
+            state = (hx[0][k], hx[1][k]) if lstm else hx[k]
+            seq, last = _run_direction(cell, xs, state, groups[k], d == 1, lstm)
+            outs.append(api.stack(seq, 0))
+            if lstm:
+                h_final.append(last[0])
+                c_final.append(last[1])
+            else:
+                h_final.append(last)
+        layer_input = outs[0] if directions == 1 else api.cat(outs, 2)
+        if dropout > 0 and train and layer < num_layers - 1:
+            layer_input = api.dropout(layer_input, dropout, train)
+    output = layer_input.transpose(0, 1) if batch_first else layer_input
+    if lstm:
+        return output, api.stack(h_final, 0), api.stack(c_final, 0)
+    return output, api.stack(h_final, 0)
+
+
+_SEQ = ("(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, "
+        "bool bidirectional, bool batch_first) -> (Tensor, Tensor)")
+
+
+@op("rnn_tanh.input" + _SEQ, kind=NN, method=False, composite=True, differentiable=False)
+def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """A multi-layer Elman RNN (tanh) over a (T, N, I) sequence (N, T, I when ``batch_first``), from
+    ``hx`` (layers * directions, N, H): returns the last layer's outputs and the final hidden states."""
+    return _sequence(rnn_tanh_cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                     batch_first)
+
+
+@op("rnn_relu.input" + _SEQ, kind=NN, method=False, composite=True, differentiable=False)
+def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """A multi-layer Elman RNN with ReLU; see :func:`rnn_tanh`."""
+    return _sequence(rnn_relu_cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                     batch_first)
+
+
+@op("gru.input" + _SEQ, kind=NN, method=False, composite=True, differentiable=False)
+def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """A multi-layer GRU; see :func:`rnn_tanh`."""
+    return _sequence(gru_cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                     batch_first)
+
+
+@op("lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, "
+    "bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)", kind=NN, method=False,
+    composite=True, differentiable=False)
+def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """A multi-layer LSTM from ``hx = [h0, c0]``: returns the outputs and the final ``h`` and ``c``; a ``w_hr``
+    after each layer's weights projects ``h`` (``proj_size``)."""
+    if len(hx) != 2:
+        raise RuntimeError("lstm expects two hidden states")
+    return _sequence(None, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+                     lstm=True)
+
+
+def _seq_meta(gates: int, lstm: bool = False):
+    def meta(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+        dirs = 2 if bidirectional else 1
+        h = hx[0] if lstm else hx
+        t, n = (input.shape[1], input.shape[0]) if batch_first else (input.shape[0], input.shape[1])
+        width = h.shape[2] * dirs
+        out = (n, t, width) if batch_first else (t, n, width)
+        metas = (TensorMeta(out, input.dtype, input.device), TensorMeta(tuple(h.shape), h.dtype, h.device))
+        if lstm:
+            c = hx[1]
+            metas += (TensorMeta(tuple(c.shape), c.dtype, c.device),)
+        return metas
+
+    return meta
+
+
+def _seq_samples(gates: int, lstm: bool = False):
+    def samples(rng):
+        u = rng.uniform
+        t, n, i, h = 4, 2, 3, 5
+
+        def params(layers, dirs, biases):
+            ps = []
+            for layer in range(layers):
+                width = i if layer == 0 else h * dirs
+                for _ in range(dirs):
+                    ps += [u(-0.5, 0.5, (gates * h, width)), u(-0.5, 0.5, (gates * h, h))]
+                    if biases:
+                        ps += [u(-0.5, 0.5, gates * h), u(-0.5, 0.5, gates * h)]
+            return ps
+
+        def hidden(k):
+            return [u(-1, 1, (k, n, h)), u(-1, 1, (k, n, h))] if lstm else u(-1, 1, (k, n, h))
+
+        yield (u(-1, 1, (t, n, i)), hidden(1), params(1, 1, True), True, 1, 0.0, False, False, False), {}
+        yield (u(-1, 1, (n, t, i)), hidden(4), params(2, 2, True), True, 2, 0.0, True, True, True), {}
+        yield (u(-1, 1, (t, n, i)), hidden(2), params(2, 1, False), False, 2, 0.0, False, False, False), {}
+
+    return samples
+
+
+for _o, _g in ((rnn_tanh, 1), (rnn_relu, 1), (gru, 3)):
+    _o.meta_rule(_seq_meta(_g))
+    _o.sample_inputs(_seq_samples(_g))
+lstm.meta_rule(_seq_meta(4, lstm=True))
+lstm.sample_inputs(_seq_samples(4, lstm=True))
+
