@@ -173,10 +173,16 @@ def test_mnist_truncated_and_mismatched(tmp_path):
 
 
 def test_mnist_missing_files_and_download(tmp_path):
-    with pytest.raises(RuntimeError, match="Dataset not found: .*train-images-idx3-ubyte"):
+    with pytest.raises(RuntimeError, match="dataset not found: .*train-images-idx3-ubyte"):
         datasets.MNIST(tmp_path)
-    with pytest.raises(RuntimeError, match="download=True is not available .* place the files"):
+    with pytest.raises(RuntimeError, match=r"does not download datasets: place the IDX files .* in .*MNIST.raw"):
         datasets.MNIST(tmp_path, download=True)
+    # with the files in place, download=True loads them, as torchvision does when they are already there
+    written = _write_mnist(tmp_path, gz=True)
+    d = datasets.MNIST(tmp_path, download=True, train=False)
+    np.testing.assert_array_equal(d.data.numpy(), written["t10k"][0])
+    _write_mnist(tmp_path, name="FashionMNIST")
+    assert len(datasets.FashionMNIST(tmp_path, download=True)) == 5
 
 
 def test_read_idx_other_types(tmp_path):

@@ -130,25 +130,38 @@ class MNIST(_GrayImages):
         super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
         if download:
-            raise RuntimeError(
-                f"{self.__class__.__name__}: download=True is not available (no network access); place the files "
-                f"{', '.join(self._file_names())} (optionally gzipped, .gz) in {self.raw_folder}"
-            )
+            self.download()
         self.data, self.targets = self._load_data()
 
     def _file_names(self) -> list[str]:
         prefix = "train" if self.train else "t10k"
         return [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]
 
-    def _find(self, name: str) -> str:
+    def _path(self, name: str) -> str | None:
         for candidate in (name, name + ".gz"):
             path = os.path.join(self.raw_folder, candidate)
             if os.path.isfile(path):
                 return path
-        raise RuntimeError(
-            f"Dataset not found: {os.path.join(self.raw_folder, name)} (or {name}.gz) does not exist. Place the "
-            f"IDX files {', '.join(self._file_names())} in {self.raw_folder}; download=True is not available"
-        )
+        return None
+
+    def _find(self, name: str) -> str:
+        path = self._path(name)
+        if path is None:
+            raise RuntimeError(
+                f"{self.__class__.__name__}: dataset not found: {os.path.join(self.raw_folder, name)} (or {name}.gz) "
+                f"does not exist. toolkit does not download datasets: place the IDX files "
+                f"{', '.join(self._file_names())} (optionally gzipped, .gz) in {self.raw_folder}"
+            )
+        return path
+
+    def _check_exists(self) -> bool:
+        return all(self._path(name) is not None for name in self._file_names())
+
+    def download(self) -> None:
+        """Nothing to fetch when the files are in place (as torchvision, which then skips the download);
+        otherwise a clear error saying where to put them, since toolkit does not download."""
+        for name in self._file_names():
+            self._find(name)
 
     def _load_data(self) -> tuple[Tensor, Tensor]:
         image_name, label_name = self._file_names()

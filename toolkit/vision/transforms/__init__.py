@@ -13,39 +13,19 @@ reproducible, and gives the same choices as torchvision after ``torch.manual_see
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Sequence
 
 from ...ops.api import rand, randint
 from . import functional
 from . import functional as F
+from ._base import _setup_size, _Transform
+from ._color_transforms import ColorJitter, Grayscale, RandomGrayscale
+from ._geometry import Pad, RandomResizedCrop, RandomVerticalFlip
 from .functional import InterpolationMode
 
-__all__ = ["CenterCrop", "Compose", "InterpolationMode", "Lambda", "Normalize", "PILToTensor", "RandomCrop",
-           "RandomHorizontalFlip", "Resize", "ToTensor", "functional"]
-
-
-def _setup_size(size, error_msg: str):
-    if isinstance(size, numbers.Number):
-        return int(size), int(size)
-    if isinstance(size, Sequence) and len(size) == 1:
-        return size[0], size[0]
-    if len(size) != 2:
-        raise ValueError(error_msg)
-    return size
-
-
-class _Transform:
-    """Transforms are callables; ``forward`` is the same call, as on torchvision's ``nn.Module`` transforms."""
-
-    def __call__(self, img):
-        return self.forward(img)
-
-    def forward(self, img):  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}()"
+__all__ = ["CenterCrop", "ColorJitter", "Compose", "Grayscale", "InterpolationMode", "Lambda", "Normalize", "PILToTensor",
+           "Pad", "RandomCrop", "RandomGrayscale", "RandomHorizontalFlip", "RandomResizedCrop", "RandomVerticalFlip",
+           "Resize", "ToPILImage", "ToTensor", "functional"]
 
 
 class Compose:
@@ -76,6 +56,22 @@ class ToTensor:
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
+
+
+class ToPILImage:
+    """CHW tensor or HWC ndarray to a PIL image; ``mode`` as in ``functional.to_pil_image``."""
+
+    def __init__(self, mode: str | None = None) -> None:
+        self.mode = mode
+
+    def __call__(self, pic):
+        return F.to_pil_image(pic, self.mode)
+
+    def __repr__(self) -> str:
+        format_string = self.__class__.__name__ + "("
+        if self.mode is not None:
+            format_string += f"mode={self.mode}"
+        return format_string + ")"
 
 
 class PILToTensor:

@@ -23,9 +23,19 @@ from ..._core.dtypes import float32, get_default_dtype
 from ...factories import as_tensor, from_numpy, tensor
 from ...ops.api import cat, full
 from ...tensor import Tensor
+from ._color import (
+    adjust_brightness,
+    adjust_contrast,
+    adjust_hue,
+    adjust_saturation,
+    convert_image_dtype,
+    rgb_to_grayscale,
+)
 
-__all__ = ["InterpolationMode", "center_crop", "crop", "get_dimensions", "hflip", "normalize", "pad",
-           "pil_to_tensor", "resize", "to_tensor"]
+__all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturation",
+           "center_crop", "convert_image_dtype", "crop", "get_dimensions", "hflip", "normalize", "pad",
+           "pil_to_tensor", "resize", "resized_crop", "rgb_to_grayscale", "to_grayscale", "to_pil_image",
+           "to_tensor", "vflip"]
 
 
 class InterpolationMode(Enum):
@@ -107,6 +117,56 @@ def to_tensor(pic) -> Tensor:
     return from_numpy(arr)
 
 
+def to_pil_image(pic, mode: str | None = None):
+    """A CHW tensor or HWC numpy array as a PIL image; float tensors are scaled by 255 to uint8 (unless
+    ``mode="F"``). The mode defaults from the channel count and dtype as in torchvision: 1 channel gives
+    ``L`` (uint8), ``I;16`` (16-bit), ``I`` (int32) or ``F`` (float32); 2 ``LA``; 3 ``RGB``; 4 ``RGBA``."""
+    from PIL import Image  # optional: PIL
+
+    if isinstance(pic, Tensor):
+        if pic.ndim not in {2, 3}:
+            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+        if pic.ndim == 2:
+            pic = pic.unsqueeze(0)
+        if pic.shape[-3] > 4:
+            raise ValueError(f"pic should not have > 4 channels. Got {pic.shape[-3]} channels.")
+        if pic.is_floating_point() and mode != "F":
+            pic = pic.mul(255).byte()
+        npimg = np.transpose(pic.detach().numpy(), (1, 2, 0))
+    elif isinstance(pic, np.ndarray):
+        if pic.ndim not in {2, 3}:
+            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+        if pic.ndim == 2:
+            pic = np.expand_dims(pic, 2)
+        if pic.shape[-1] > 4:
+            raise ValueError(f"pic should not have > 4 channels. Got {pic.shape[-1]} channels.")
+        npimg = pic
+    else:
+        raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
+    channels = npimg.shape[2]
+    if channels == 1:
+        npimg = npimg[:, :, 0]
+        expected = {np.dtype(np.uint8): "L", np.dtype(np.int16): "I;16", np.dtype(np.uint16): "I;16",
+                    np.dtype(np.int32): "I", np.dtype(np.float32): "F"}.get(npimg.dtype)
+        if mode is not None and mode != expected:
+            raise ValueError(f"Incorrect mode ({mode}) supplied for input type {npimg.dtype}. Should be {expected}")
+        mode = expected
+    else:
+        permitted = {2: ["LA"], 3: ["RGB", "YCbCr", "HSV"], 4: ["RGBA", "CMYK", "RGBX"]}[channels]
+        if mode is not None and mode not in permitted:
+            raise ValueError(f"Only modes {permitted} are supported for {channels}D inputs")
+        if mode is None and npimg.dtype == np.uint8:
+            mode = permitted[0]
+    if mode is None:
+        raise TypeError(f"Input type {npimg.dtype} is not supported")
+    height, width = npimg.shape[:2]
+    if mode == "I;16":
+        return Image.frombytes(mode, (width, height), np.ascontiguousarray(npimg, dtype="<u2").tobytes())
+    if mode in ("I", "F"):
+        return Image.fromarray(np.ascontiguousarray(npimg, dtype={"I": "<i4", "F": "<f4"}[mode]))
+    return Image.frombytes(mode, (width, height), np.ascontiguousarray(npimg).tobytes())
+
+
 def pil_to_tensor(pic) -> Tensor:
     """A PIL image as a CHW tensor of its own dtype, without scaling."""
     if not _is_pil(pic):
@@ -150,6 +210,23 @@ def hflip(img):
     from PIL import Image  # optional: PIL
 
     return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+
+
+def vflip(img):
+    """Flip top to bottom."""
+    _check_img(img)
+    if isinstance(img, Tensor):
+        return img.flip(-2)
+    from PIL import Image  # optional: PIL
+
+    return img.transpose(Image.Transpose.FLIP_TOP_BOTTOM)
+
+
+def to_grayscale(img, num_output_channels: int = 1):
+    """A PIL image in grayscale (``rgb_to_grayscale`` for PIL images, torchvision's older name)."""
+    if not _is_pil(img):
+        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+    return rgb_to_grayscale(img, num_output_channels)
 
 
 def _parse_padding(padding) -> tuple[int, int, int, int]:
@@ -379,3 +456,11 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size: int | 
                       stacklevel=2)
     return img.resize((ow, oh), _PIL_CODES[mode])
 
+
+
+def resized_crop(img, top: int, left: int, height: int, width: int, size, interpolation=InterpolationMode.BILINEAR,
+                 antialias: bool | None = True):
+    """``crop`` then ``resize`` to ``size`` (what ``RandomResizedCrop`` applies)."""
+    _check_img(img)
+    img = crop(img, top, left, height, width)
+    return resize(img, size, interpolation, antialias=antialias)
