@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import sys
 import warnings
 
 import pytest
@@ -33,6 +35,20 @@ def _sequence(lib, make, name="SGD", opt_kwargs=None, metrics=None, key=None):
     return out
 
 
+def _swa_utils(lr_scheduler_module):
+    """``swa_utils`` beside the given ``lr_scheduler`` module (torch's or toolkit's)."""
+    return sys.modules[lr_scheduler_module.__name__.rsplit(".", 1)[0] + ".swa_utils"]
+
+
+def _scheduler_classes(lib):
+    """Every scheduler class of ``lib.optim.lr_scheduler`` and ``lib.optim.swa_utils``, by name."""
+    base = (lib.optim.lr_scheduler.LRScheduler, lib.optim.lr_scheduler.ReduceLROnPlateau)
+    found = {}
+    for module in (lib.optim.lr_scheduler, lib.optim.swa_utils):
+        found.update({n: c for n, c in vars(module).items() if inspect.isclass(c) and issubclass(c, base)})
+    return found
+
+
 def _lam(epoch):
     return 0.95**epoch
 
@@ -59,9 +75,33 @@ SCHEDULERS = {
     "OneCycleLR": lambda m, o: m.OneCycleLR(o, max_lr=[0.5, 1.0], total_steps=STEPS),
     "OneCycleLR-linear": lambda m, o: m.OneCycleLR(o, max_lr=0.5, epochs=5, steps_per_epoch=10,
                                                    anneal_strategy="linear", pct_start=0.25),
+    "SequentialLR-three": lambda m, o: m.SequentialLR(
+        o, [m.ConstantLR(o, factor=0.5, total_iters=4), m.ExponentialLR(o, gamma=0.9),
+            m.PolynomialLR(o, total_iters=15)], milestones=[6, 20]),
+    "ChainedScheduler-optimizer": lambda m, o: m.ChainedScheduler(
+        [m.LinearLR(o, start_factor=0.5, total_iters=10), m.MultiStepLR(o, [15, 30], 0.5)], optimizer=o),
+    "SWALR": lambda m, o: _swa_utils(m).SWALR(o, swa_lr=0.05, anneal_epochs=8),
+    "SWALR-linear": lambda m, o: _swa_utils(m).SWALR(o, swa_lr=[0.02, 0.3], anneal_epochs=5,
+                                                     anneal_strategy="linear"),
+    "SWALR-no-anneal": lambda m, o: _swa_utils(m).SWALR(o, swa_lr=0.01, anneal_epochs=0),
     "OneCycleLR-three_phase": lambda m, o: m.OneCycleLR(o, max_lr=0.3, total_steps=STEPS + 1, three_phase=True,
                                                         div_factor=10.0, final_div_factor=100.0),
 }
+
+
+# Tested elsewhere in this file: the bases (through every scheduler) and ReduceLROnPlateau (with metrics).
+COVERED_ELSEWHERE = {"LRScheduler", "_LRScheduler", "ReduceLROnPlateau"}
+
+
+def test_every_torch_scheduler_has_a_twin_with_its_signature_and_a_sequence_test():
+    ours, ref = _scheduler_classes(toolkit), _scheduler_classes(torch)
+    assert sorted(ours) == sorted(ref)
+    for name, cls in ref.items():
+        sig = [(p.name, p.kind, p.default) for p in inspect.signature(cls.__init__).parameters.values()]
+        assert [(p.name, p.kind, p.default) for p in inspect.signature(ours[name].__init__).parameters.values()] == sig
+        for method in ("step", "get_last_lr", "state_dict", "load_state_dict"):
+            assert hasattr(ours[name], method), (name, method)
+    assert set(ref) == {key.split("-")[0] for key in SCHEDULERS} | COVERED_ELSEWHERE
 
 
 @pytest.mark.parametrize("name", list(SCHEDULERS))
@@ -182,3 +222,47 @@ def test_one_cycle_past_total_steps_and_momentum_requirement():
     opt = _optimizer(toolkit, "Adagrad")
     with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
         lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=3)
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_state_dict_keys_match_torch_and_reload_continues(name):
+    """Every scheduler: ``state_dict()`` has torch's keys, and a fresh twin that loads it goes on identically."""
+    make = SCHEDULERS[name]
+    opt, topt = _optimizer(toolkit, momentum=0.9), _optimizer(torch, momentum=0.9)
+    sched, tsched = make(lr_scheduler, opt), make(torch.optim.lr_scheduler, topt)
+    for _ in range(12):
+        opt.step(), sched.step(), topt.step(), tsched.step()
+    sd = sched.state_dict()
+    assert sorted(sd) == sorted(tsched.state_dict())
+    opt2 = _optimizer(toolkit, momentum=0.9)
+    sched2 = make(lr_scheduler, opt2)
+    opt2.load_state_dict(opt.state_dict())
+    sched2.load_state_dict(sd)
+    for _ in range(20):
+        opt.step(), sched.step(), opt2.step(), sched2.step(), topt.step(), tsched.step()
+        assert sched.get_last_lr() == sched2.get_last_lr() == tsched.get_last_lr()
+
+
+def _warnings_of_first_steps(lib, make, optimizer_first):
+    opt = _optimizer(lib, momentum=0.9)
+    sched = make(lib.optim.lr_scheduler, opt)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            if optimizer_first:
+                opt.step()
+            sched.step()
+        try:
+            sched.get_lr()
+            outcome = None
+        except NotImplementedError:  # SequentialLR and ChainedScheduler have no get_lr of their own
+            outcome = NotImplementedError
+    return [(w.category, str(w.message)) for w in caught], outcome
+
+
+@pytest.mark.parametrize("optimizer_first", [False, True], ids=["scheduler-first", "optimizer-first"])
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_warnings_match_torch(name, optimizer_first):
+    """Every scheduler warns as torch does: ``step()`` before ``optimizer.step()``, ``get_lr()`` outside ``step``."""
+    ours = _warnings_of_first_steps(toolkit, SCHEDULERS[name], optimizer_first)
+    assert ours == _warnings_of_first_steps(torch, SCHEDULERS[name], optimizer_first)

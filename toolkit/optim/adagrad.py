@@ -43,11 +43,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+        self._fill_group_defaults(foreach=None, maximize=False, differentiable=False, fused=None)
         _steps_as_tensors(self)
 
     def share_memory(self) -> None:

@@ -55,14 +55,8 @@ class Adam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
+        self._fill_group_defaults(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                                  differentiable=False, decoupled_weight_decay=False, fused=None)
         _steps_as_tensors(self)
 
     def _init_group(self, group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps) -> None:

@@ -137,12 +137,14 @@ def _check_fused(fused, differentiable, foreach) -> None:
 _OPTION_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
 
 
-def _check_options(options: dict[str, Any], *, refuse_nan: bool = True) -> None:
+def _check_options(options: dict[str, Any], *, refuse_nan: bool = True, positive: tuple[str, ...] = ()) -> None:
     """PyTorch's checks of an optimizer's hyperparameters, with its messages, in the order ``options`` gives them.
 
-    A tensor ``lr`` must hold one element; ``betas[0]`` and ``betas[1]`` must lie in [0, 1), every other
-    option must be at least 0. ``refuse_nan=False`` is SGD's form of the check (``value < 0.0`` refuses),
-    which lets a NaN through where the other optimizers' (``not 0.0 <= value``) refuses it.
+    A tensor ``lr`` must hold one element; ``betas[0]`` and ``betas[1]`` must lie in [0, 1), ``rho`` in
+    [0, 1], ``etas`` must satisfy ``0 < etas[0] < 1 < etas[1]``; every other option must be at least 0, or
+    above 0 when named in ``positive`` (SparseAdam's ``lr`` and ``eps``). ``refuse_nan=False`` is SGD's form
+    of the check (``value < 0.0`` refuses), which lets a NaN through where the other optimizers'
+    (``not 0.0 <= value``) refuses it.
 
     Example::
 
@@ -156,6 +158,15 @@ def _check_options(options: dict[str, Any], *, refuse_nan: bool = True) -> None:
             for i in (0, 1):
                 if not 0.0 <= value[i] < 1.0:
                     raise ValueError(f"Invalid beta parameter at index {i}: {value[i]}")
+        elif name == "etas":
+            if not 0.0 < value[0] < 1.0 < value[1]:
+                raise ValueError(f"Invalid eta values: {value[0]}, {value[1]}")
+        elif name == "rho":
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"Invalid rho value: {value}")
+        elif name in positive:
+            if not 0.0 < value:
+                raise ValueError(f"Invalid {_OPTION_NAMES.get(name, name + ' value')}: {value}")
         elif not 0.0 <= value if refuse_nan else value < 0.0:
             raise ValueError(f"Invalid {_OPTION_NAMES.get(name, name + ' value')}: {value}")
 
@@ -223,6 +234,31 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+
+    def _fill_group_defaults(self, **defaults: Any) -> None:
+        """Give every param group (e.g. one unpickled from an older version) the options it lacks, in order."""
+        for group in self.param_groups:
+            for key, value in defaults.items():
+                group.setdefault(key, value)
+
+    def _gather_group_state(self, group: dict[str, Any], params: list[Tensor], grads: list[Tensor],
+                            **named_state: tuple[list, Callable[[Tensor], Tensor]]) -> None:
+        """Append each parameter of ``group`` that has a gradient, its gradient, and its named state tensors.
+
+        ``named_state`` maps a state key to ``(out_list, init)``; on a parameter's first step (empty state)
+        every key is created with ``init(p)`` in the order given, which is the order of its state dict.
+        """
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                for key, (_, init) in named_state.items():
+                    state[key] = init(p)
+            for key, (out, _) in named_state.items():
+                out.append(state[key])
 
     def __repr__(self) -> str:
         out = self.__class__.__name__ + " ("

@@ -35,13 +35,8 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        self._fill_group_defaults(momentum=0, centered=False, foreach=None, maximize=False,
+                                  differentiable=False, capturable=False)
         _steps_as_tensors(self)
 
     @_use_grad_for_differentiable
