@@ -231,3 +231,17 @@ def looped_sigmoid(x, n: int):
     for _ in range(n):
         x = toolkit.sigmoid(x) * 2
     return x.sum()
+
+
+def views_by_sizes_and_by_dtype(x, n: int):
+    sizes = x.size()
+    a = x.view(sizes)  # int[]: view(int[] size), never view(ScalarType dtype)
+    b = x.view(n, -1)
+    c = x.view(toolkit.int32)
+    return a, b, c
+
+
+def test_view_overload_follows_the_argument_type():
+    s = check(views_by_sizes_and_by_dtype, toolkit.ones(2, 3), 3)
+    ops = [n.op.schema.full_name for n in s.graph.nodes() if n.kind == "aten::view"]
+    assert ops == ["view", "view", "view.dtype"]

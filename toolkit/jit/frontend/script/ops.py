@@ -121,6 +121,8 @@ def _fits(c, v: Value, arg, op, pos: int) -> bool:
         return isinstance(vt, T.BoolType)
     if t == "str":
         return isinstance(vt, T.StrType)
+    if t == "ScalarType":  # a dtype (an int in scripted code), never a list: x.view(sizes) is view(int[])
+        return isinstance(vt, T.IntType) or isinstance(vt, T.OtherType) and vt.name == "ScalarType"
     if isinstance(vt, T.TensorType):
         return False
     return True
