@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 import torch
 import torch.testing
+from torch.utils._device import _device_constructors
 
 import toolkit
 from toolkit.autograd import Variable
+from toolkit.ops import registry
 
 from .conftest import assert_close
 
@@ -273,6 +275,17 @@ def test_device_context_sets_the_default_inside_the_block():
         assert d == torch.device("cpu")  # PyTorch's device context returns the device itself too
     with toolkit.device("cpu") as d:
         assert d == toolkit.device("cpu")
+
+
+def test_the_registry_says_which_factories_take_the_default_device():
+    """Each registry op's ``default_device`` agrees with PyTorch's own list of such factories."""
+    theirs = {f.__name__ for f in _device_constructors()}
+    for d in registry.all_ops():
+        if d.default_device:
+            assert d.name in theirs, d.name
+        elif d.device_arg is not None and not d.tensor_args and d.composite is None:
+            assert d.name not in theirs, d.name
+    assert not registry.get("normal", "float_float").default_device  # torch.normal ignores the default device
 
 
 def test_default_device_on_the_simulated_gpu():

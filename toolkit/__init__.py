@@ -84,7 +84,6 @@ from .random import (
 from .tensor import Tensor
 
 globals().update(_api.exported(None))  # toolkit.add, toolkit.relu...: every op the registry exports here
-globals().update(_factories.default_device_factories())  # toolkit.zeros...: honouring set_default_device
 
 from ._legacy import CPU_TYPES as _LEGACY_TYPES  # noqa: E402
 from ._legacy import CUDA_TYPES as _LEGACY_CUDA_TYPES  # noqa: E402

@@ -4,14 +4,12 @@ Registry factories (``zeros``, ``arange``...) are ops; these are not, because
 they take arbitrary Python data rather than sizes and values.
 
 Both kinds honour ``toolkit.set_default_device``: a factory given no ``device``
-makes its tensor on the default device (the registry's factories through
-:func:`on_default_device`, the wrappers ``toolkit.zeros`` and the rest are), as
-PyTorch's factories do; ``*_like`` factories keep their input's device.
+makes its tensor on the default device, as PyTorch's factories do (the
+dispatcher decides for registry factories, by each op's ``default_device``);
+``*_like`` factories keep their input's device.
 """
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
@@ -81,36 +79,6 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
     return tensor(s, dtype=dtype or _dt.get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
-
-
-def on_default_device(factory):
-    """``factory`` (a registry factory's function) making its tensor on the default device when not given one.
-
-    What ``toolkit.zeros`` and the other factories PyTorch's ``set_default_device`` reaches are; with no
-    default device set it costs one attribute check."""
-
-    @functools.wraps(factory)
-    def call(*args, **kwargs):
-        default = DEFAULT_DEVICE.device
-        if default is not None and kwargs.get("device") is None:
-            kwargs["device"] = default
-        return factory(*args, **kwargs)
-
-    return call
-
-
-# PyTorch's factories that take the default device (``torch.utils._device._device_constructors``) which
-# toolkit has as registry ops; ``tensor``, ``as_tensor``, ``asarray`` and ``scalar_tensor`` above read it too.
-_DEFAULT_DEVICE_FACTORIES = ("arange", "bartlett_window", "blackman_window", "empty", "empty_permuted",
-                             "empty_strided", "eye", "full", "hamming_window", "hann_window", "kaiser_window",
-                             "linspace", "logspace", "ones", "rand", "randint", "randn", "randperm", "range",
-                             "tril_indices", "triu_indices", "zeros")
-
-
-def default_device_factories() -> dict:
-    """``{name: on_default_device(function)}`` for each such factory the registry has, for ``toolkit``'s namespace."""
-    exported = api.exported(None)
-    return {name: on_default_device(exported[name]) for name in _DEFAULT_DEVICE_FACTORIES if name in exported}
 
 
 zeros = api.function_for("zeros")

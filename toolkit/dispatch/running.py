@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
-from .._core.device import CPU
+from .._core.device import CPU, DEFAULT_DEVICE
 from .._core.fp_errors import ignore_fp_errors
 from .._core.overlap import (
     FULL,
@@ -117,6 +117,8 @@ def run(op: OpDef, bound: list):
     if op.refuse_grad_args and STATE.grad_enabled:
         _refuse_grad(op, bound)
     dev = kdev = device_of(op, bound)
+    if op.default_device and bound[op.device_arg] is None:
+        bound[op.device_arg] = DEFAULT_DEVICE.device
     if op.device_arg is not None and bound[op.device_arg] is not None:
         dev = bound[op.device_arg]
         if dev.type == "cuda":

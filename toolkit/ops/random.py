@@ -200,7 +200,7 @@ def normal_ft(mean, std, generator=None):
 
 
 @op(f"normal.float_float(float mean, float std, int[] size, *, {_GEN_OPTS}) -> Tensor", kind=RANDOM,
-    method=False)
+    method=False, default_device=False)  # torch.normal stays off set_default_device's list
 def normal_ff(mean, std, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
               requires_grad=False):
     """Samples of one normal distribution, in the given size."""

@@ -84,6 +84,7 @@ class OpDef:
         numbers_as_tensors: bool = False,
         overlap_ok: tuple = (),
         no_overlap: tuple = (),
+        default_device: bool | None = None,
         doc: str | None = None,
     ):
         self.schema = schema
@@ -181,6 +182,11 @@ class OpDef:
         # A CPU kernel with an ``out`` parameter can write an in-place variant's result straight into self.
         self.kernel_out = cpu is not None and "out" in inspect.signature(cpu).parameters
         self.device_arg = self.arg_names.index("device") if "device" in self.arg_names else None
+        # Whether a call given no ``device`` makes its tensor on ``set_default_device``'s device: every factory
+        # that makes a tensor from sizes and values alone (a composite passes the choice on to the factories
+        # it calls), as PyTorch's ``_device_constructors``; ``*_like`` ops keep their input's device.
+        self.default_device = (self.device_arg is not None and not self.tensor_args and not composite
+                               if default_device is None else default_device)
         self.requires_grad_arg = self.arg_names.index("requires_grad") if "requires_grad" in self.arg_names else None
         self.inplace_of: OpDef | None = None  # set on the derived in-place variant
         self.inplace_variant: OpDef | None = None
