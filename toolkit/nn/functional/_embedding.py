@@ -11,9 +11,6 @@ from ._linear import _embedding_renorm_
 
 __all__ = ["embedding_bag"]
 
-_MODES = {"sum": 0, "mean": 1, "max": 2}
-
-
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
@@ -36,7 +33,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+                             "fixed length sequences. However, found offsets of type <class 'torch.Tensor'>")
         offsets = _api.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
         include_last_offset = False
         input = input.reshape(-1)
@@ -49,7 +46,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise ValueError("offsets has to be a 1D Tensor")
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
-    if mode not in _MODES:
+    mode_enum = 0 if mode == "sum" else 1 if mode == "mean" else 2 if mode == "max" else -1
+    if mode_enum < 0:
         raise ValueError("mode has to be one of sum, mean or max")
     if mode == "max":
         if scale_grad_by_freq:
@@ -62,5 +60,5 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
-    return _api.embedding_bag(weight, input, offsets, scale_grad_by_freq, _MODES[mode], sparse, per_sample_weights,
+    return _api.embedding_bag(weight, input, offsets, scale_grad_by_freq, mode_enum, sparse, per_sample_weights,
                               include_last_offset, padding_idx)[0]

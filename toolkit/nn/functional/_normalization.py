@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import math
-
 from ...ops import api as _api
 from ...tensor import Tensor
 
@@ -27,8 +25,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each channel of each sample over its spatial dims (``torch.instance_norm``)."""
     if use_input_stats:
-        size = tuple(input.shape)
-        if math.prod(size[2:]) == 1:
+        size = input.size()
+        spatial = 1
+        for i in range(2, len(size)):
+            spatial *= size[i]
+        if spatial == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                              f"torch.Size({list(size)})")
     return _api.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)

@@ -105,11 +105,15 @@ def _list_with_default(output_size, shape):
         return output_size
     if len(shape) <= len(output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-    return [d if v is None else v for v, d in zip(output_size, shape[-len(output_size):])]
+    offset = len(shape) - len(output_size)
+    sizes: list[int] = []
+    for i, v in enumerate(output_size):
+        sizes.append(shape[offset + i] if v is None else v)
+    return sizes
 
 
-def _sizes(output_size, n: int) -> list:
-    return [output_size] * n if isinstance(output_size, int) else list(output_size)
+def _sizes(output_size, n: int) -> list[int]:
+    return [output_size] * n if isinstance(output_size, int) else [s for s in output_size]
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:

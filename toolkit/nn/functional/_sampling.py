@@ -1,7 +1,7 @@
 """``F.interpolate`` (and the deprecated ``F.upsample*``), ``F.grid_sample`` and ``F.affine_grid``.
 
 As in PyTorch these are Python: they check and normalise the arguments, then
-call one registry op (an ``upsample_*.vec`` op, an adaptive average pool for
+call one registry op (an ``upsample_*`` op, an adaptive average pool for
 'area', ``grid_sampler`` or ``affine_grid_generator``), whose derivative rules
 give the gradients.
 """
@@ -12,22 +12,10 @@ import math
 import warnings
 
 from ...ops import api as _api
-from ...ops import registry as _registry
 from ...tensor import Tensor
 
 __all__ = ["affine_grid", "grid_sample", "interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
 
-# mode -> {input dims: the op of that mode}
-_UPSAMPLE_OPS = {
-    "nearest": {3: "upsample_nearest1d", 4: "upsample_nearest2d", 5: "upsample_nearest3d"},
-    "nearest-exact": {3: "_upsample_nearest_exact1d", 4: "_upsample_nearest_exact2d", 5: "_upsample_nearest_exact3d"},
-    "linear": {3: "upsample_linear1d"},
-    "bilinear": {4: "upsample_bilinear2d"},
-    "bicubic": {4: "upsample_bicubic2d"},
-    "trilinear": {5: "upsample_trilinear3d"},
-}
-_AREA_OPS = {3: "adaptive_avg_pool1d", 4: "adaptive_avg_pool2d", 5: "adaptive_avg_pool3d"}
-_NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
 
 def _output_and_scales(input: Tensor, size, scale_factor, dim: int) -> tuple:
@@ -88,16 +76,40 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError(f"interpolate: antialias=True is not supported for mode '{mode}' yet; "
                                   "use antialias=False")
     nd = input.dim()
-    if mode == "area" and nd in _AREA_OPS:
-        return getattr(_api, _AREA_OPS[nd])(input, output_size)
-    name = _UPSAMPLE_OPS.get(mode, {}).get(nd)
-    if name is not None:
-        vec = _registry.get(name, "vec")
-        if mode in ("nearest", "nearest-exact"):
-            return vec(input, output_size, scale_factors)
-        return vec(input, output_size, align_corners, scale_factors)
-    if mode in _NEEDS and nd in (3, 4, 5):
-        raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {_NEEDS[mode]}D input")
+    if mode == "area" and output_size is not None:  # 'area' always has an output size by now
+        if nd == 3:
+            return _api.adaptive_avg_pool1d(input, output_size)
+        if nd == 4:
+            return _api.adaptive_avg_pool2d(input, output_size)
+        if nd == 5:
+            return _api.adaptive_avg_pool3d(input, output_size)
+    # One branch per (mode, dims), as PyTorch writes it, so that compiled code calls the op directly.
+    if mode == "nearest":
+        if nd == 3:
+            return _api.upsample_nearest1d(input, output_size, scale_factors)
+        if nd == 4:
+            return _api.upsample_nearest2d(input, output_size, scale_factors)
+        if nd == 5:
+            return _api.upsample_nearest3d(input, output_size, scale_factors)
+    if mode == "nearest-exact":
+        if nd == 3:
+            return _api._upsample_nearest_exact1d(input, output_size, scale_factors)
+        if nd == 4:
+            return _api._upsample_nearest_exact2d(input, output_size, scale_factors)
+        if nd == 5:
+            return _api._upsample_nearest_exact3d(input, output_size, scale_factors)
+    corners = align_corners is not None and align_corners
+    if mode == "linear" and nd == 3:
+        return _api.upsample_linear1d(input, output_size, corners, scale_factors)
+    if mode == "bilinear" and nd == 4:
+        return _api.upsample_bilinear2d(input, output_size, corners, scale_factors)
+    if mode == "bicubic" and nd == 4:
+        return _api.upsample_bicubic2d(input, output_size, corners, scale_factors)
+    if mode == "trilinear" and nd == 5:
+        return _api.upsample_trilinear3d(input, output_size, corners, scale_factors)
+    if mode in ("linear", "bilinear", "trilinear") and nd in (3, 4, 5):
+        needs = 3 if mode == "linear" else 4 if mode == "bilinear" else 5
+        raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {needs}D input")
     raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: "
                               f"nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
                               f"(got {mode})")

@@ -245,3 +245,19 @@ def test_view_overload_follows_the_argument_type():
     s = check(views_by_sizes_and_by_dtype, toolkit.ones(2, 3), 3)
     ops = [n.op.schema.full_name for n in s.graph.nodes() if n.kind == "aten::view"]
     assert ops == ["view", "view", "view.dtype"]
+
+
+_SIZES = (2, 3)
+
+
+def builtin_classes_constant_tuples_and_optional_numbers(x, k: int, scale: Optional[float]):
+    sizes = list(_SIZES)  # a constant tuple becomes a list
+    shaped = [k, k] if isinstance(k, (list, tuple)) else [k * s for s in sizes]
+    # an Optional[float] goes on to an op's ``float?`` argument as it is
+    return toolkit.nn.functional.pad(x, shaped, "constant", scale), isinstance(sizes, (int, list))
+
+
+@pytest.mark.parametrize("scale", [None, 0.5])
+def test_builtin_classes_in_isinstance_constant_tuples_and_optional_arguments(scale):
+    s = check(builtin_classes_constant_tuples_and_optional_numbers, toolkit.ones(2, 3), 1, scale)
+    assert not [n for n in s.graph.nodes() if n.kind == "prim::PythonOp"]

@@ -83,15 +83,12 @@ def _unpool(kernel, *shape):
     return ("unpool", shape, kernel)
 
 
-_PY_FALLBACK = "toolkit/nn/functional/{} does not script: it runs as a prim::PythonOp fallback"
-
-
 def _pad_rows(dims):
     """One row per padding module of ``dims`` dimensions (PyTorch's five padding families)."""
     shape = {1: (2, 3, 4), 2: (2, 3, 4, 4), 3: (2, 2, 3, 3, 3)}[dims]
     families = [("Circular", (1,)), ("Constant", (1, 0.5)), ("Reflection", (1,)), ("Replication", (1,)), ("Zero", (1,))]
     return [Row(f"{kind}Pad{dims}d", lambda L, name=f"{kind}Pad{dims}d", args=args: getattr(L.nn, name)(*args),
-                [_f(*shape)], xfail=_PY_FALLBACK.format("_padding.py pad")) for kind, args in families]
+                [_f(*shape)]) for kind, args in families]
 
 
 ROWS = [
@@ -250,23 +247,17 @@ ROWS = [
     Row("AvgPool3d", lambda L: L.nn.AvgPool3d(2), [_f(2, 2, 4, 4, 4)], accum=8),
     Row("MaxPool3d", lambda L: L.nn.MaxPool3d(2), [_f(2, 2, 4, 4, 4)]),
     Row("AdaptiveAvgPool1d", lambda L: L.nn.AdaptiveAvgPool1d(3), [_f(2, 3, 6)], accum=2),
-    Row("AdaptiveAvgPool3d", lambda L: L.nn.AdaptiveAvgPool3d((2, 2, 2)), [_f(2, 2, 4, 4, 4)], accum=8,
-        xfail=_PY_FALLBACK.format("_pooling.py _list_with_default/_sizes")),
+    Row("AdaptiveAvgPool3d", lambda L: L.nn.AdaptiveAvgPool3d((2, 2, 2)), [_f(2, 2, 4, 4, 4)], accum=8),
     Row("AdaptiveMaxPool1d", lambda L: L.nn.AdaptiveMaxPool1d(3), [_f(2, 3, 6)]),
-    Row("AdaptiveMaxPool2d", lambda L: L.nn.AdaptiveMaxPool2d((2, 2)), [_f(2, 3, 6, 6)],
-        xfail=_PY_FALLBACK.format("_pooling.py _list_with_default/_sizes")),
-    Row("AdaptiveMaxPool3d", lambda L: L.nn.AdaptiveMaxPool3d((2, 2, 2)), [_f(2, 2, 4, 4, 4)],
-        xfail=_PY_FALLBACK.format("_pooling.py _list_with_default/_sizes")),
+    Row("AdaptiveMaxPool2d", lambda L: L.nn.AdaptiveMaxPool2d((2, 2)), [_f(2, 3, 6, 6)]),
+    Row("AdaptiveMaxPool3d", lambda L: L.nn.AdaptiveMaxPool3d((2, 2, 2)), [_f(2, 2, 4, 4, 4)]),
     Row("FractionalMaxPool2d", lambda L: L.nn.FractionalMaxPool2d(2, output_size=(3, 3)), [_f(2, 3, 6, 6)],
-        random=True, xfail=_PY_FALLBACK.format("_pooling.py _sizes")),
+        random=True),
     Row("FractionalMaxPool3d", lambda L: L.nn.FractionalMaxPool3d(2, output_size=(2, 2, 2)), [_f(1, 2, 5, 5, 5)],
-        random=True, xfail=_PY_FALLBACK.format("_pooling.py _sizes")),
-    Row("LPPool1d", lambda L: L.nn.LPPool1d(2, 2), [_f(2, 3, 8)], accum=4,
-        xfail=_PY_FALLBACK.format("_pooling.py lp_pool1d")),
-    Row("LPPool2d", lambda L: L.nn.LPPool2d(2, 2), [_f(2, 3, 6, 6)], accum=8,
-        xfail=_PY_FALLBACK.format("_pooling.py lp_pool2d")),
-    Row("LPPool3d", lambda L: L.nn.LPPool3d(2, 2), [_f(2, 2, 4, 4, 4)], accum=16,
-        xfail=_PY_FALLBACK.format("_pooling.py lp_pool3d")),
+        random=True),
+    Row("LPPool1d", lambda L: L.nn.LPPool1d(2, 2), [_f(2, 3, 8)], accum=4),
+    Row("LPPool2d", lambda L: L.nn.LPPool2d(2, 2), [_f(2, 3, 6, 6)], accum=8),
+    Row("LPPool3d", lambda L: L.nn.LPPool3d(2, 2), [_f(2, 2, 4, 4, 4)], accum=16),
     Row("MaxUnpool1d", lambda L: L.nn.MaxUnpool1d(2), [_f(2, 3, 4), _unpool(2, 2, 3, 4)], grad_inputs=1),
     Row("MaxUnpool2d", lambda L: L.nn.MaxUnpool2d(2), [_f(2, 3, 2, 2), _unpool(2, 2, 3, 2, 2)], grad_inputs=1),
     Row("MaxUnpool3d", lambda L: L.nn.MaxUnpool3d(2), [_f(1, 2, 2, 2, 2), _unpool(2, 1, 2, 2, 2, 2)], grad_inputs=1),
@@ -274,23 +265,16 @@ ROWS = [
     Row("ChannelShuffle", lambda L: L.nn.ChannelShuffle(2), [_f(2, 4, 3, 3)]),
     Row("PixelShuffle", lambda L: L.nn.PixelShuffle(2), [_f(2, 8, 3, 3)]),
     Row("PixelUnshuffle", lambda L: L.nn.PixelUnshuffle(2), [_f(2, 2, 4, 4)]),
-    Row("Upsample", lambda L: L.nn.Upsample(scale_factor=2, mode="nearest"), [_f(2, 3, 4, 4)], accum=4,
-        xfail=_PY_FALLBACK.format("_sampling.py interpolate")),
-    Row("UpsamplingBilinear2d", lambda L: L.nn.UpsamplingBilinear2d(scale_factor=2), [_f(2, 3, 4, 4)], accum=4,
-        xfail=_PY_FALLBACK.format("_sampling.py interpolate")),
-    Row("UpsamplingNearest2d", lambda L: L.nn.UpsamplingNearest2d(scale_factor=2), [_f(2, 3, 4, 4)], accum=4,
-        xfail=_PY_FALLBACK.format("_sampling.py interpolate")),
-    Row("Fold", lambda L: L.nn.Fold(output_size=(4, 4), kernel_size=2), [_f(2, 12, 9)], accum=4,
-        xfail=_PY_FALLBACK.format("_fold.py _pair")),
+    Row("Upsample", lambda L: L.nn.Upsample(scale_factor=2, mode="nearest"), [_f(2, 3, 4, 4)], accum=4),
+    Row("UpsamplingBilinear2d", lambda L: L.nn.UpsamplingBilinear2d(scale_factor=2), [_f(2, 3, 4, 4)], accum=4),
+    Row("UpsamplingNearest2d", lambda L: L.nn.UpsamplingNearest2d(scale_factor=2), [_f(2, 3, 4, 4)], accum=4),
+    Row("Fold", lambda L: L.nn.Fold(output_size=(4, 4), kernel_size=2), [_f(2, 12, 9)], accum=4),
     Row("Unfold", lambda L: L.nn.Unfold(kernel_size=2), [_f(2, 3, 4, 4)]),
     Row("CosineSimilarity", lambda L: L.nn.CosineSimilarity(), [_f(3, 4), _f(3, 4)], accum=4),
     Row("PairwiseDistance", lambda L: L.nn.PairwiseDistance(), [_f(3, 4), _f(3, 4)], accum=4),
-    Row("InstanceNorm1d", lambda L: L.nn.InstanceNorm1d(3), [_f(2, 3, 5)], accum=5,
-        xfail=_PY_FALLBACK.format("_normalization.py instance_norm")),
-    Row("InstanceNorm2d", lambda L: L.nn.InstanceNorm2d(3), [_f(2, 3, 4, 4)], accum=16,
-        xfail=_PY_FALLBACK.format("_normalization.py instance_norm")),
-    Row("InstanceNorm3d", lambda L: L.nn.InstanceNorm3d(2), [_f(2, 2, 3, 3, 3)], accum=27,
-        xfail=_PY_FALLBACK.format("_normalization.py instance_norm")),
+    Row("InstanceNorm1d", lambda L: L.nn.InstanceNorm1d(3), [_f(2, 3, 5)], accum=5),
+    Row("InstanceNorm2d", lambda L: L.nn.InstanceNorm2d(3), [_f(2, 3, 4, 4)], accum=16),
+    Row("InstanceNorm3d", lambda L: L.nn.InstanceNorm3d(2), [_f(2, 2, 3, 3, 3)], accum=27),
     Row("SyncBatchNorm-eval", lambda L: L.nn.SyncBatchNorm(4), [_f(5, 4)]),
     Row("LocalResponseNorm", lambda L: L.nn.LocalResponseNorm(3), [_f(2, 4, 3, 3)], accum=3),
     Row("CrossMapLRN2d", lambda L: L.nn.CrossMapLRN2d(3), [_f(2, 4, 3, 3)], accum=3,
@@ -298,8 +282,7 @@ ROWS = [
     Row("RMSNorm", lambda L: L.nn.RMSNorm(5), [_f(3, 5)], accum=5),
     Row("PReLU", lambda L: L.nn.PReLU(), [_f(3, 4)], accum=12),
     Row("PReLU-channels", lambda L: L.nn.PReLU(3), [_f(2, 3, 4)], accum=8),
-    Row("EmbeddingBag", lambda L: L.nn.EmbeddingBag(10, 3), [_long(10, 2, 4)], accum=4,
-        xfail=_PY_FALLBACK.format("_embedding.py embedding_bag")),
+    Row("EmbeddingBag", lambda L: L.nn.EmbeddingBag(10, 3), [_long(10, 2, 4)], accum=4),
     Row("DataParallel", lambda L: L.nn.DataParallel(L.nn.Linear(4, 5)), [_f(3, 4)], accum=4),
     Row("GaussianNLLLoss", lambda L: L.nn.GaussianNLLLoss(), [_f(3, 4), _f(3, 4), _unit(3, 4)], accum=12,
         grad_inputs=1),

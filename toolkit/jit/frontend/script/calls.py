@@ -71,6 +71,18 @@ def _library(fn) -> bool:
     return mod == "toolkit" or mod.startswith("toolkit.")
 
 
+_BUILTIN_CLASSES = {"int": int, "float": float, "bool": bool, "str": str, "list": list, "tuple": tuple, "dict": dict}
+
+
+def _class_of(sugar):
+    """The class an ``isinstance`` argument names (a Python class or a builtin like ``list``), or None."""
+    if isinstance(sugar, S.PythonValue):
+        return sugar.obj
+    if isinstance(sugar, S.Builtin):
+        return _BUILTIN_CLASSES.get(sugar.name)
+    return None
+
+
 class Calls:
     """Mixin of the function compiler: everything that is called or iterated."""
 
@@ -387,6 +399,8 @@ class Calls:
             return self.scalar_op(K.prim(name), vals, t, node)
         if name in ("list", "tuple"):
             x = args[0]
+            if isinstance(x, S.PythonValue) and isinstance(x.obj, tuple):  # a constant tuple: its elements
+                x = self.as_value(x, node)
             if isinstance(x, S.Unrolled) or (isinstance(x, Value) and isinstance(x.type, T.TupleType)):
                 items = x.items if isinstance(x, S.Unrolled) else self.tuple_elements(x, node)
                 vals = [self.as_value(i, node) for i in items]
@@ -405,11 +419,10 @@ class Calls:
         raise self.error(f"builtin '{name}' is not supported in script code", node)
 
     def _isinstance(self, x, cls, node) -> bool:
-        classes = cls.obj if isinstance(cls, S.PythonValue) else None
+        classes = _class_of(cls)
         if isinstance(cls, S.Unrolled):
-            classes = tuple(c.obj for c in cls.items if isinstance(c, S.PythonValue))
-        elif isinstance(cls, S.Builtin):
-            classes = {"int": int, "float": float, "bool": bool, "str": str, "list": list, "tuple": tuple}.get(cls.name)
+            classes = tuple(_class_of(c) for c in cls.items)
+            classes = None if None in classes else classes
         if classes is None:
             raise self.error("isinstance() needs a class in script code", node)
         if not isinstance(classes, tuple):

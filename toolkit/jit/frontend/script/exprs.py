@@ -408,7 +408,7 @@ class Expressions:
     def expr_Tuple(self, e):
         items = [self.expr(x) for x in e.elts]
         if any(not isinstance(x, Value) and not isinstance(x, bool) and isinstance(x, (S.ModuleValue, S.Unrolled,
-                                                                                            S.MethodValue))
+                                                                                            S.MethodValue, S.Builtin))
                for x in items):
             return S.Unrolled(items)
         return self.tuple_of([self.as_value(x, e) for x in items], e)

@@ -95,8 +95,12 @@ def _fits(c, v: Value, arg, op, pos: int) -> bool:
         return True
     if t.endswith("?") and not t.endswith("[]?"):
         t = t[:-1]
-    if isinstance(vt, T.OptionalType):
-        return t.startswith("Tensor") and isinstance(vt.elem, T.TensorType) and arg.type.endswith("?")
+    if isinstance(vt, T.OptionalType):  # None or an element: an optional argument taking that element
+        if not arg.type.endswith("?"):
+            return False
+        if t.startswith("Tensor"):
+            return isinstance(vt.elem, T.TensorType)
+        t, vt = t.removesuffix("?"), vt.elem
     if t == "Tensor":
         return isinstance(vt, T.TensorType) or (op.scalar_tensors and _is_number(vt) and (pos or op.scalar_self))
     if t in ("Tensor[]", "Tensor?[]"):
