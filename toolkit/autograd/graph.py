@@ -1,16 +1,20 @@
-"""``toolkit.autograd.graph``: the graph's node type and gradient edges, as PyTorch exposes them.
+"""``toolkit.autograd.graph``: the graph's node type, gradient edges and saved-tensor hooks, as PyTorch exposes them.
 
 ``gradient_edge`` is the edge itself, where the engine, the recorder and the
 tensor hooks find the node a tensor's gradient flows into; ``get_gradient_edge``
-is its public face.
+is its public face. The saved-tensor hooks live in ``saved_hooks`` (they act
+where a node saves a tensor) and ``register_multi_grad_hook`` in its own module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ..tensor import Tensor
+from .mutation_on_saved import allow_mutation_on_saved_tensors
 from .node import AccumulateGrad, Node
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 from .views import regenerate_view_history
 
 
@@ -51,4 +55,28 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     return GradientEdge(node, nr)
 
 
-__all__ = ["Node", "GradientEdge", "get_gradient_edge"]
+def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
+    """Bump the version counter of ``tensor`` (or of each tensor), as after an in-place change autograd did not see.
+
+    Saved tensors then refuse to unpack, as for any in-place change; inference
+    tensors have no version counter and are left alone.
+    """
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        if not (t._extra and t._extra.get("inference")):
+            t._storage.version += 1
+
+
+# Imported last: it reaches the engine, which itself imports ``gradient_edge`` from here.
+from .multi_grad_hook import register_multi_grad_hook  # noqa: E402
+
+__all__ = [
+    "Node",
+    "GradientEdge",
+    "get_gradient_edge",
+    "increment_version",
+    "saved_tensors_hooks",
+    "save_on_cpu",
+    "disable_saved_tensors_hooks",
+    "register_multi_grad_hook",
+    "allow_mutation_on_saved_tensors",
+]

@@ -2,6 +2,8 @@
 
 A saved tensor remembers its storage's version when saved; unpacking it after
 an in-place change raises PyTorch's error instead of computing a wrong gradient.
+This is the one place tensors are saved, so the default hooks of
+``saved_tensors_hooks`` pack them here (then, as in PyTorch, no version check).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from .._core.legacy_names import legacy_type_name
 from ..tensor import Tensor, wrap
 from .naming import short_name
+from .saved_hooks import HOOKS, PackedTensor
 
 INFERENCE_SAVE_MESSAGE = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
@@ -25,18 +28,24 @@ def check_not_inference(t: Tensor) -> None:
 class SavedTensor:
     """One tensor a node needs for backward, and the version it must still be at."""
 
-    __slots__ = ("tensor", "version", "is_output", "output_nr")
+    __slots__ = ("tensor", "version", "is_output", "output_nr", "packed")
 
     def __init__(self, t: Tensor, is_output: bool = False, output_nr: int = 0):
         check_not_inference(t)
         self.version = t._storage.version
         self.is_output = is_output
         self.output_nr = output_nr
+        if HOOKS.stack:
+            self.tensor = None
+            self.packed = PackedTensor(t, is_output, output_nr)
+            return
         # An output is kept as a bare alias so the node does not keep itself alive through it.
         self.tensor = wrap(t._data, t._storage) if is_output else t
 
     def unpack(self, node) -> Tensor:
         t = self.tensor
+        if t is None:
+            return self.packed.unpack(node, self.is_output)
         if t._storage.version != self.version:
             raise RuntimeError(self._modified_message(node))
         if self.is_output:

@@ -1,3 +1,3 @@
 """``toolkit.utils``: data loading and other utilities."""
 
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401
