@@ -109,6 +109,7 @@ from . import (  # noqa: E402
 )
 from ._sym import *  # noqa: E402, F403
 from .backends import cuda as _backends_cuda  # noqa: E402, F401  (toolkit.backends.cuda.matmul, as torch has it)
+from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from .serialization import *  # noqa: E402, F403
 
 _compile_noted = False

@@ -219,7 +219,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 STATE.autograd = TensorAutograd(backward=backward, register_hook=register_tensor_hook, retain_grad=retain_grad,
                                 register_post_accumulate_grad_hook=register_post_accumulate_grad_hook)
 
-from . import function, graph, profiler  # noqa: E402
+from . import function, functional, graph, profiler  # noqa: E402
 from .function import Function, FunctionCtx, once_differentiable  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 from .variable import Variable  # noqa: E402
