@@ -55,6 +55,7 @@ from ._core.memory_format import (
     preserve_format,
 )
 from ._core.shape import Size
+from ._core.shape import broadcast_shapes_of_sizes as broadcast_shapes
 from ._core.storage import LEGACY_STORAGE_CLASSES as _LEGACY_STORAGES
 from ._core.storage import Storage as UntypedStorage
 from ._core.storage import TypedStorage
@@ -171,23 +172,6 @@ def is_floating_point(t: Tensor) -> bool:
 
 def can_cast(from_, to) -> bool:
     return _dtypes.can_cast(from_, to)
-
-
-def broadcast_shapes(*shapes) -> Size:
-    """The shape ``broadcast_tensors`` gives tensors of these shapes, without making any (an int is a 1-D shape)."""
-    # ``int``, ``max`` and ``any`` are toolkit's own names in this module: none of Python's builtins of them here
-    given = [tuple(s) if hasattr(s, "__iter__") else (_operator.index(s),) for s in shapes]
-    result = [1] * sorted([0] + [len(s) for s in given])[-1]
-    for i, s in enumerate(given):
-        for k in range(1, len(s) + 1):
-            x, r = s[-k], result[-k]
-            if x == r or x == 1:
-                continue
-            if r != 1:
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {x} at {-k}! Mismatching argument "
-                                   f"at index {i} had {s}; but expected shape should be broadcastable to {result}")
-            result[-k] = x
-    return Size(result)
 
 
 def result_type(tensor1, tensor2) -> dtype:

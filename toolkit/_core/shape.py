@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 
 
@@ -61,6 +62,23 @@ def broadcast_shapes(*shapes, op: str = "broadcast_shapes") -> tuple:
             raise RuntimeError(f"{op}: shapes {' and '.join(fmt_shape(x) for x in shapes)} cannot be broadcast")
         result = r
     return result
+
+
+def broadcast_shapes_of_sizes(*shapes) -> Size:
+    """``toolkit.broadcast_shapes``: the shape ``broadcast_tensors`` gives tensors of these shapes, without making
+    any (an int is a 1-D shape), with PyTorch's message naming the first shape that does not fit."""
+    given = [tuple(s) if hasattr(s, "__iter__") else (operator.index(s),) for s in shapes]
+    result = [1] * max([0] + [len(s) for s in given])
+    for i, s in enumerate(given):
+        for k in range(1, len(s) + 1):
+            x, r = s[-k], result[-k]
+            if x == r or x == 1:
+                continue
+            if r != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {x} at {-k}! Mismatching argument "
+                                   f"at index {i} had {s}; but expected shape should be broadcastable to {result}")
+            result[-k] = x
+    return Size(result)
 
 
 def contiguous_strides(shape: tuple, itemsize: int = 1) -> tuple:

@@ -19,6 +19,9 @@ from . import (  # noqa: F401
     extrema,
     factorization,
     factory,
+    factory_indices,
+    factory_strided,
+    fill,
     fill_diagonal,
     float_bits,
     fractional_pool,
@@ -79,11 +82,13 @@ from . import (  # noqa: F401
     uniques,
     unpool,
     upsample,
+    vander,
     view,
     view_compose,
     view_copies,
     view_inplace,
     view_order,
     view_parts,
+    windows,
 )
 from .registry import all_ops, get, op  # noqa: F401
