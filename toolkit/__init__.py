@@ -97,7 +97,9 @@ for _name, _legacy_type in _LEGACY_CUDA_TYPES.items():
 from . import (  # noqa: E402
     _C,
     accelerator,
+    amp,
     backends,
+    cpu,
     func,
     jit,
     multiprocessing,
@@ -109,6 +111,8 @@ from . import (  # noqa: E402
     vision,
 )
 from ._sym import *  # noqa: E402, F403
+from .amp import autocast, is_autocast_available  # noqa: E402
+from .amp.state import *  # noqa: E402, F403  (is_autocast_enabled and the other autocast switches)
 from .backends import cuda as _backends_cuda  # noqa: E402, F401  (toolkit.backends.cuda.matmul, as torch has it)
 from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from .serialization import *  # noqa: E402, F403

@@ -18,6 +18,7 @@ from __future__ import annotations
 from .._core.state import STATE
 from ..ops import runtime as _runtime
 from ..tensor import wrap as _wrap
+from . import autocast as _autocast  # noqa: F401  (installs autocast's observer hook)
 from .binding import bind, check_arg, default_ints, is_number
 from .calls import call_op, call_overloads
 from .promotion import promotion_for, scalar_as

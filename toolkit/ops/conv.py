@@ -216,22 +216,22 @@ def _(rng):
 _NF = dict(kind=NN, method=False)
 
 conv1d = op("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "
-            "SymInt[1] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+            "SymInt[1] dilation=1, SymInt groups=1) -> Tensor", **_NF, autocast="lower",
             doc="1-d convolution over a (N, C, L) or (C, L) input.")(_conv_kernel("conv1d", 1))
 conv1d_padding = op("conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
-                    "str padding=\"valid\", SymInt[1] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+                    "str padding=\"valid\", SymInt[1] dilation=1, SymInt groups=1) -> Tensor", **_NF, autocast="lower",
                     doc="1-d convolution with padding='same' or 'valid'.")(_conv_kernel("conv1d", 1))
 conv2d = op("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, "
-            "SymInt[2] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+            "SymInt[2] dilation=1, SymInt groups=1) -> Tensor", **_NF, autocast="lower",
             doc="2-d convolution over a (N, C, H, W) or (C, H, W) input.")(_conv_kernel("conv2d", 2))
 conv2d_padding = op("conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
-                    "str padding=\"valid\", SymInt[2] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+                    "str padding=\"valid\", SymInt[2] dilation=1, SymInt groups=1) -> Tensor", **_NF, autocast="lower",
                     doc="2-d convolution with padding='same' or 'valid'.")(_conv_kernel("conv2d", 2))
 conv3d = op("conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, "
-            "SymInt[3] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+            "SymInt[3] dilation=1, SymInt groups=1) -> Tensor", **_NF, autocast="lower",
             doc="3-d convolution over a (N, C, D, H, W) or (C, D, H, W) input.")(_conv_kernel("conv3d", 3))
 conv3d_padding = op("conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
-                    "str padding=\"valid\", SymInt[3] dilation=1, SymInt groups=1) -> Tensor", **_NF,
+                    "str padding=\"valid\", SymInt[3] dilation=1, SymInt groups=1) -> Tensor", **_NF, autocast="lower",
                     doc="3-d convolution with padding='same' or 'valid'.")(_conv_kernel("conv3d", 3))
 
 for _o, _nd, _name in ((conv1d, 1, "conv1d"), (conv1d_padding, 1, "conv1d"), (conv2d, 2, "conv2d"),
@@ -344,17 +344,17 @@ def _convt_grad(nd):
 
 conv_transpose1d = op(
     "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "
-    "SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor", **_NF,
+    "SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor", **_NF, autocast="lower",
     doc="1-d transposed convolution (the gradient of conv1d with respect to its input).",
 )(_convt_kernel("conv_transpose1d", 1))
 conv_transpose2d = op(
     "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
-    "SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor", **_NF,
+    "SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor", **_NF, autocast="lower",
     doc="2-d transposed convolution (the gradient of conv2d with respect to its input).",
 )(_convt_kernel("conv_transpose2d", 2))
 conv_transpose3d = op(
     "conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
-    "SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor", **_NF,
+    "SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor", **_NF, autocast="lower",
     doc="3-d transposed convolution (the gradient of conv3d with respect to its input).",
 )(_convt_kernel("conv_transpose3d", 3))
 
@@ -411,7 +411,7 @@ def _tbc_check(x_shape, w_shape, b_shape, pad) -> tuple:
     return out
 
 
-@op("conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", kind=NN, method=False)
+@op("conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", kind=NN, autocast="lower", method=False)
 def conv_tbc(self, weight, bias, pad=0):
     """1-d convolution of a (time, batch, in_channels) input by a (width, in_channels, out_channels) weight."""
     out = _tbc_check(self.shape, weight.shape, bias.shape, pad)

@@ -159,7 +159,7 @@ def _as_list(lengths, name: str) -> list:
 
 
 @op("ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, "
-    "int reduction=0, bool zero_infinity=False) -> Tensor", kind=NN, method=False, composite=True,
+    "int reduction=0, bool zero_infinity=False) -> Tensor", kind=NN, autocast="fp32", method=False, composite=True,
     differentiable=False, nondiff_args=("targets",))
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=NONE, zero_infinity=False):
     """The CTC loss of (T, N, C) (or unbatched (T, C)) log-probabilities against targets; ``zero_infinity`` zeroes
@@ -168,7 +168,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 
 @op("ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, "
-    "int reduction=0, bool zero_infinity=False) -> Tensor", kind=NN, method=False, composite=True,
+    "int reduction=0, bool zero_infinity=False) -> Tensor", kind=NN, autocast="fp32", method=False, composite=True,
     differentiable=False, nondiff_args=("targets", "input_lengths", "target_lengths"))
 def ctc_loss_tensor(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=NONE, zero_infinity=False):
     """:func:`ctc_loss` with the lengths as integer tensors."""

@@ -117,13 +117,13 @@ def _inv_grad(grad, result):
     return -rt.matmul(grad).matmul(rt)
 
 
-@op("linalg_inv(Tensor A) -> Tensor", kind=LINALG, namespace="linalg", function="inv", method=False)
+@op("linalg_inv(Tensor A) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="inv", method=False)
 def linalg_inv(A):
     """Inverse of each square matrix in a batch; singular input raises ``LinAlgError``."""
     return _inv("linalg.inv", A)
 
 
-@op("inverse(Tensor self) -> Tensor", kind=LINALG)
+@op("inverse(Tensor self) -> Tensor", kind=LINALG, autocast="fp32")
 def inverse(self):
     """Inverse of each square matrix in a batch (``torch.linalg.inv``)."""
     return _inv("linalg.inv", self)
@@ -291,7 +291,7 @@ def _solve_shapes(A, B, left):
     return vector, batch + (mat[-2:-1] if vector else mat[-2:])
 
 
-@op("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", kind=LINALG, namespace="linalg",
+@op("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
     function="solve", method=False)
 def linalg_solve(A, B, left=True):
     """Solve ``A X = B`` (or ``X A = B`` with ``left=False``) for batches of square ``A``; B may be a vector."""
@@ -386,14 +386,14 @@ def _spd_samples(rng):
     yield (c @ c.T + np.eye(2),), {"upper": True}
 
 
-@op("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", kind=LINALG, namespace="linalg",
+@op("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
     function="cholesky", method=False)
 def linalg_cholesky(self, upper=False):
     """Cholesky factor L (or U = L^T with ``upper=True``) of symmetric positive-definite matrices: A = L L^T."""
     return _cholesky("linalg.cholesky", self, upper)
 
 
-@op("cholesky(Tensor self, bool upper=False) -> Tensor", kind=LINALG)
+@op("cholesky(Tensor self, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32")
 def cholesky(self, upper=False):
     """Cholesky factor of symmetric positive-definite matrices (deprecated in PyTorch for ``linalg.cholesky``)."""
     return _cholesky("cholesky", self, upper)

@@ -79,7 +79,7 @@ def _cdist_check(x1, x2, p):
     return TensorMeta(tuple(batch) + (x1.shape[-2], x2.shape[-2]), _dtype(x1), x1.device)
 
 
-@op("cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor", kind=LINALG, function=False,
+@op("cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor", kind=LINALG, autocast="fp32", function=False,
     method=False)
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M): (..., P, R)."""

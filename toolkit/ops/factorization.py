@@ -90,14 +90,14 @@ def _qr_grad(grad, result, mode):
     return api.cat([gX, Q.matmul(gV)], -1)
 
 
-@op("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", kind=LINALG, namespace="linalg",
+@op("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", kind=LINALG, autocast="fp32", namespace="linalg",
     function="qr", method=False)
 def linalg_qr(A, mode="reduced"):
     """QR decomposition ``A = QR`` (Householder, LAPACK's signs); ``mode`` is 'reduced', 'complete' or 'r'."""
     return _qr("linalg.qr", A, mode)
 
 
-@op("qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", kind=LINALG)
+@op("qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", kind=LINALG, autocast="fp32")
 def qr(self, some=True):
     """QR decomposition, reduced when ``some`` (deprecated in PyTorch for ``linalg.qr``)."""
     return _qr("linalg.qr", self, "reduced" if some else "complete")
@@ -200,7 +200,7 @@ def _narrow_full(gU, gVh, U, Vh, k):
 
 
 @op("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)",
-    kind=LINALG, namespace="linalg", function="svd", method=False)
+    kind=LINALG, autocast="fp32", namespace="linalg", function="svd", method=False)
 def linalg_svd(A, full_matrices=True, driver=None):
     """Singular value decomposition ``A = U diag(S) Vh`` with S descending."""
     _svd_shapes("linalg.svd", A, full_matrices)
@@ -233,7 +233,7 @@ def _(rng):
     yield (r((2, 3)).T,), {"full_matrices": False}
 
 
-@op("svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)", kind=LINALG)
+@op("svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)", kind=LINALG, autocast="fp32")
 def svd(self, some=True, compute_uv=True):
     """``A = U diag(S) V^T`` (V, not Vh); with ``compute_uv=False`` U and V are zero-filled (m, m), (n, n)."""
     _svd_shapes("linalg.svd", self, not some)
@@ -274,7 +274,7 @@ def _(rng):
     yield (r((3, 2)),), {"compute_uv": False}
 
 
-@op("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", kind=LINALG, namespace="linalg",
+@op("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
     function="svdvals", method=False)
 def linalg_svdvals(A, driver=None):
     """Singular values, descending (no singular vectors are formed)."""
@@ -313,7 +313,7 @@ def _sym(a):
     return (a + np.swapaxes(a, -1, -2)) * a.dtype.type(0.5)
 
 
-@op("linalg_eigh(Tensor self, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", kind=LINALG,
+@op("linalg_eigh(Tensor self, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", kind=LINALG, autocast="fp32",
     namespace="linalg", function="eigh", method=False)
 def linalg_eigh(self, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices."""
@@ -350,7 +350,7 @@ def _sym_samples(rng):
 linalg_eigh.sample_inputs(_sym_samples)
 
 
-@op("linalg_eigvalsh(Tensor self, str UPLO='L') -> Tensor", kind=LINALG, namespace="linalg",
+@op("linalg_eigvalsh(Tensor self, str UPLO='L') -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
     function="eigvalsh", method=False)
 def linalg_eigvalsh(self, UPLO="L"):
     """Eigenvalues (ascending) of symmetric matrices."""

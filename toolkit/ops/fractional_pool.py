@@ -114,11 +114,11 @@ def _meta(nd):
 _FMP = dict(kind=NN, method=False, function=False, nondiff_args=("random_samples",))
 fractional_max_pool2d = op(
     "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> "
-    "(Tensor, Tensor)", **_FMP,
+    "(Tensor, Tensor)", **_FMP, autocast="fp32",
     doc="2-d fractional max pooling: values and flat indices within each (H, W) plane.")(_kernel(2))
 fractional_max_pool3d = op(
     "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> "
-    "(Tensor, Tensor)", **_FMP,
+    "(Tensor, Tensor)", **_FMP, autocast="fp32",
     doc="3-d fractional max pooling: values and flat indices within each (D, H, W) volume.")(_kernel(3))
 fractional_max_pool2d.meta_rule(_meta(2))
 fractional_max_pool3d.meta_rule(_meta(3))

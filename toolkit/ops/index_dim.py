@@ -145,7 +145,7 @@ def _(rng):
     yield (_rand(rng), 0, np.array([0]), _rand(rng)), {}
 
 
-@op("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", kind=INDEXING, inplace=True,
+@op("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor", kind=INDEXING, autocast="promote", inplace=True,
     nondiff_args=("index",), no_overlap=("source",))
 def index_copy(self, dim, index, source):
     """A copy of ``self`` whose slices along ``dim`` at ``index`` are replaced by ``source``'s."""

@@ -33,7 +33,7 @@ from .registry import LINALG, op
 # ---------------------------------------------------------------------------------------------
 # Matrix products
 # ---------------------------------------------------------------------------------------------
-@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, flops=_flops.mm)
+@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, autocast="lower", flops=_flops.mm)
 def mm(self, mat2):
     """Matrix product of two 2-D tensors (no broadcasting; see ``matmul``)."""
     _check_mm(self, mat2)
@@ -59,7 +59,7 @@ def _(rng):
     yield (rng.standard_normal((2, 0)), rng.standard_normal((0, 3))), {}
 
 
-@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, flops=_flops.bmm)
+@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, autocast="lower", flops=_flops.bmm)
 def bmm(self, mat2):
     """Batched matrix product of two 3-D tensors with equal batch sizes (no broadcasting)."""
     _check_bmm(self, mat2)
@@ -83,7 +83,7 @@ def _(rng):
     yield (rng.standard_normal((0, 2, 3)), rng.standard_normal((0, 3, 1))), {}
 
 
-@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, dunders=("matmul", "rmatmul"),
+@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, autocast="lower", dunders=("matmul", "rmatmul"),
     flops=_flops.matmul)
 def matmul(self, other):
     """Matrix product with torch.matmul's rules: 1-D operands act as vectors, batch dims broadcast."""

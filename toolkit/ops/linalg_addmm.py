@@ -57,7 +57,7 @@ def _addmm_check(self, mat1, mat2):
     return shape
 
 
-@op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG,
+@op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG, autocast="lower",
     inplace=True, flops=_flops.addmm)
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     """``beta * self + alpha * (mat1 @ mat2)``, with ``self`` broadcast to the product's shape."""
@@ -96,7 +96,7 @@ def _baddbmm_check(self, batch1, batch2):
     return shape
 
 
-@op("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG,
+@op("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG, autocast="lower",
     inplace=True)
 def baddbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * self + alpha * bmm(batch1, batch2)``, with ``self`` broadcast to the product's shape."""

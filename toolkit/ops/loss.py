@@ -99,7 +99,7 @@ def _regression_samples(extra: dict | None = None):
 # ---------------------------------------------------------------------------------------------
 # mse_loss, l1_loss
 # ---------------------------------------------------------------------------------------------
-@op("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", kind=NN, method=False,
+@op("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", kind=NN, autocast="fp32", method=False,
     namespace="ops.aten", promote_args=("self", "target"))
 def mse_loss(self, target, reduction=MEAN):
     """Squared error ``(self - target)**2``, reduced by ``reduction`` (0 none, 1 mean, 2 sum)."""
@@ -118,7 +118,7 @@ def _(grad, self, target, reduction):
     return g, -g
 
 
-@op("l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", kind=NN, method=False,
+@op("l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", kind=NN, autocast="fp32", method=False,
     namespace="ops.aten", promote_args=("self", "target"))
 def l1_loss(self, target, reduction=MEAN):
     """Absolute error ``|self - target|``, reduced by ``reduction``."""
@@ -139,7 +139,7 @@ def _(grad, self, target, reduction):
 # ---------------------------------------------------------------------------------------------
 # smooth_l1_loss, huber_loss
 # ---------------------------------------------------------------------------------------------
-@op("smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor", kind=NN,
+@op("smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor", kind=NN, autocast="fp32",
     method=False, namespace="ops.aten", promote_args=("self", "target"))
 def smooth_l1_loss(self, target, reduction=MEAN, beta=1.0):
     """``0.5 z**2 / beta`` where ``|z| < beta``, else ``|z| - 0.5 beta`` (``z = self - target``)."""
@@ -164,7 +164,7 @@ def _(grad, self, target, reduction, beta):
     return g, -g
 
 
-@op("huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor", kind=NN,
+@op("huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor", kind=NN, autocast="fp32",
     method=False, namespace="ops.aten")
 def huber_loss(self, target, reduction=MEAN, delta=1.0):
     """``0.5 z**2`` where ``|z| < delta``, else ``delta (|z| - 0.5 delta)``; the result has ``self``'s dtype as in aten."""
@@ -204,7 +204,7 @@ def _check_same_dtype(name: str, self, *others) -> None:
             raise RuntimeError(f"Found dtype {_dt.title(a)} but expected {_dt.title(b)}")
 
 
-@op("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor", kind=NN,
+@op("binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor", kind=NN, autocast={"cpu": "fp32"},
     method=False, namespace="ops.aten", nondiff_args=("weight",), refuse_grad_args=("weight",))
 def binary_cross_entropy(self, target, weight=None, reduction=MEAN):
     """``-w (t log(x) + (1 - t) log(1 - x))`` with each log clamped to >= -100, as PyTorch does."""
@@ -259,7 +259,7 @@ def _(rng):
 
 
 @op("binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-    "int reduction=0) -> Tensor", kind=NN, method=False,
+    "int reduction=0) -> Tensor", kind=NN, autocast="fp32", method=False,
     nondiff_args=("weight", "pos_weight"), refuse_grad_args=("weight", "pos_weight"))
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=NONE):
     """Binary cross entropy on logits: ``(1 - t) x - l log_sigmoid(x)``, ``l = 1 + (pos_weight - 1) t``, stable.
@@ -322,7 +322,7 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # kl_div
 # ---------------------------------------------------------------------------------------------
-@op("kl_div(Tensor self, Tensor target, int reduction=0, *, bool log_target=False) -> Tensor", kind=NN,
+@op("kl_div(Tensor self, Tensor target, int reduction=0, *, bool log_target=False) -> Tensor", kind=NN, autocast="fp32",
     method=False, promote_args=("self", "target"))
 def kl_div(self, target, reduction=NONE, log_target=False):
     """Pointwise KL divergence ``t (log t - x)`` (``exp(t) (t - x)`` for log targets); ``x`` holds log-probabilities."""

@@ -89,7 +89,7 @@ class _Meta:
 
 
 @op("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) "
-    "-> Tensor", kind=NN, method=False, namespace="ops.aten", nondiff_args=("target", "weight"),
+    "-> Tensor", kind=NN, autocast="fp32", method=False, namespace="ops.aten", nondiff_args=("target", "weight"),
     refuse_grad_args=("weight",))
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
@@ -168,7 +168,7 @@ def _(rng):
 # poisson_nll_loss
 # ---------------------------------------------------------------------------------------------
 @op("poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor",
-    kind=NN, method=False)
+    kind=NN, autocast="fp32", method=False)
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """Poisson negative log likelihood of ``target`` given the rate ``input`` (its log when ``log_input``);
     ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1."""

@@ -359,7 +359,7 @@ def _lu_solve_samples(rng):
 linalg_lu_solve.sample_inputs(_lu_solve_samples)
 
 
-@op("lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", kind=LINALG,
+@op("lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", kind=LINALG, autocast="fp32",
     nondiff_args=("LU_pivots",))
 def lu_solve(self, LU_data, LU_pivots):
     """Solve ``A X = b`` from ``lu_factor``'s output (deprecated in PyTorch for ``linalg.lu_solve``)."""

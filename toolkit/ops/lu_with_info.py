@@ -19,7 +19,7 @@ _LU_WITH_INFO = structseq("_lu_with_info", ("LU", "pivots", "info"))
 
 
 @op("_lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> (Tensor LU, Tensor pivots, "
-    "Tensor info)", kind=LINALG, method=False, composite=True)
+    "Tensor info)", kind=LINALG, autocast="fp32", method=False, composite=True)
 def _lu_with_info(self, pivot=True, check_errors=True):
     """``linalg.lu_factor_ex(self, pivot=pivot)``: packed LU, 1-based int32 pivots and int32 ``info``."""
     LU, pivots, info = api.linalg_lu_factor_ex(self, pivot=pivot, check_errors=False)

@@ -89,7 +89,7 @@ def _size(t) -> str:
 
 
 @op("margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=0) -> Tensor",
-    kind=NN, method=False)
+    kind=NN, autocast="fp32", method=False)
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=NONE):
     """``max(0, -target * (input1 - input2) + margin)``: ranks ``input1`` above ``input2`` where target is 1."""
     _check_same_dims("margin_ranking_loss", input1, input2, target)
@@ -127,7 +127,7 @@ def _(rng):
 
 
 # ----------------------------------------------------------------------------- hinge_embedding_loss
-@op("hinge_embedding_loss(Tensor self, Tensor target, float margin=1., int reduction=0) -> Tensor", kind=NN,
+@op("hinge_embedding_loss(Tensor self, Tensor target, float margin=1., int reduction=0) -> Tensor", kind=NN, autocast="fp32",
     method=False, nondiff_args=("target",))
 def hinge_embedding_loss(self, target, margin=1.0, reduction=NONE):
     """``self`` where target is 1, ``max(0, margin - self)`` where target is -1 (targets are +-1)."""
@@ -186,7 +186,7 @@ def _cosine_parts(input1, input2):
 
 
 @op("cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=0) -> Tensor",
-    kind=NN, method=False, nondiff_args=("target",))
+    kind=NN, autocast="fp32", method=False, nondiff_args=("target",))
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=NONE):
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where target is -1."""
     _check_cosine(input1, input2, target)
@@ -240,7 +240,7 @@ def _distance_vjp(g, x1, x2, p, eps, dist):
 
 
 @op("triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1., float p=2., "
-    "float eps=1e-06, bool swap=False, int reduction=0) -> Tensor", kind=NN, method=False)
+    "float eps=1e-06, bool swap=False, int reduction=0) -> Tensor", kind=NN, autocast="fp32", method=False)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=NONE):
     """``max(0, d(a, p) - d(a, n) + margin)``, ``d`` the p-norm distance over the last dim; ``swap`` uses
     ``min(d(a, n), d(p, n))`` for the negative distance."""
@@ -333,7 +333,7 @@ def _shape_out(self) -> tuple:
 
 
 @op("multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, "
-    "int reduction=1) -> Tensor", kind=NN, method=False, namespace="ops.aten",
+    "int reduction=1) -> Tensor", kind=NN, autocast="fp32", method=False, namespace="ops.aten",
     nondiff_args=("target", "weight"))
 def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=MEAN):
     """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C`` per sample (p is 1 or 2)."""
@@ -409,7 +409,7 @@ def _multilabel_terms(self, target):
     return x, y, z, mask, c
 
 
-@op("multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", kind=NN, method=False,
+@op("multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", kind=NN, autocast="fp32", method=False,
     namespace="ops.aten", nondiff_args=("target",))
 def multilabel_margin_loss(self, target, reduction=MEAN):
     """Multi-label hinge loss: each sample's targets (class indices up to the first -1) should score a margin of 1

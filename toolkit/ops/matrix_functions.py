@@ -248,7 +248,7 @@ def _pinv_samples(rng):
     yield (r((2, 3, 3)),), {}
 
 
-@op("pinverse(Tensor self, float rcond=1e-15) -> Tensor", kind=LINALG, composite=True)
+@op("pinverse(Tensor self, float rcond=1e-15) -> Tensor", kind=LINALG, autocast="fp32", composite=True)
 def pinverse(self, rcond=1e-15):
     """Moore-Penrose pseudo-inverse; singular values below ``rcond * max(S)`` count as zero."""
     return _pinv(self, None, rcond, False)
@@ -313,7 +313,7 @@ def _rank(a, atol, rtol, hermitian):
     return (s > _tolerance(a, s.amax(-1, keepdim=True), atol, rtol)).sum(-1)
 
 
-@op("linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor", kind=LINALG,
+@op("linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor", kind=LINALG, autocast="fp32",
     namespace="linalg", function="matrix_rank", method=False, differentiable=False, composite=True)
 def linalg_matrix_rank(self, tol, hermitian=False):
     """Numerical rank: the number of singular values above ``tol``."""
@@ -321,7 +321,7 @@ def linalg_matrix_rank(self, tol, hermitian=False):
 
 
 @op("linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, "
-    "bool hermitian=False) -> Tensor", kind=LINALG, namespace="linalg", function="matrix_rank", method=False,
+    "bool hermitian=False) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="matrix_rank", method=False,
     differentiable=False, composite=True)
 def linalg_matrix_rank_atol_rtol(self, atol=None, rtol=None, hermitian=False):
     """Numerical rank: the number of singular values above ``max(atol, rtol * max(S))``."""
@@ -329,7 +329,7 @@ def linalg_matrix_rank_atol_rtol(self, atol=None, rtol=None, hermitian=False):
 
 
 @op("linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, "
-    "bool hermitian=False) -> Tensor", kind=LINALG, namespace="linalg", function="matrix_rank", method=False,
+    "bool hermitian=False) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="matrix_rank", method=False,
     differentiable=False, composite=True)
 def linalg_matrix_rank_atol_rtol_tensor(input, atol=None, rtol=None, hermitian=False):
     """Numerical rank with per-matrix tolerances given as tensors."""
@@ -410,14 +410,14 @@ def _cond_grad(grad, a, p, result):
     return ga - it.matmul(gi).matmul(it)
 
 
-@op("linalg_cond(Tensor self, Scalar? p=None) -> Tensor", kind=LINALG, namespace="linalg", function="cond",
+@op("linalg_cond(Tensor self, Scalar? p=None) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="cond",
     method=False, composite=True)
 def linalg_cond(self, p=None):
     """Condition number ``norm(A, p) * norm(inv(A), p)``; for p None/2/-2 the ratio of extreme singular values."""
     return _cond(self, p)
 
 
-@op("linalg_cond.p_str(Tensor self, str p) -> Tensor", kind=LINALG, namespace="linalg", function="cond",
+@op("linalg_cond.p_str(Tensor self, str p) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="cond",
     method=False, composite=True)
 def linalg_cond_str(self, p):
     """Condition number ``norm(A, p) * norm(inv(A), p)`` for p 'fro' or 'nuc' (square matrices)."""

@@ -60,7 +60,7 @@ def _linear_check(input_shape, weight_shape, bias_shape, in_dtype, w_dtype, b_dt
     return out
 
 
-@op("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN, method=False,
+@op("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN, autocast="lower", method=False,
     namespace="nn.functional", flops=_flops.linear)
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over any leading dims of ``input``: one matmul."""

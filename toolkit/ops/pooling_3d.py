@@ -88,7 +88,7 @@ def max_pool3d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     return _max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@op("max_pool3d" + _MP3 + " -> Tensor", kind=NN, method=False)
+@op("max_pool3d" + _MP3 + " -> Tensor", kind=NN, autocast="fp32", method=False)
 def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """3-d max pooling over a (N, C, D, H, W) or (C, D, H, W) input."""
     return _max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
@@ -216,7 +216,7 @@ _AP3 = ("int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=
         "int? divisor_override=None")
 
 
-@op("avg_pool3d(Tensor self, " + _AP3 + ") -> Tensor", kind=NN, method=False, namespace="nn.functional")
+@op("avg_pool3d(Tensor self, " + _AP3 + ") -> Tensor", kind=NN, autocast="fp32", method=False, namespace="nn.functional")
 def avg_pool3d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """3-d average pooling: window sums (one strided add per kernel offset) over PyTorch's divisor."""

@@ -112,7 +112,7 @@ def _apply3(x, mats, transpose=False):
     return np.moveaxis(np.tensordot(md, y, axes=(1, y.ndim - 3)), 0, -3)
 
 
-@op("adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", kind=NN, method=False,
+@op("adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", kind=NN, autocast="fp32", method=False,
     namespace="nn.functional")
 def adaptive_avg_pool3d(self, output_size):
     """Average pooling of a (N, C, D, H, W) or (C, D, H, W) input to a fixed size: one matmul per dimension."""

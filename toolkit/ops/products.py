@@ -57,7 +57,7 @@ def _addbmm_check(self, batch1, batch2) -> tuple:
     return shape
 
 
-@op("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG,
+@op("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG, autocast="lower",
     inplace=True)
 def addbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * self + alpha * sum_b(batch1[b] @ batch2[b])``: batched products reduced over the batch."""
@@ -364,7 +364,7 @@ def _trace_meta(self):
     return TensorMeta((), d if d.is_floating_point or d.is_complex else _dt.int64, self.device)
 
 
-@op("trace(Tensor self) -> Tensor", kind=LINALG)
+@op("trace(Tensor self) -> Tensor", kind=LINALG, autocast="fp32")
 def trace(self):
     """Sum of the main diagonal of a matrix (integers sum as int64, as ``sum``)."""
     meta = _trace_meta(self)

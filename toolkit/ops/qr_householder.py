@@ -48,7 +48,7 @@ def _geqrf_matrix(a: np.ndarray, tau: np.ndarray) -> None:
             rest -= tau[j] * np.outer(v, v @ rest)
 
 
-@op("geqrf(Tensor self) -> (Tensor a, Tensor tau)", kind=LINALG, differentiable=False)
+@op("geqrf(Tensor self) -> (Tensor a, Tensor tau)", kind=LINALG, autocast="fp32", differentiable=False)
 def geqrf(self):
     """Householder QR in LAPACK's packed layout: ``(a, tau)`` with R on and above ``a``'s diagonal and the
     reflectors below it; ``linalg.householder_product(a, tau)`` is Q.
@@ -102,7 +102,7 @@ def _ormqr_check(self, tau, other, left):
 
 
 @op("ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
-    kind=LINALG, composite=True)
+    kind=LINALG, autocast="fp32", composite=True)
 def ormqr(self, input2, input3, left=True, transpose=False):
     """``input3`` multiplied by the Q of ``geqrf``'s output ``(self, input2)``, without forming Q: ``Q C``
     (``left``), ``C Q`` (not ``left``), with ``Q^T`` when ``transpose``.

@@ -181,13 +181,13 @@ def _(rng):
 
 
 # ----------------------------------------------------------------------------- prod
-@op("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION)
+@op("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, autocast="fp32")
 def prod(self, dtype=None):
     """Product of all elements; integers and bool multiply in int64 as in PyTorch."""
     return np.prod(self, dtype=_sum_dtype(self, dtype))
 
 
-@op("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION)
+@op("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, autocast="fp32")
 def prod_dim(self, dim, keepdim=False, dtype=None):
     """Product along one dim."""
     return np.prod(self, axis=axes(dim, self.ndim, "prod"), keepdims=keepdim, dtype=_sum_dtype(self, dtype))

@@ -50,6 +50,9 @@ PROMOTE_BOOL_OUT = "bool_out"  # common dtype in, bool out (comparisons)
 PROMOTE_ALWAYS_BOOL = "always_bool"  # inputs as bool, bool out (logical ops)
 PROMOTE_NONE = "none"  # the kernel handles dtypes itself
 
+# Autocast policies (PyTorch's autocast op lists): what ``toolkit.autocast`` does to an op's floating inputs.
+AUTOCAST_POLICIES = ("lower", "fp32", "promote")  # to the autocast dtype, to float32, to the widest of them
+
 _GRAD_EXTRA_PARAMS = ("result", "needs_input_grad")
 
 
@@ -85,6 +88,7 @@ class OpDef:
         overlap_ok: tuple = (),
         no_overlap: tuple = (),
         default_device: bool | None = None,
+        autocast: str | dict | None = None,
         doc: str | None = None,
     ):
         self.schema = schema
@@ -188,6 +192,9 @@ class OpDef:
         self.default_device = (self.device_arg is not None and not self.tensor_args and not composite
                                if default_device is None else default_device)
         self.requires_grad_arg = self.arg_names.index("requires_grad") if "requires_grad" in self.arg_names else None
+        # Autocast's policy by device type (``"lower"``, ``"fp32"`` or ``"promote"``; a string: every device), as
+        # PyTorch lists the op for CPU and CUDA autocast; None: autocast leaves the op's inputs alone.
+        self.autocast = _autocast_policy(self.name, autocast)
         self.inplace_of: OpDef | None = None  # set on the derived in-place variant
         self.inplace_variant: OpDef | None = None
         self.return_type = None  # namedtuple class for named multi-returns
@@ -287,6 +294,16 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         return _runtime.DISPATCHER.call_op(self, args, kwargs)
+
+
+def _autocast_policy(name: str, autocast: str | dict | None) -> dict | None:
+    if autocast is None:
+        return None
+    policy = {"cpu": autocast, "cuda": autocast} if isinstance(autocast, str) else dict(autocast)
+    for p in policy.values():
+        if p not in AUTOCAST_POLICIES:
+            raise ValueError(f"{name}: autocast policy {p!r} is not one of {AUTOCAST_POLICIES}")
+    return policy
 
 
 # name -> overloads in the order calls try them (``sort_overloads``; the first whose arguments fit wins).

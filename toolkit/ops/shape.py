@@ -108,7 +108,7 @@ def _cat_samples(rng):
     yield ([a, a],), {"dim": -2}
 
 
-@op("cat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, method=False)
+@op("cat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, autocast="promote", method=False)
 def cat(tensors, dim=0):
     """Join tensors along an existing dim; dtypes promote, and 1-D empty tensors are skipped.
 
@@ -152,7 +152,7 @@ def stack_shape(shapes, dim: int) -> tuple:
     return ref[:d] + (len(shapes),) + ref[d:], d
 
 
-@op("stack(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, method=False)
+@op("stack(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, autocast="promote", method=False)
 def stack(tensors, dim=0):
     """Join equal-shaped tensors along a new dim ``dim``; dtypes promote."""
     _, d = stack_shape([a.shape for a in tensors], dim)

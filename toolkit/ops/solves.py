@@ -147,7 +147,7 @@ def _triangular_solve_check(self, A):
 
 
 @op("triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) "
-    "-> (Tensor solution, Tensor cloned_coefficient)", kind=LINALG)
+    "-> (Tensor solution, Tensor cloned_coefficient)", kind=LINALG, autocast="fp32")
 def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
     """Solve ``A X = b`` (``A^T X = b`` with ``transpose``) for triangular ``A``; also returns a copy of ``A``
     (broadcast to the batch), as the old PyTorch API does."""
@@ -224,7 +224,7 @@ def _cholesky_solve(b, L, upper):
     return _solve_triangular(np.swapaxes(low, -1, -2), y, True, True, False)
 
 
-@op("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", kind=LINALG)
+@op("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32")
 def cholesky_solve(self, input2, upper=False):
     """Solve ``A X = b`` given the Cholesky factor of ``A`` (``input2``: lower L, or upper U with ``upper``)."""
     _cholesky_solve_check(self, input2)
@@ -259,7 +259,7 @@ def _cholesky_inverse_check(self):
     return _meta(self.shape, self)
 
 
-@op("cholesky_inverse(Tensor self, bool upper=False) -> Tensor", kind=LINALG)
+@op("cholesky_inverse(Tensor self, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32")
 def cholesky_inverse(self, upper=False):
     """Inverse of ``A = L L^T`` (``U^T U`` with ``upper``) given its Cholesky factor."""
     _cholesky_inverse_check(self)
@@ -294,7 +294,7 @@ def _info_meta(like, batch):
     return TensorMeta(tuple(batch), _dt.int32, like.device)
 
 
-@op("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", kind=LINALG,
+@op("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)", kind=LINALG, autocast="fp32",
     namespace="linalg", function="inv_ex", method=False)
 def linalg_inv_ex(A, check_errors=False):
     """Inverse and LAPACK's ``info`` (0, or the 1-based index of a zero pivot of a singular matrix)."""
@@ -332,7 +332,7 @@ linalg_inv_ex.sample_inputs(lambda rng: iter([((rng.standard_normal((3, 3)) + 3 
 
 
 @op("linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
-    kind=LINALG, namespace="linalg", function="cholesky_ex", method=False)
+    kind=LINALG, autocast="fp32", namespace="linalg", function="cholesky_ex", method=False)
 def linalg_cholesky_ex(self, upper=False, check_errors=False):
     """Cholesky factor and ``info`` (0, or the order of the first leading minor that is not positive-definite)."""
     check_matrix("linalg.cholesky_ex", self, square=True)

@@ -67,7 +67,7 @@ def _unpool(x: np.ndarray, indices: np.ndarray, out: tuple, nd: int) -> np.ndarr
     return result.reshape(lead + out)
 
 
-@op("max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor", kind=NN, method=False,
+@op("max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor", kind=NN, autocast="fp32", method=False,
     function=False, nondiff_args=("indices",))
 def max_unpool2d(self, indices, output_size):
     """Write each value at its flat (H, W) index into zeros of ``output_size``."""
@@ -101,7 +101,7 @@ def _(rng):
 
 
 @op("max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
-    kind=NN, method=False, function=False, nondiff_args=("indices",))
+    kind=NN, autocast="fp32", method=False, function=False, nondiff_args=("indices",))
 def max_unpool3d(self, indices, output_size, stride, padding):
     """Write each value at its flat (D, H, W) index into zeros of ``output_size``."""
     out = unpool_check(3, self.shape, indices.shape, indices.dtype, output_size, stride, padding)
