@@ -432,3 +432,14 @@ def test_compat_modules_keep_import_light():
     code = "import sys, toolkit; print(sorted(m for m in ('numba', 'threadpoolctl', 'opt_einsum') if m in sys.modules))"
     assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "[]"
     assert re.fullmatch(r"\d+", str(toolkit.get_num_threads()))
+
+
+def test_legacy_storage_classes_construct_as_in_pytorch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for make in (lambda L: L.FloatStorage(3).size(), lambda L: L.DoubleStorage([1, 2.5]).tolist(),
+                     lambda L: L.LongStorage().size(), lambda L: L.ByteStorage([1, 2]).tolist()):
+            assert make(toolkit) == make(torch)
+        assert toolkit.FloatStorage([1, 2]).dtype is toolkit.float32
+        assert isinstance(toolkit.zeros(2).storage(), toolkit.FloatStorage) == isinstance(
+            torch.zeros(2).storage(), torch.FloatStorage)

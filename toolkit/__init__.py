@@ -111,10 +111,12 @@ from . import (  # noqa: E402
     vision,
 )
 from ._sym import *  # noqa: E402, F403
+from ._torch_names import *  # noqa: E402, F403  (finfo, layout, frombuffer, cond...: torch's plain names)
 from .amp import autocast, is_autocast_available  # noqa: E402
 from .amp.state import *  # noqa: E402, F403  (is_autocast_enabled and the other autocast switches)
 from .backends import cuda as _backends_cuda  # noqa: E402, F401  (toolkit.backends.cuda.matmul, as torch has it)
 from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
+from .jit import fork, wait  # noqa: E402  (torch.fork and torch.wait are torch.jit's)
 from .serialization import *  # noqa: E402, F403
 
 _compile_noted = False

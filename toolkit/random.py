@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from .ops._generator import Generator, default_generator
 
 __all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed",
-           "set_rng_state"]
+           "set_rng_state", "thread_safe_generator"]
 
 
 def manual_seed(seed) -> Generator:
@@ -52,3 +52,15 @@ def fork_rng(devices=None, enabled: bool = True, device_type: str = "cpu") -> It
         yield
     finally:
         default_generator.set_state(saved._state_bytes())
+
+
+def thread_safe_generator() -> Generator | None:
+    """The generator of the calling DataLoader thread worker, or ``None`` (use the default generator).
+
+    PyTorch's thread workers each own a generator; toolkit's DataLoader workers are processes (each with its own
+    default generator, seeded per worker), so there is never a thread worker's generator and this answers ``None``,
+    as PyTorch does in the main process and in process workers::
+
+        toolkit.randint(0, 10, (5,), generator=toolkit.random.thread_safe_generator())
+    """
+    return None

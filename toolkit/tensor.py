@@ -13,12 +13,14 @@ import numpy as np
 
 from . import ops as _ops  # noqa: F401  (every op family registers before the class below is made)
 from ._core import dtypes as _dt
+from ._core import layout_kinds as _layout_kinds
 from ._core.device import CPU, as_device
 from ._core.from_data import to_array
 from ._core.memory_format import is_contiguous_as
 from ._core.shape import Size, wrap_dim
 from ._core.state import STATE
 from ._core.storage import Storage
+from ._tensor_legacy import TensorLegacy
 from ._tensor_methods import TensorConversions, TensorMemory
 from .indexing import TensorIndexing
 from .ops.runtime import registry_methods
@@ -30,7 +32,7 @@ CONVERSION_HOOKS: list = []
 
 
 @registry_methods
-class Tensor(TensorConversions, TensorMemory, TensorIndexing):
+class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = (
@@ -199,8 +201,8 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing):
         return bool(self._data.reshape(()))
 
     @property
-    def layout(self):
-        return "torch.strided"
+    def layout(self) -> _layout_kinds.layout:
+        return _layout_kinds.strided
 
     @property
     def _version(self) -> int:

@@ -340,8 +340,33 @@ class TypedStorage:
 _LEGACY_NAMES = {d: name.replace("Tensor", "Storage") for name, d in DTYPES.items()}
 
 
+def _legacy_init(self, *args, device=None) -> None:
+    """``FloatStorage()``, ``FloatStorage(size)`` (uninitialized), ``FloatStorage([1, 2])``: a new CPU storage."""
+    dtype = type(self)._dtype
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"{type(self).__name__}: legacy storages are CPU storages, got device='{device}'")
+    if len(args) > 1:
+        raise TypeError(f"{type(self).__name__}() takes a size or a sequence, got {len(args)} arguments")
+    what = args[0] if args else 0
+    if isinstance(what, int) and not isinstance(what, bool):
+        if what < 0:
+            raise RuntimeError(f"Storage size must be non-negative, got {what}")
+        data = np.empty(what, dtype.np)
+    else:
+        data = np.asarray(list(what), dtype.np).reshape(-1)
+    TypedStorage.__init__(self, Storage(data), dtype)
+
+
+class _LegacyStorageMeta(type):
+    """``isinstance(t.storage(), FloatStorage)`` holds for a float32 storage, as in PyTorch."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, TypedStorage) and obj.dtype is cls._dtype
+
+
 def _legacy_storage_class(name: str, dtype: _dt.dtype) -> type:
-    cls = type(name, (TypedStorage,), {"__slots__": (), "__doc__": f"The legacy storage class of {dtype} tensors."})
+    cls = _LegacyStorageMeta(name, (TypedStorage,), {"__slots__": (), "__doc__": f"The legacy storage class of {dtype} tensors.",
+                                       "__init__": _legacy_init, "_dtype": dtype})
     cls.__module__ = "toolkit"
     return cls
 

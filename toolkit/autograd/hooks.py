@@ -7,7 +7,7 @@ import weakref
 from ..ops import api
 from ..tensor import Tensor
 from .graph import gradient_edge
-from .handle import RemovableHandle
+from .handle import ListHookHandle, RemovableHandle
 
 
 def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
@@ -20,7 +20,7 @@ def register_tensor_hook(t: Tensor, hook) -> RemovableHandle:
         node, nr = gradient_edge(t)
         hooks = node._tensor_hooks_for(nr)
     hooks.append(hook)
-    return RemovableHandle(hooks, hook)
+    return ListHookHandle(hooks, hook)
 
 
 def register_post_accumulate_grad_hook(t: Tensor, hook) -> RemovableHandle:
@@ -31,7 +31,7 @@ def register_post_accumulate_grad_hook(t: Tensor, hook) -> RemovableHandle:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     hooks = t._extras().setdefault("post_accumulate_hooks", [])
     hooks.append(hook)
-    return RemovableHandle(hooks, hook)
+    return ListHookHandle(hooks, hook)
 
 
 def _retain_hook(t: Tensor):

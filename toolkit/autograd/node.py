@@ -16,7 +16,7 @@ from ..factories import tensor
 from ..ops import api
 from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL
-from .handle import RemovableHandle
+from .handle import ListHookHandle
 from .saved import SavedTensor
 from .views import replay_view
 
@@ -68,14 +68,14 @@ class Node:
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
-        return RemovableHandle(self._post_hooks, fn)
+        return ListHookHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before this node runs; may return replacement grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
-        return RemovableHandle(self._pre_hooks, fn)
+        return ListHookHandle(self._pre_hooks, fn)
 
     def _tensor_hooks_for(self, output_nr: int) -> list:
         if self._tensor_hooks is None:

@@ -30,9 +30,25 @@ __all__ = [
     "is_scripting", "is_tracing", "load", "save", "script", "script_method", "set_fusion_enabled", "trace", "trace_module", "types", "unused",
     "verify",
 ]
+from ._compilation_unit import CompilationUnit  # noqa: E402
+from ._isinstance import isinstance  # noqa: E402, A004  (torch.jit.isinstance: generics-aware)
+from ._torchscript_api import (  # noqa: E402
+    Error,
+    enable_onednn_fusion,
+    export_opnames,
+    interface,
+    onednn_fusion_enabled,
+    script_if_tracing,
+    set_fusion_strategy,
+    strict_fusion,
+)
+
 # Script mode's ScriptModule (a subclass of the traced one) is the public name; archives load with save/load.
 from .freeze import freeze, optimize_for_inference  # noqa: E402
 from .frontend.script import ScriptModule, export, ignore, script, script_method, unused  # noqa: E402
 from .frontend.script.annotations import Attribute, Final, annotate  # noqa: E402
 from .runtime.fork import Future, fork, wait  # noqa: E402
 from .serialization.archive import load, save  # noqa: E402
+
+__all__ += ["CompilationUnit", "Error", "enable_onednn_fusion", "export_opnames", "interface", "isinstance",
+            "onednn_fusion_enabled", "script_if_tracing", "set_fusion_strategy", "strict_fusion"]

@@ -16,44 +16,25 @@ from copy import deepcopy
 from typing import Any
 
 import toolkit
+from toolkit.autograd.handle import RemovableHandle
 from toolkit.tensor import Tensor
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
-
-_handle_ids = itertools.count()
-
-
-class _RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` takes the hook out of its dict."""
-
-    def __init__(self, hooks_dict: dict) -> None:
-        self.hooks_dict = hooks_dict
-        self.id = next(_handle_ids)
-
-    def remove(self) -> None:
-        self.hooks_dict.pop(self.id, None)
-
-    def __enter__(self) -> _RemovableHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
 
 _global_optimizer_pre_hooks: OrderedDict = OrderedDict()
 _global_optimizer_post_hooks: OrderedDict = OrderedDict()
 
 
-def register_optimizer_step_pre_hook(hook: Callable) -> _RemovableHandle:
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
     """Register ``hook(optimizer, args, kwargs)`` to run before every optimizer's ``step``."""
-    handle = _RemovableHandle(_global_optimizer_pre_hooks)
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
     _global_optimizer_pre_hooks[handle.id] = hook
     return handle
 
 
-def register_optimizer_step_post_hook(hook: Callable) -> _RemovableHandle:
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     """Register ``hook(optimizer, args, kwargs)`` to run after every optimizer's ``step``."""
-    handle = _RemovableHandle(_global_optimizer_post_hooks)
+    handle = RemovableHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
 
@@ -299,35 +280,35 @@ class Optimizer:
 
         return wrapper
 
-    def register_step_pre_hook(self, hook: Callable) -> _RemovableHandle:
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs)`` runs before ``step``; it may return new ``(args, kwargs)``."""
-        handle = _RemovableHandle(self._optimizer_step_pre_hooks)
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
-    def register_step_post_hook(self, hook: Callable) -> _RemovableHandle:
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs)`` runs after ``step``."""
-        handle = _RemovableHandle(self._optimizer_step_post_hooks)
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
-    def _register(self, hooks: OrderedDict, hook: Callable, prepend: bool) -> _RemovableHandle:
-        handle = _RemovableHandle(hooks)
+    def _register(self, hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
-    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
 
-    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
-    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ------------------------------------------------------------------------- state dicts

@@ -11,5 +11,7 @@ from __future__ import annotations
 
 from ._comparison import assert_close
 from ._creation import make_tensor
+from ._deprecated import assert_allclose
+from ._filecheck import FileCheck
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["FileCheck", "assert_allclose", "assert_close", "make_tensor"]

@@ -7,50 +7,14 @@ they see the gradients w.r.t. a module's outputs and inputs as PyTorch's do.
 
 from __future__ import annotations
 
-import itertools
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ...autograd import is_grad_enabled
 from ...autograd.function import Function
+from ...autograd.handle import RemovableHandle
 from ...tensor import Tensor
-
-_next_id = itertools.count()
-
-
-class RemovableHandle:
-    """A handle that removes a hook from its dict(s) on ``remove()``, as ``torch.utils.hooks.RemovableHandle``."""
-
-    def __init__(self, hooks_dict: dict, *, extra_dict=None) -> None:
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(_next_id)
-        if extra_dict is None:
-            extra_dict = []
-        elif isinstance(extra_dict, dict):
-            extra_dict = [extra_dict]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self) -> None:
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            d = ref()
-            if d is not None and self.id in d:
-                del d[self.id]
-
-    def __getstate__(self):
-        return (self.hooks_dict_ref(), self.id, tuple(r() for r in self.extra_dict_ref))
-
-    def __setstate__(self, state) -> None:
-        self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else {})
-        self.id = state[1]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in state[2] if d is not None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
 
 
 class BackwardHookFunction(Function):
