@@ -440,3 +440,9 @@ def test_range_indexes_as_a_list_does():
     x[range(3), [0, 1, 2]] = -1.0
     y[range(3), [0, 1, 2]] = -1.0
     assert_close(x, y)
+
+
+def test_deleting_items_is_a_type_error_as_in_pytorch():
+    for t in (toolkit.zeros(3), torch.zeros(3)):
+        with pytest.raises(TypeError, match="Tensor does not support deleting items"):
+            del t[0]

@@ -81,6 +81,7 @@ from .random import (
     manual_seed,
     seed,
     set_rng_state,
+    thread_safe_generator,
 )
 from .tensor import Tensor
 
@@ -116,6 +117,7 @@ from .amp import autocast, is_autocast_available  # noqa: E402
 from .amp.state import *  # noqa: E402, F403  (is_autocast_enabled and the other autocast switches)
 from .backends import cuda as _backends_cuda  # noqa: E402, F401  (toolkit.backends.cuda.matmul, as torch has it)
 from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
+from .functional import cdist, tensordot  # noqa: E402  (torch.functional's, over aten::cdist / aten::tensordot)
 from .jit import fork, wait  # noqa: E402  (torch.fork and torch.wait are torch.jit's)
 from .serialization import *  # noqa: E402, F403
 

@@ -282,3 +282,7 @@ class TensorIndexing(TensorBase):
     __getitem__ = getitem
     __setitem__ = setitem
     nonzero = nonzero
+
+    def __delitem__(self, index) -> None:
+        """``del t[i]``: a tensor's size is fixed, so deleting elements is a TypeError, as in PyTorch."""
+        raise TypeError("Tensor does not support deleting items")

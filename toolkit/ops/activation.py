@@ -51,7 +51,7 @@ def _(grad, result):
     return grad * result * (1 - result)
 
 
-@op("relu(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="0 if self < 0 else self", inplace=True)
+@op("relu(Tensor self) -> Tensor", kind=ELEMENTWISE, out=False, formula="0 if self < 0 else self", inplace=True)
 def relu(self):
     """``max(self, 0)`` elementwise; integer dtypes are kept, and ``nan`` and ``-0.0`` pass through as in PyTorch."""
     if self.dtype == np.bool_:

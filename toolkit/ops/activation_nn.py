@@ -78,7 +78,7 @@ def _(grad, self, alpha):
     return _api().where(self > 0, grad, grad * self.exp() * alpha)
 
 
-@op("selu(Tensor self) -> Tensor", kind=ELEMENTWISE,
+@op("selu(Tensor self) -> Tensor", kind=ELEMENTWISE, out=False,
     formula=f"{SELU_SCALE!r} * (self if self > 0 else {SELU_ALPHA!r} * math.expm1(self))", inplace=True,
     method=False)
 def selu(self):
@@ -94,7 +94,7 @@ def _(grad, self):
     return _api().where(self > 0, grad * SELU_SCALE, grad * self.exp() * (SELU_ALPHA * SELU_SCALE))
 
 
-@op("celu(Tensor self, Scalar alpha=1.0) -> Tensor", kind=ELEMENTWISE,
+@op("celu(Tensor self, Scalar alpha=1.0) -> Tensor", kind=ELEMENTWISE, out=False,
     formula="self if self > 0 else alpha * math.expm1(self / alpha)", inplace=True, method=False)
 def celu(self, alpha=1.0):
     """Continuously differentiable ELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
@@ -283,7 +283,7 @@ def _(grad, self):
     return grad * t * t
 
 
-@op("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", kind=ELEMENTWISE,
+@op("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="self if abs(self) > lambd else 0.0 * self")
 def hardshrink(self, lambd=0.5):
     """``self`` where ``|self| > lambd``, 0 elsewhere."""

@@ -7,10 +7,12 @@ every call takes the one dispatch path.
 
 from __future__ import annotations
 
+from . import out_argument as _out_argument
 from . import registry as _registry
 from . import runtime as _runtime
 
 _cache: dict = {}
+_public_cache: dict = {}  # name -> exported function: the internal one, or one taking ``out=``
 
 
 def function_for(name: str):
@@ -36,6 +38,15 @@ def __getattr__(name: str):
     return function_for(name)
 
 
+def public_function_for(name: str):
+    """The exported function of op ``name``: ``function_for``'s, taking PyTorch's ``out=`` where an overload
+    does (``OpDef.out``). Internal calls use ``function_for`` and never check for ``out``."""
+    fn = _public_cache.get(name)
+    if fn is None:
+        fn = _public_cache[name] = _out_argument.public_function(_registry.overloads(name), function_for(name))
+    return fn
+
+
 def exported(namespace: str | None = None) -> dict:
     """Functions exposed in a namespace: ``None`` for ``toolkit``, or ``"linalg"``, ``"nn.functional"``..."""
     out = {}
@@ -43,5 +54,5 @@ def exported(namespace: str | None = None) -> dict:
         if not d.function or d.namespace != namespace:
             continue
         public = d.function if isinstance(d.function, str) else d.name
-        out[public] = function_for(d.name)
+        out[public] = public_function_for(d.name)
     return out

@@ -46,7 +46,7 @@ def _combinations_shape(n: int, r: int, with_replacement: bool) -> tuple:
     return (count, r)
 
 
-@op("combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor", kind=SHAPE, method=False,
+@op("combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor", kind=SHAPE, out=False, method=False,
     composite=True)
 def combinations(self, r=2, with_replacement=False):
     """The r-element combinations of a 1-D tensor's elements, one per row (Python's ``itertools`` order):
@@ -99,7 +99,7 @@ def _check_vectors(tensors) -> None:
         _vector(tuple(t.shape))
 
 
-@op("cartesian_prod(Tensor[] tensors) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("cartesian_prod(Tensor[] tensors) -> Tensor", kind=SHAPE, out=False, method=False, composite=True)
 def cartesian_prod(tensors):
     """Every tuple of one element from each 1-D tensor, one per row (itertools.product's order); one tensor
     comes back as it is."""

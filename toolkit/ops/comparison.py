@@ -104,7 +104,7 @@ bitwise_or = _bitwise("bitwise_or", np.bitwise_or, "|", "Bitwise OR of integer o
 bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor, "^", "Bitwise XOR of integer or bool tensors (``a ^ b``).")
 
 
-@op("bitwise_not(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="~self", inplace=True, dunders=("invert",),
+@op("bitwise_not(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact", formula="~self", inplace=True, dunders=("invert",),
     differentiable=False)
 def bitwise_not(self):
     """Bitwise NOT (``~x``): logical NOT for bool, two's complement for integers."""
@@ -124,8 +124,10 @@ def _classify(name: str, fn, formula: str, doc: str):
             return np.full(np.shape(self), fill)
         return fn(self)
 
-    return op(f"{name}(Tensor self) -> Tensor", kind=COMPARISON, formula=formula, promotion=PROMOTE_BOOL_OUT,
-              differentiable=False)(_named(name, kernel, doc))
+    # PyTorch's isnan, isinf and isfinite have no out variant; isposinf and isneginf write bool only.
+    out_rule = "exact" if name in ("isposinf", "isneginf") else False
+    return op(f"{name}(Tensor self) -> Tensor", kind=COMPARISON, out=out_rule, formula=formula,
+              promotion=PROMOTE_BOOL_OUT, differentiable=False)(_named(name, kernel, doc))
 
 
 isnan = _classify("isnan", np.isnan, "math.isnan(self)", "True where ``self`` is NaN.")
@@ -167,7 +169,7 @@ def _isclose(name: str, self, other, rtol, atol, equal_nan):
 
 
 @op("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor",
-    kind=COMPARISON, promotion=PROMOTE_NONE, differentiable=False,
+    kind=COMPARISON, out=False, promotion=PROMOTE_NONE, differentiable=False,
     formula="self == other or (equal_nan and self != self and other != other) or "
             "(abs(self - other) != math.inf and abs(self - other) <= atol + rtol * abs(other))")
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -29,7 +29,7 @@ def _(grad, self_dtype):
     return grad.to(self_dtype)
 
 
-@op("clone(Tensor self, *, str? memory_format=None) -> Tensor", kind=CONVERSION)
+@op("clone(Tensor self, *, str? memory_format=None) -> Tensor", kind=CONVERSION, out=False)
 def clone(self, memory_format=None):
     """A copy with its own storage (contiguous), recorded by autograd; ``memory_format=channels_last`` (or
     ``channels_last_3d``) lays it out NHWC (NDHWC) as PyTorch does."""

@@ -83,7 +83,7 @@ def _centred(x, w, w_sum):
 
 
 @op("cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor",
-    kind=REDUCTION, composite=True, nondiff_args=("fweights", "aweights"))
+    kind=REDUCTION, out=False, composite=True, nondiff_args=("fweights", "aweights"))
 def cov(self, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in ``self``'s rows (observations in its columns), dividing by
     ``N - correction``; ``fweights`` repeat observations, ``aweights`` weigh them. A 0-d result for one variable."""
@@ -143,7 +143,7 @@ def _check_corrcoef(ndim: int) -> None:
                            "dimensions")
 
 
-@op("corrcoef(Tensor self) -> Tensor", kind=REDUCTION, composite=True)
+@op("corrcoef(Tensor self) -> Tensor", kind=REDUCTION, out=False, composite=True)
 def corrcoef(self):
     """Pearson correlation coefficients of the variables in ``self``'s rows: the covariance divided by the standard
     deviations, clipped to ``[-1, 1]``; a single variable gives 1 (NaN for a constant one)."""

@@ -158,7 +158,7 @@ def linalg_det(A):
     return np.linalg.det(A)
 
 
-@op("det(Tensor self) -> Tensor", kind=LINALG)
+@op("det(Tensor self) -> Tensor", kind=LINALG, out=False)
 def det(self):
     """Determinant of each square matrix in a batch (``torch.linalg.det``)."""
     check_matrix("linalg.det", self, square=True)
@@ -228,7 +228,7 @@ for _o in (linalg_slogdet, slogdet):
     _o.sample_inputs(_square_samples)
 
 
-@op("logdet(Tensor self) -> Tensor", kind=LINALG)
+@op("logdet(Tensor self) -> Tensor", kind=LINALG, out=False)
 def logdet(self):
     """Log determinant: nan for a negative determinant, -inf for a singular matrix."""
     sign, logabs = _slogdet(self)
@@ -393,7 +393,7 @@ def linalg_cholesky(self, upper=False):
     return _cholesky("linalg.cholesky", self, upper)
 
 
-@op("cholesky(Tensor self, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32")
+@op("cholesky(Tensor self, bool upper=False) -> Tensor", kind=LINALG, out="cast", autocast="fp32")
 def cholesky(self, upper=False):
     """Cholesky factor of symmetric positive-definite matrices (deprecated in PyTorch for ``linalg.cholesky``)."""
     return _cholesky("cholesky", self, upper)

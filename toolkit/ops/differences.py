@@ -54,7 +54,7 @@ def _joined(self, dim: int, prepend, append):
     return api.cat(parts, dim) if len(parts) > 1 else self
 
 
-@op("diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", kind=REDUCTION,
+@op("diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", kind=REDUCTION, out="cast",
     composite=True)
 def diff(self, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``x[i+1] - x[i]``, applied ``n`` times; ``xor`` for bool),
@@ -270,9 +270,10 @@ def _define_trapezoid(name: str, dx_type: str, cumulative: bool):
 
     with_x.__doc__ = f"The trapezoidal rule's {what} of ``y`` along ``dim`` at the sample points ``x``."
     with_dx.__doc__ = f"The trapezoidal rule's {what} of ``y`` along ``dim`` at sample points ``dx`` apart."
-    ox = op(f"{name}.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", kind=REDUCTION, method=False,
+    ox = op(f"{name}.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor", kind=REDUCTION, out=False, method=False,
             composite=True)(with_x)
-    odx = op(f"{name}.dx(Tensor y, *, {dx_type} dx=1, int dim=-1) -> Tensor", kind=REDUCTION, method=False,
+    odx = op(f"{name}.dx(Tensor y, *, {dx_type} dx=1, int dim=-1) -> Tensor", kind=REDUCTION, out=False,
+             method=False,
              composite=True)(with_dx)
     ox.meta_rule(lambda y, x, dim=-1: _trapezoid_meta(y, x, dim, cumulative, name))
     odx.meta_rule(lambda y, dx=1, dim=-1: _trapezoid_meta(y, None, dim, cumulative, name))

@@ -115,41 +115,6 @@ def _cdist_samples(rng):
 
 cdist.sample_inputs(_cdist_samples)
 
-_COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
-                  "donot_use_mm_for_euclid_dist": 2}
-
-
-def _mode(compute_mode):
-    if compute_mode not in _COMPUTE_MODES:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    return _COMPUTE_MODES[compute_mode]
-
-
-@op("cdist_function(Tensor x1, Tensor x2, float p=2., str compute_mode='use_mm_for_euclid_dist_if_necessary') "
-    "-> Tensor", kind=LINALG, function="cdist", method=False)
-def cdist_function(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """``toolkit.cdist``: ``cdist`` with ``compute_mode`` named as ``torch.cdist`` names it (a string)."""
-    _mode(compute_mode)
-    return cdist.kernels["cpu"](x1, x2, p)
-
-
-@cdist_function.meta_rule
-def _(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    _mode(compute_mode)
-    return _cdist_check(x1, x2, p)
-
-
-@cdist_function.grad
-def _(grad, x1, x2, p, result, needs_input_grad):
-    return _cdist_grad(grad, x1, x2, p, result, needs_input_grad)
-
-
-@cdist_function.sample_inputs
-def _(rng):
-    yield from _cdist_samples(rng)
-    yield (rng.standard_normal((3, 2)), rng.standard_normal((4, 2))), {"compute_mode": "use_mm_for_euclid_dist"}
-
-
 # ---------------------------------------------------------------------------------------------
 # pdist
 # ---------------------------------------------------------------------------------------------
@@ -164,7 +129,7 @@ def _pdist_check(x, p):
     return TensorMeta((n * (n - 1) // 2,), _dtype(x), x.device)
 
 
-@op("pdist(Tensor self, float p=2.) -> Tensor", kind=LINALG, method=False)
+@op("pdist(Tensor self, float p=2.) -> Tensor", kind=LINALG, out=False, method=False)
 def pdist(self, p=2.0):
     """p-norm distances between every pair of rows ``i < j`` of a 2-D tensor, in row-major pair order."""
     _pdist_check(self, p)
@@ -208,7 +173,7 @@ def _dist_check(self, other):
     return TensorMeta((), _promoted(self, other), self.device)
 
 
-@op("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", kind=REDUCTION, composite=True)
+@op("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", kind=REDUCTION, out=False, composite=True)
 def dist(self, other, p=2):
     """The p-norm of ``self - other`` (broadcast), over all elements: ``vector_norm`` of the difference."""
     meta = _dist_check(self, other)
@@ -358,7 +323,7 @@ def _renorm_check(self, p, dim, maxnorm):
                                                                           if i != d)
 
 
-@op("renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", kind=NN, inplace=True)
+@op("renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", kind=NN, out="exact", inplace=True)
 def renorm(self, p, dim, maxnorm):
     """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` is scaled down to norm ``maxnorm``."""
     _, dims = _renorm_check(self, p, dim, maxnorm)
@@ -477,7 +442,7 @@ def _except_dim_check(v, pow, dim):
     return TensorMeta(shape, _dtype(v), v.device), [i for i in range(len(v.shape)) if i != d]
 
 
-@op("norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor", kind=REDUCTION, method=False, composite=True)
+@op("norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor", kind=REDUCTION, out=False, method=False, composite=True)
 def norm_except_dim(v, pow=2, dim=0):
     """The ``pow``-norm over every dim but ``dim`` (kept as size-1 dims); ``dim=-1``: over all of them.
     Weight normalization's norm (a ``vector_norm``)."""

@@ -86,7 +86,7 @@ def _define(name: str, feature: bool, alpha: bool):
     functional.__doc__ = _DOCS[name]
     inplace.__doc__ = f"In-place version of :func:`{name}`."
     # not training, the op returns its input itself (the JIT's remove_dropout pass reads this identity)
-    d = op(f"{name}(Tensor input, float p, bool train) -> Tensor", kind=RANDOM, method=False,
+    d = op(f"{name}(Tensor input, float p, bool train) -> Tensor", kind=RANDOM, out=False, method=False,
            composite=True, identities=(("input", "train", False, None),))(functional)
     d.meta_rule(_same)
     d.sample_inputs(_samples(feature))
@@ -102,7 +102,7 @@ alpha_dropout, alpha_dropout_ = _define("alpha_dropout", False, True)
 feature_alpha_dropout, feature_alpha_dropout_ = _define("feature_alpha_dropout", True, True)
 
 
-@op("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", kind=RANDOM, method=False,
+@op("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", kind=RANDOM, out=False, method=False,
     composite=True)
 def native_dropout(input, p, train):
     """Dropout that also returns its boolean keep-mask, as ATen's CPU ``native_dropout``: with ``train`` true or

@@ -147,7 +147,7 @@ def _(grad, alpha):
     return grad, (-grad if alpha == 1 else grad * (-alpha))
 
 
-@op("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE,
+@op("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE, out=False,
     formula="other - alpha * self", method=False, check_dtypes=_sub_check)
 def rsub(self, other, alpha=1):
     """``other - alpha * self``: what ``2 - x`` runs (and records), as in PyTorch."""
@@ -236,7 +236,7 @@ def _(grad, self, other, needs_input_grad, rounding_mode=None):
     return ga, gb
 
 
-@op("neg(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="-self", inplace=True, dunders=("neg",))
+@op("neg(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact", formula="-self", inplace=True, dunders=("neg",))
 def neg(self):
     """Negate elementwise (integers wrap around, as in PyTorch)."""
     if self.dtype == np.bool_:
@@ -282,7 +282,7 @@ def _(self):
     return TensorMeta(self.shape, self.dtype, self.device)
 
 
-@op("abs(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="abs(self)", inplace=True, dunders=("abs",))
+@op("abs(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact", formula="abs(self)", inplace=True, dunders=("abs",))
 def absolute(self):
     """Absolute value, keeping integer dtypes (``abs(-128)`` stays ``-128`` in int8, as in PyTorch)."""
     if self.dtype == np.bool_:
@@ -298,7 +298,7 @@ def _(grad, self):
     return grad * self.sign()
 
 
-@op("sign(Tensor self) -> Tensor", kind=ELEMENTWISE,
+@op("sign(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="(1.0 if self > 0 else (-1.0 if self < 0 else 0.0))", inplace=True)
 def sign(self):
     """-1, 0 or 1 by the sign of each element; ``sign(nan)`` and ``sign(-0.0)`` are 0 as in PyTorch."""
@@ -355,7 +355,7 @@ def _rounding(name: str, fn, formula: str, doc: str, vml: str):
 
     kernel.__name__ = kernel.__qualname__ = name
     kernel.__doc__ = doc
-    d = op(f"{name}(Tensor self) -> Tensor", kind=ELEMENTWISE, formula=formula, inplace=True)(kernel)
+    d = op(f"{name}(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact", formula=formula, inplace=True)(kernel)
     reject_dtypes(d, vml)
     d.grad(lambda grad: _zeros(grad))
     return d
@@ -374,7 +374,7 @@ _ROUND_DECIMALS = (
 )
 
 
-@op("round.decimals(Tensor self, *, int decimals) -> Tensor", kind=ELEMENTWISE, formula=_ROUND_DECIMALS,
+@op("round.decimals(Tensor self, *, int decimals) -> Tensor", kind=ELEMENTWISE, out="exact", formula=_ROUND_DECIMALS,
     inplace=True)
 def round_decimals(self, decimals):
     """Round to ``decimals`` decimal places (negative: to the left of the point), halves to even.
@@ -408,7 +408,7 @@ def _(grad):
     return _zeros(grad)
 
 
-@op("frac(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="self - trunc(self)", inplace=True)
+@op("frac(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact", formula="self - trunc(self)", inplace=True)
 def frac(self):
     """The fractional part ``self - trunc(self)``, with the sign of ``self``; floats only."""
     if self.dtype.kind != "f":

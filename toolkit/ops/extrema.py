@@ -82,7 +82,7 @@ def _make_extreme(name: str, largest: bool) -> None:
         return values, idx.astype(np.int64, copy=False)
 
     word = "largest" if largest else "smallest"
-    o_full = op(f"{name}(Tensor self) -> Tensor", kind=REDUCTION,
+    o_full = op(f"{name}(Tensor self) -> Tensor", kind=REDUCTION, out="cast",
                 doc=f"The {word} element (NaN if any element is NaN).")(full)
     pointwise = maximum if largest else minimum  # max.other is the same op under PyTorch's other name
     o_other = op(f"{name}.other(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula=pointwise.formula,

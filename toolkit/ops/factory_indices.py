@@ -55,7 +55,7 @@ def _triangle_count(row: int, col: int, offset: int, lower: bool) -> int:
     return sum(max(0, col - max(0, i + offset)) for i in range(row))
 
 
-@op(f"tril_indices(int row, int col, int offset=0, *, {_LONG_OPTIONS}) -> Tensor", kind=FACTORY, method=False)
+@op(f"tril_indices(int row, int col, int offset=0, *, {_LONG_OPTIONS}) -> Tensor", kind=FACTORY, out=False, method=False)
 def tril_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     """The row and column indices of the lower triangle of a ``row`` x ``col`` matrix, on and below diagonal
     ``offset`` (positive: above the main diagonal), one column per element in row-major order.
@@ -68,7 +68,7 @@ def tril_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_m
     return np.stack(np.tril_indices(row, offset, col)).astype(d.np).reshape(2, -1)
 
 
-@op(f"triu_indices(int row, int col, int offset=0, *, {_LONG_OPTIONS}) -> Tensor", kind=FACTORY, method=False)
+@op(f"triu_indices(int row, int col, int offset=0, *, {_LONG_OPTIONS}) -> Tensor", kind=FACTORY, out=False, method=False)
 def triu_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     """The row and column indices of the upper triangle of a ``row`` x ``col`` matrix, on and above diagonal
     ``offset``, one column per element in row-major order.

@@ -44,7 +44,7 @@ def _leaf(t, requires_grad: bool):
     return t.detach().requires_grad_(requires_grad)
 
 
-@op(f"empty_strided(SymInt[] size, SymInt[] stride, *, {TENSOR_OPTIONS}) -> Tensor", kind=FACTORY, method=False,
+@op(f"empty_strided(SymInt[] size, SymInt[] stride, *, {TENSOR_OPTIONS}) -> Tensor", kind=FACTORY, out=False, method=False,
     composite=True)
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     """Uninitialized memory of ``size`` laid out with ``stride`` (in elements): the storage holds exactly the
@@ -86,7 +86,7 @@ def _physical_order(size: tuple, physical_layout: tuple) -> tuple:
     return tuple(physical_layout)
 
 
-@op(f"empty_permuted(SymInt[] size, int[] physical_layout, *, {TENSOR_OPTIONS}) -> Tensor", kind=FACTORY,
+@op(f"empty_permuted(SymInt[] size, int[] physical_layout, *, {TENSOR_OPTIONS}) -> Tensor", kind=FACTORY, out=False,
     method=False, composite=True)
 def empty_permuted(size, physical_layout, dtype=None, layout=None, device=None, pin_memory=None,
                    requires_grad=False):

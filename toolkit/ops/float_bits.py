@@ -67,7 +67,7 @@ def _(grad, self, result, needs_input_grad):
     return g_self, (grad * 0 if needs_input_grad[1] else None)
 
 
-@op("signbit(Tensor self) -> Tensor", kind=COMPARISON, formula="math.copysign(1.0, self) < 0.0",
+@op("signbit(Tensor self) -> Tensor", kind=COMPARISON, out="exact", formula="math.copysign(1.0, self) < 0.0",
     promotion=PROMOTE_BOOL_OUT, differentiable=False)
 def signbit(self):
     """True where the sign bit is set: negative numbers, ``-0.0`` and negative nans."""
@@ -77,7 +77,7 @@ def signbit(self):
 
 
 # ----------------------------------------------------------------------------- exponents
-@op("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self * 2.0 ** other",
+@op("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, out="cast", formula="self * 2.0 ** other",
     promotion=PROMOTE_INT_TO_FLOAT, inplace=True)
 def ldexp(self, other):
     """``self * 2 ** other``; integers compute in float, as PyTorch's ``self * pow(2, other)``."""
@@ -92,7 +92,7 @@ def _(grad, self, other, result, needs_input_grad):
     return g_self, g_other
 
 
-@op("frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", kind=ELEMENTWISE, formula="math.frexp(self)",
+@op("frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", kind=ELEMENTWISE, out="exact", formula="math.frexp(self)",
     promotion=PROMOTE_NONE)
 def frexp(self):
     """``self = mantissa * 2 ** exponent`` with ``0.5 <= |mantissa| < 1`` (int32 exponents); floats only."""
@@ -136,7 +136,7 @@ def _(grad, needs_input_grad):
 
 
 # ----------------------------------------------------------------------------- non-finite values, steps, powers
-@op("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", kind=ELEMENTWISE,
+@op("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="(0.0 if nan is None else nan) if self != self else ("
             "(math.nextafter(self, -self) if posinf is None else posinf) if self == math.inf else ("
             "(math.nextafter(self, -self) if neginf is None else neginf) if self == -math.inf else self))",
@@ -159,7 +159,7 @@ def _same_dtypes(dtypes) -> None:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
 
 
-@op("heaviside(Tensor self, Tensor values) -> Tensor", kind=ELEMENTWISE,
+@op("heaviside(Tensor self, Tensor values) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="values if self == 0 else (1 if self > 0 else 0)", inplace=True, differentiable=False,
     check_dtypes=_same_dtypes)
 def heaviside(self, values):
@@ -167,7 +167,7 @@ def heaviside(self, values):
     return np.where(np.asarray(self) == 0, values, np.asarray(self) > 0).astype(np.result_type(self, values))
 
 
-@op("float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", kind=ELEMENTWISE,
+@op("float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="math.pow(float(self), float(exponent))", promotion=PROMOTE_NONE, scalar_self=True)
 def float_power(self, exponent):
     """``self ** exponent`` computed and returned in float64 whatever the input dtypes."""

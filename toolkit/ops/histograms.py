@@ -233,7 +233,7 @@ def _bincount_dtype(weights_dtype):
     return _dt.float32 if weights_dtype is _dt.float32 else _dt.float64
 
 
-@op("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", kind=REDUCTION,
+@op("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", kind=REDUCTION, out=False,
     differentiable=False)
 def bincount(self, weights=None, minlength=0):
     """How often each value ``0..max(self)`` occurs in the 1-D non-negative integer ``self`` (at least

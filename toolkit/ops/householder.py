@@ -95,7 +95,7 @@ def _householder_grad(grad, A, tau, needs_input_grad):
     return gA, gt
 
 
-@op("linalg_householder_product(Tensor input, Tensor tau) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
+@op("linalg_householder_product(Tensor input, Tensor tau) -> Tensor", kind=LINALG, out="cast", autocast="fp32", namespace="linalg",
     function="householder_product", method=False)
 def linalg_householder_product(input, tau):
     """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` from below
@@ -103,7 +103,7 @@ def linalg_householder_product(input, tau):
     return _product(input, tau)
 
 
-@op("orgqr(Tensor self, Tensor input2) -> Tensor", kind=LINALG, autocast="fp32")
+@op("orgqr(Tensor self, Tensor input2) -> Tensor", kind=LINALG, out="cast", autocast="fp32")
 def orgqr(self, input2):
     """``linalg.householder_product`` under LAPACK's name."""
     return _product(self, input2)

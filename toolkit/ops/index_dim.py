@@ -185,7 +185,7 @@ def _fill_checks(self, dim, index, value):
     return d
 
 
-@op("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", kind=INDEXING,
+@op("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", kind=INDEXING, out=False,
     inplace=True, nondiff_args=("index",), overlap_ok=("self", "value"))
 def index_fill(self, dim, index, value):
     """A copy of ``self`` with the slices along ``dim`` at ``index`` set to the 0-d ``value``."""
@@ -212,7 +212,7 @@ def _(rng):
     yield (_rand(rng, 4, 3).T, 1, np.array([-1, 2, 3]), _rand(rng)), {}
 
 
-@op("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", kind=INDEXING,
+@op("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", kind=INDEXING, out=False,
     inplace=True, nondiff_args=("index",), overlap_ok=("self",))
 def index_fill_scalar(self, dim, index, value):
     """A copy of ``self`` with the slices along ``dim`` at ``index`` set to ``value``."""

@@ -273,7 +273,7 @@ def _(rng):
     yield (_samples_float(rng, 4), _samples_float(rng, 0), 0, 3, 1), {}
 
 
-@op("select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", kind=INDEXING)
+@op("select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", kind=INDEXING, out=False)
 def select_scatter(self, src, dim, index):
     """A copy of ``self`` with ``src`` written into the slice at ``index`` along ``dim``."""
     d = _check_select(self.shape, dim, index)
@@ -356,7 +356,7 @@ def _(rng):
 
 
 @op("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
-    kind=INDEXING, inplace=True, nondiff_args=("indices",), overlap_ok=("self",), no_overlap=("values",))
+    kind=INDEXING, out=False, inplace=True, nondiff_args=("indices",), overlap_ok=("self",), no_overlap=("values",))
 def index_put(self, indices, values, accumulate=False, out=None):
     """``self[indices] = values`` on a copy (``+=`` with repeats summed when ``accumulate``)."""
     if values.dtype != self.dtype:

@@ -236,13 +236,13 @@ def _outer_samples(rng):
     yield (rng.standard_normal(0), rng.standard_normal(2)), {}
 
 
-@op("outer(Tensor self, Tensor vec2) -> Tensor", kind=LINALG)
+@op("outer(Tensor self, Tensor vec2) -> Tensor", kind=LINALG, out="cast")
 def outer(self, vec2):
     """Outer product of two 1-D tensors: ``out[i, j] = self[i] * vec2[j]`` (dtypes promote)."""
     return _outer_kernel(self, vec2, "outer")
 
 
-@op("ger(Tensor self, Tensor vec2) -> Tensor", kind=LINALG)
+@op("ger(Tensor self, Tensor vec2) -> Tensor", kind=LINALG, out="cast")
 def ger(self, vec2):
     """Alias of ``outer``, kept for code written against older PyTorch."""
     return _outer_kernel(self, vec2, "outer")

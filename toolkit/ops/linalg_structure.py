@@ -22,7 +22,7 @@ def _vander_check(x, N):
     return TensorMeta(tuple(x.shape) + (cols,), _dtype(x), x.device), cols
 
 
-@op("linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor", kind=LINALG, namespace="linalg", function="vander",
+@op("linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor", kind=LINALG, out=False, namespace="linalg", function="vander",
     method=False, composite=True)
 def linalg_vander(x, N=None):
     """Vandermonde matrix of the last dim: ``out[..., i, j] = x[..., i] ** j`` for ``j < N``.

@@ -65,7 +65,7 @@ def _svd_lowrank(A, q, niter, M):
 
 
 @op("svd_lowrank(Tensor A, int? q=6, int? niter=2, Tensor? M=None) -> (Tensor U, Tensor S, Tensor V)",
-    kind=RANDOM, method=False, composite=True, differentiable=False)
+    kind=RANDOM, out=False, method=False, composite=True, differentiable=False)
 def svd_lowrank(A, q=6, niter=2, M=None):
     """An approximate SVD ``A ~ U diag(S) V^H`` of rank ``q`` (of ``A - M`` when ``M`` is given), by a
     random sketch and ``niter`` subspace iterations. Random: seed for repeatable results. Differentiable
@@ -78,7 +78,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
 
 
 @op("pca_lowrank(Tensor A, int? q=None, bool center=True, int niter=2) -> (Tensor U, Tensor S, Tensor V)",
-    kind=RANDOM, method=False, composite=True, differentiable=False)
+    kind=RANDOM, out=False, method=False, composite=True, differentiable=False)
 def pca_lowrank(A, q=None, center=True, niter=2):
     """``svd_lowrank`` of the column-centered ``A`` (``center``): ``V``'s columns are the principal
     directions and ``S**2 / (m - 1)`` the variances along them. ``q`` defaults to ``min(6, m, n)``."""

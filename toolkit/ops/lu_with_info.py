@@ -19,7 +19,7 @@ _LU_WITH_INFO = structseq("_lu_with_info", ("LU", "pivots", "info"))
 
 
 @op("_lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> (Tensor LU, Tensor pivots, "
-    "Tensor info)", kind=LINALG, autocast="fp32", method=False, composite=True)
+    "Tensor info)", kind=LINALG, out=False, autocast="fp32", method=False, composite=True)
 def _lu_with_info(self, pivot=True, check_errors=True):
     """``linalg.lu_factor_ex(self, pivot=pivot)``: packed LU, 1-based int32 pivots and int32 ``info``."""
     LU, pivots, info = api.linalg_lu_factor_ex(self, pivot=pivot, check_errors=False)
@@ -43,7 +43,7 @@ def _(self, pivot=True, check_errors=True):
     return _factor_meta(self, pivot)
 
 
-@op("lu(Tensor self, bool pivot=True, bool get_infos=False) -> Tensor[]", kind=LINALG, composite=True)
+@op("lu(Tensor self, bool pivot=True, bool get_infos=False) -> Tensor[]", kind=LINALG, out="any", composite=True)
 def lu(self, pivot=True, get_infos=False):
     """The LU factorization of ``self`` (a matrix or a batch): ``(LU, pivots)``, with ``infos`` too when
     ``get_infos`` (then the result is the ``_lu_with_info`` named tuple, as PyTorch returns).

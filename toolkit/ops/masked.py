@@ -45,7 +45,7 @@ def _fill_value_check(value):
         )
 
 
-@op("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", kind=INDEXING, inplace=True,
+@op("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", kind=INDEXING, out=False, inplace=True,
     nondiff_args=("mask",), overlap_ok=("self", "value"))
 def masked_fill(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
@@ -76,7 +76,7 @@ def _(rng):
     yield (_samples_float(rng, 3, 1), _mask(rng, 2, 3, 4), _samples_float(rng)), {}
 
 
-@op("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", kind=INDEXING, inplace=True,
+@op("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", kind=INDEXING, out=False, inplace=True,
     nondiff_args=("mask",), overlap_ok=("self",))
 def masked_fill_scalar(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
@@ -139,7 +139,7 @@ def _(rng):
     yield (_samples_float(rng), np.array(True)), {}
 
 
-@op("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", kind=INDEXING, inplace=True,
+@op("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", kind=INDEXING, out=False, inplace=True,
     nondiff_args=("mask",))
 def masked_scatter(self, mask, source):
     """``self`` with the positions where ``mask`` is True filled, in order, from ``source``'s elements."""
@@ -268,7 +268,7 @@ def _(rng):
     yield from nonzero.samples(rng)
 
 
-@op("argwhere(Tensor self) -> Tensor", kind=INDEXING, differentiable=False)
+@op("argwhere(Tensor self) -> Tensor", kind=INDEXING, out=False, differentiable=False)
 def argwhere(self):
     """Coordinates of the nonzero elements, one row each (``nonzero`` under NumPy's name)."""
     return _nonzero(self)

@@ -161,13 +161,13 @@ def _exp_grad(grad, a):
     return big.narrow(-2, 0, n).narrow(-1, n, n)
 
 
-@op("matrix_exp(Tensor self) -> Tensor", kind=LINALG)
+@op("matrix_exp(Tensor self) -> Tensor", kind=LINALG, out=False)
 def matrix_exp(self):
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""
     return _expm(self)
 
 
-@op("linalg_matrix_exp(Tensor self) -> Tensor", kind=LINALG, namespace="linalg", function="matrix_exp",
+@op("linalg_matrix_exp(Tensor self) -> Tensor", kind=LINALG, out=False, namespace="linalg", function="matrix_exp",
     method=False)
 def linalg_matrix_exp(self):
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""
@@ -248,13 +248,13 @@ def _pinv_samples(rng):
     yield (r((2, 3, 3)),), {}
 
 
-@op("pinverse(Tensor self, float rcond=1e-15) -> Tensor", kind=LINALG, autocast="fp32", composite=True)
+@op("pinverse(Tensor self, float rcond=1e-15) -> Tensor", kind=LINALG, out=False, autocast="fp32", composite=True)
 def pinverse(self, rcond=1e-15):
     """Moore-Penrose pseudo-inverse; singular values below ``rcond * max(S)`` count as zero."""
     return _pinv(self, None, rcond, False)
 
 
-@op("linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor", kind=LINALG, namespace="linalg",
+@op("linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor", kind=LINALG, out="cast", namespace="linalg",
     function="pinv", method=False, composite=True)
 def linalg_pinv(self, rcond, hermitian=False):
     """Moore-Penrose pseudo-inverse; singular values below ``rcond * max(S)`` count as zero."""
@@ -262,7 +262,7 @@ def linalg_pinv(self, rcond, hermitian=False):
 
 
 @op("linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) "
-    "-> Tensor", kind=LINALG, namespace="linalg", function="pinv", method=False, composite=True)
+    "-> Tensor", kind=LINALG, out="cast", namespace="linalg", function="pinv", method=False, composite=True)
 def linalg_pinv_atol_rtol(self, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse; singular values at or below ``max(atol, rtol * max(S))`` count as zero
     (rtol defaults to ``eps * max(m, n)`` when atol is not given or is 0)."""
@@ -270,7 +270,7 @@ def linalg_pinv_atol_rtol(self, atol=None, rtol=None, hermitian=False):
 
 
 @op("linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) "
-    "-> Tensor", kind=LINALG, namespace="linalg", function="pinv", method=False, nondiff_args=("atol", "rtol"),
+    "-> Tensor", kind=LINALG, out="cast", namespace="linalg", function="pinv", method=False, nondiff_args=("atol", "rtol"),
     composite=True)
 def linalg_pinv_atol_rtol_tensor(self, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse with per-matrix tolerances given as tensors."""
@@ -313,7 +313,7 @@ def _rank(a, atol, rtol, hermitian):
     return (s > _tolerance(a, s.amax(-1, keepdim=True), atol, rtol)).sum(-1)
 
 
-@op("linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor", kind=LINALG, autocast="fp32",
+@op("linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor", kind=LINALG, out="cast", autocast="fp32",
     namespace="linalg", function="matrix_rank", method=False, differentiable=False, composite=True)
 def linalg_matrix_rank(self, tol, hermitian=False):
     """Numerical rank: the number of singular values above ``tol``."""
@@ -321,7 +321,7 @@ def linalg_matrix_rank(self, tol, hermitian=False):
 
 
 @op("linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, "
-    "bool hermitian=False) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="matrix_rank", method=False,
+    "bool hermitian=False) -> Tensor", kind=LINALG, out="cast", autocast="fp32", namespace="linalg", function="matrix_rank", method=False,
     differentiable=False, composite=True)
 def linalg_matrix_rank_atol_rtol(self, atol=None, rtol=None, hermitian=False):
     """Numerical rank: the number of singular values above ``max(atol, rtol * max(S))``."""
@@ -329,7 +329,7 @@ def linalg_matrix_rank_atol_rtol(self, atol=None, rtol=None, hermitian=False):
 
 
 @op("linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, "
-    "bool hermitian=False) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="matrix_rank", method=False,
+    "bool hermitian=False) -> Tensor", kind=LINALG, out="cast", autocast="fp32", namespace="linalg", function="matrix_rank", method=False,
     differentiable=False, composite=True)
 def linalg_matrix_rank_atol_rtol_tensor(input, atol=None, rtol=None, hermitian=False):
     """Numerical rank with per-matrix tolerances given as tensors."""
@@ -410,14 +410,14 @@ def _cond_grad(grad, a, p, result):
     return ga - it.matmul(gi).matmul(it)
 
 
-@op("linalg_cond(Tensor self, Scalar? p=None) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="cond",
+@op("linalg_cond(Tensor self, Scalar? p=None) -> Tensor", kind=LINALG, out="cast", autocast="fp32", namespace="linalg", function="cond",
     method=False, composite=True)
 def linalg_cond(self, p=None):
     """Condition number ``norm(A, p) * norm(inv(A), p)``; for p None/2/-2 the ratio of extreme singular values."""
     return _cond(self, p)
 
 
-@op("linalg_cond.p_str(Tensor self, str p) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="cond",
+@op("linalg_cond.p_str(Tensor self, str p) -> Tensor", kind=LINALG, out="cast", autocast="fp32", namespace="linalg", function="cond",
     method=False, composite=True)
 def linalg_cond_str(self, p):
     """Condition number ``norm(A, p) * norm(inv(A), p)`` for p 'fro' or 'nuc' (square matrices)."""

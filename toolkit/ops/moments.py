@@ -110,7 +110,7 @@ def _make(name: str, overload: str, params: str, normalize, signature, doc: str)
         out = np.sqrt(var) if is_std else var
         return (out, mean) if with_mean else out
 
-    o = op(schema, kind=REDUCTION, method=not with_mean, doc=doc)(kernel)  # torch.Tensor has no var_mean
+    o = op(schema, kind=REDUCTION, out=not with_mean and "cast", method=not with_mean, doc=doc)(kernel)  # torch.Tensor has no var_mean
 
     @o.meta_rule
     def _(self, *args):
@@ -159,7 +159,7 @@ def _matrix_dims(self, dims):
 
 
 @op("norm(Tensor self, Any? p='fro', int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-    kind=REDUCTION)
+    kind=REDUCTION, out="exact")
 def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     """The p-norm over ``dim`` (all dims by default), as ``torch.norm``: p a number, inf, 'fro' or 'nuc'.
 

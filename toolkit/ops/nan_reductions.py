@@ -95,7 +95,7 @@ def _check_nanmean(self_dtype, dtype) -> None:
 
 
 @op("nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-    kind=REDUCTION)
+    kind=REDUCTION, out="cast")
 def nanmean(self, dim=None, keepdim=False, dtype=None):
     """Mean of the non-NaN elements over ``dim``; an all-NaN (or empty) slice gives NaN. Floating inputs only."""
     _check_nanmean(_dt.from_numpy_dtype(self.dtype), dtype)
@@ -152,7 +152,7 @@ def _nanmedian_along(self: np.ndarray, d: int, keepdim: bool):
     return (values, idx) if keepdim else (np.squeeze(values, d), np.squeeze(idx, d))
 
 
-@op("nanmedian(Tensor self) -> Tensor", kind=REDUCTION)
+@op("nanmedian(Tensor self) -> Tensor", kind=REDUCTION, out=False)
 def nanmedian(self):
     """The lower median of the non-NaN elements (NaN when all are NaN or ``self`` is empty)."""
     _check_nanmedian(self.dtype)

@@ -38,7 +38,7 @@ def _shifted(x: np.ndarray, d: int | None):
         return acc - np.max(acc, axis=d, keepdims=True)
 
 
-@op("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN)
+@op("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN, out="exact")
 def softmax(self, dim, dtype=None):
     """``exp(x) / exp(x).sum(dim)``, stable for large inputs; ``dtype`` casts the input first."""
     x, d = _softmax_input(self, dim, dtype, "softmax")
@@ -48,7 +48,7 @@ def softmax(self, dim, dtype=None):
     return out.astype(x.dtype, copy=False)
 
 
-@op("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN)
+@op("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN, out="exact")
 def log_softmax(self, dim, dtype=None):
     """``x - logsumexp(x, dim)``, stable for large inputs; ``dtype`` casts the input first."""
     x, d = _softmax_input(self, dim, dtype, "log_softmax")

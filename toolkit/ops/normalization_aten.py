@@ -292,7 +292,7 @@ def _(rng):
 
 
 @op("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean, "
-    "Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", kind=NN,
+    "Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", kind=NN, out="exact",
     method=False, composite=True, differentiable=False)
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """batch_norm that also returns the batch mean and reciprocal standard deviation per channel when training

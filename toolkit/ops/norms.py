@@ -101,7 +101,7 @@ def vector_norm_grad(grad, x, ord, dim, keepdim, norm):
 
 
 @op("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
-    "ScalarType? dtype=None) -> Tensor", kind=LINALG, namespace="linalg", function="vector_norm", method=False)
+    "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="vector_norm", method=False)
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     """The ``ord``-norm of the entries over ``dim`` (all of them by default), treated as one vector."""
     _vector_check(self, ord, dim, keepdim, dtype)
@@ -209,7 +209,7 @@ _MATRIX_DOC = "Matrix norm over the two dims in ``dim``: 'fro', 'nuc', or ord 1,
 
 
 @op("linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, "
-    "ScalarType? dtype=None) -> Tensor", kind=LINALG, namespace="linalg", function="matrix_norm", method=False,
+    "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="matrix_norm", method=False,
     doc=_MATRIX_DOC)
 def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, dtype=None):
     _, dims = _matrix_check(self, ord, dim, keepdim, dtype)
@@ -217,7 +217,7 @@ def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, dtype=None):
 
 
 @op("linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, "
-    "ScalarType? dtype=None) -> Tensor", kind=LINALG, namespace="linalg", function="matrix_norm", method=False,
+    "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="matrix_norm", method=False,
     doc=_MATRIX_DOC)
 def linalg_matrix_norm_str(self, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     _, dims = _matrix_check(self, ord, dim, keepdim, dtype)
@@ -297,14 +297,14 @@ _NORM_DOC = "Vector norm (1 dim, or a 1-D input) or matrix norm (2 dims, or a 2-
 
 
 @op("linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, "
-    "ScalarType? dtype=None) -> Tensor", kind=LINALG, namespace="linalg", function="norm", method=False,
+    "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="norm", method=False,
     doc=_NORM_DOC)
 def linalg_norm(self, ord=None, dim=None, keepdim=False, dtype=None):
     return _norm(self, ord, dim, keepdim, dtype)
 
 
 @op("linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, "
-    "ScalarType? dtype=None) -> Tensor", kind=LINALG, namespace="linalg", function="norm", method=False,
+    "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="norm", method=False,
     doc=_NORM_DOC)
 def linalg_norm_str(self, ord, dim=None, keepdim=False, dtype=None):
     return _norm(self, ord, dim, keepdim, dtype)

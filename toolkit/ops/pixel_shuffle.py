@@ -43,7 +43,7 @@ def _unshuffle_shape(shape, factor: int) -> tuple:
     return shape[:-3] + (c * factor * factor, h // factor, w // factor)
 
 
-@op("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", kind=SHAPE, out=False, method=False, composite=True)
 def pixel_shuffle(self, upscale_factor):
     """(*, C*r*r, H, W) to (*, C, H*r, W*r): each channel group of r*r becomes an r x r block of pixels."""
     out = _shuffle_shape(self.shape, upscale_factor)
@@ -55,7 +55,7 @@ def pixel_shuffle(self, upscale_factor):
     return x.permute(tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)).reshape(out)
 
 
-@op("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", kind=SHAPE, out=False, method=False, composite=True)
 def pixel_unshuffle(self, downscale_factor):
     """(*, C, H*r, W*r) to (*, C*r*r, H, W): the inverse of ``pixel_shuffle``."""
     out = _unshuffle_shape(self.shape, downscale_factor)
@@ -127,13 +127,13 @@ def _channel_shuffle(self, groups):
     return self.reshape((n, groups, c // groups) + shape[2:]).transpose(1, 2).reshape(shape)
 
 
-@op("channel_shuffle(Tensor self, SymInt groups) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("channel_shuffle(Tensor self, SymInt groups) -> Tensor", kind=SHAPE, out=False, method=False, composite=True)
 def channel_shuffle(self, groups):
     """(N, g*k, *) to (N, k*g, *): channel ``i*k + j`` moves to ``j*g + i``, mixing ``groups`` channel groups."""
     return _channel_shuffle(self, groups)
 
 
-@op("native_channel_shuffle(Tensor self, SymInt groups) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("native_channel_shuffle(Tensor self, SymInt groups) -> Tensor", kind=SHAPE, out=False, method=False, composite=True)
 def native_channel_shuffle(self, groups):
     """``channel_shuffle`` under aten's native name (one kernel for both)."""
     return _channel_shuffle(self, groups)

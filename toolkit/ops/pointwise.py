@@ -65,6 +65,7 @@ def alias(d: OpDef, name: str, schema: str | None = None, doc: str | None = None
         numbers_as_tensors=d.numbers_as_tensors,
         overlap_ok=d.overlap_ok,
         no_overlap=d.no_overlap,
+        out=d.out or False,
         doc=doc or f"Alias of :func:`{d.name}`.\n\n{d.doc}",
     )(d.kernels["cpu"])
     if d.derivative is not None:
@@ -250,7 +251,7 @@ def _lerp_check(self_dtype, end_dtype, weight_dtype, weight_ndim) -> None:
         raise not_implemented("lerp", kernel, self_dtype)
 
 
-@op("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", kind=ELEMENTWISE, promotion=PROMOTE_NONE,
+@op("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", kind=ELEMENTWISE, out="cast", promotion=PROMOTE_NONE,
     formula="self + weight * (end - self) if abs(weight) < 0.5 else end - (end - self) * (1 - weight)",
     inplace=True)
 def lerp(self, end, weight, out=None):

@@ -105,7 +105,7 @@ def _broadcast_to(shape, target) -> None:
         )
 
 
-@op("addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG,
+@op("addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG, out="cast",
     inplace=True)
 def addr(self, vec1, vec2, beta=1, alpha=1):
     """``beta * self + alpha * outer(vec1, vec2)``, with ``self`` broadcast to the outer product's shape."""
@@ -148,7 +148,7 @@ def _kron_shapes(a, b):
     return pa, pb
 
 
-@op("kron(Tensor self, Tensor other) -> Tensor", kind=LINALG)
+@op("kron(Tensor self, Tensor other) -> Tensor", kind=LINALG, out="cast")
 def kron(self, other):
     """Kronecker product: blocks ``self[i...] * other``; the operand with fewer dims gets leading 1s."""
     dtype = _promoted(self, other).np
@@ -232,7 +232,7 @@ def _tensordot_grad(grad, a, b, dims_a, dims_b, needs_input_grad):
 
 
 @op("tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor", kind=LINALG,
-    function=False, method=False)
+    function=False, method=False, out="exact")  # toolkit.tensordot (toolkit/functional.py) takes out=
 def tensordot(self, other, dims_self, dims_other):
     """Sum of products over the paired dims ``dims_self`` of self and ``dims_other`` of other."""
     return _tensordot(self, other, dims_self, dims_other)
@@ -256,54 +256,6 @@ def _(rng):
     yield (r((2, 3)), r(4), [], []), {}
 
 
-def _dims_pair(a, b, dims):
-    """torch.tensordot's ``dims``: an int (the last ``dims`` of a with the first of b) or two lists."""
-    if isinstance(dims, bool) or not isinstance(dims, (int, list, tuple)) and not hasattr(dims, "tolist"):
-        raise RuntimeError(
-            "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] containing two "
-            f"lists, but got dims={dims}"
-        )
-    if hasattr(dims, "tolist"):
-        dims = dims.tolist()
-    if isinstance(dims, (list, tuple)):
-        dims_a, dims_b = dims
-        return _as_list(dims_a), _as_list(dims_b)
-    if dims < 0:
-        raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-    if dims > min(a.ndim, b.ndim):
-        raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
-    return list(range(-dims, 0)), list(range(dims))
-
-
-@op("tensordot_function(Tensor a, Tensor b, Any dims=2) -> Tensor", kind=LINALG, method=False,
-    function="tensordot")
-def tensordot_function(a, b, dims=2):
-    """``toolkit.tensordot(a, b, dims)``: ``dims`` an int (the last ``dims`` dims of a with the first of b) or
-    a pair of dim lists, as ``torch.tensordot``."""
-    return _tensordot(a, b, *_dims_pair(a, b, dims))
-
-
-@tensordot_function.meta_rule
-def _(a, b, dims=2):
-    da, db = _dims_pair(a, b, dims)
-    return _meta(_tensordot_check(a, b, da, db)[4], a)
-
-
-@tensordot_function.grad
-def _(grad, a, b, dims, needs_input_grad):
-    return _tensordot_grad(grad, a, b, *_dims_pair(a, b, dims), needs_input_grad)
-
-
-@tensordot_function.sample_inputs
-def _(rng):
-    r = rng.standard_normal
-    yield (r((3, 4, 2)), r((4, 2, 3))), {}
-    yield (r((3, 4, 2)), r((4, 2, 3))), {"dims": 0}
-    yield (r((2, 3)), r((3, 2))), {"dims": 1}
-    yield (r((3, 5, 4)), r((4, 2, 5))), {"dims": ([2, 1], [0, 2])}
-    yield (r((3, 2)), r((2, 3))), {"dims": [[0], [1]]}
-
-
 def _inner_check(a, b):
     sa, sb = tuple(a.shape), tuple(b.shape)
     if not sa or not sb:
@@ -315,7 +267,7 @@ def _inner_check(a, b):
     return sa[:-1] + sb[:-1]
 
 
-@op("inner(Tensor self, Tensor other) -> Tensor", kind=LINALG)
+@op("inner(Tensor self, Tensor other) -> Tensor", kind=LINALG, out="cast")
 def inner(self, other):
     """Sum of products over the last dim of both (a product with a 0-d operand is elementwise)."""
     shape = _inner_check(self, other)
@@ -364,7 +316,7 @@ def _trace_meta(self):
     return TensorMeta((), d if d.is_floating_point or d.is_complex else _dt.int64, self.device)
 
 
-@op("trace(Tensor self) -> Tensor", kind=LINALG, autocast="fp32")
+@op("trace(Tensor self) -> Tensor", kind=LINALG, out=False, autocast="fp32")
 def trace(self):
     """Sum of the main diagonal of a matrix (integers sum as int64, as ``sum``)."""
     meta = _trace_meta(self)
@@ -494,7 +446,7 @@ def _chain_check(matrices):
     return (matrices[0].shape[0], matrices[-1].shape[1])
 
 
-@op("chain_matmul(Tensor[] matrices) -> Tensor", kind=LINALG, method=False, composite=True)
+@op("chain_matmul(Tensor[] matrices) -> Tensor", kind=LINALG, out="any", method=False, composite=True)
 def chain_matmul(matrices):
     """Product of a chain of 2-D matrices (deprecated in PyTorch for ``linalg.multi_dot``): ``mm`` left to
     right, a composition that runs on every device."""

@@ -35,7 +35,7 @@ def _put_checks(self, index, source):
         )
 
 
-@op("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", kind=INDEXING, inplace=True,
+@op("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", kind=INDEXING, out=False, inplace=True,
     nondiff_args=("index",), no_overlap=("source",))
 def put(self, index, source, accumulate=False):
     """A copy of ``self`` with ``source`` written at the flat positions ``index`` (added, with ``accumulate``)."""

@@ -48,7 +48,7 @@ def _geqrf_matrix(a: np.ndarray, tau: np.ndarray) -> None:
             rest -= tau[j] * np.outer(v, v @ rest)
 
 
-@op("geqrf(Tensor self) -> (Tensor a, Tensor tau)", kind=LINALG, autocast="fp32", differentiable=False)
+@op("geqrf(Tensor self) -> (Tensor a, Tensor tau)", kind=LINALG, out="cast", autocast="fp32", differentiable=False)
 def geqrf(self):
     """Householder QR in LAPACK's packed layout: ``(a, tau)`` with R on and above ``a``'s diagonal and the
     reflectors below it; ``linalg.householder_product(a, tau)`` is Q.

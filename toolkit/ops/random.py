@@ -172,7 +172,7 @@ def _normal_zero_grads(grad, needs_input_grad):
     return tuple(api.zeros_like(grad) if n else None for n in needs_input_grad)
 
 
-@op("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM,
+@op("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="cast",
     method=False, differentiable=False)
 def normal_tt(mean, std, generator=None):
     """Samples with per-element ``mean`` and ``std`` (broadcast): ``randn * std + mean`` as PyTorch computes it."""
@@ -182,7 +182,7 @@ def normal_tt(mean, std, generator=None):
     return ((z * std).astype(mean.dtype) + mean).astype(mean.dtype)
 
 
-@op("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", kind=RANDOM,
+@op("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="cast",
     method=False, differentiable=False)
 def normal_tf(mean, std=1.0, generator=None):
     """Samples with per-element ``mean`` and a common ``std``: ``normal_(0, std) + mean``."""
@@ -190,7 +190,7 @@ def normal_tf(mean, std=1.0, generator=None):
     return (z + mean).astype(mean.dtype)
 
 
-@op("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM,
+@op("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="cast",
     method=False, differentiable=False)
 def normal_ft(mean, std, generator=None):
     """Samples with a common ``mean`` and per-element ``std``: ``randn * std + mean``."""
@@ -235,7 +235,7 @@ def _(mean, std, generator=None):
 normal_ff.meta_rule(_sized_meta(_dt.get_default_dtype))
 
 
-@op("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", kind=RANDOM, differentiable=False)
+@op("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="any", differentiable=False)
 def bernoulli(self, generator=None):
     """1 with probability ``self`` (elementwise), else 0, in ``self``'s dtype."""
     check_floating("bernoulli_tensor_cpu_p_", self.dtype)
@@ -255,7 +255,7 @@ for _o in (bernoulli, bernoulli_p):
 
 
 @op("multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
-    kind=RANDOM)
+    kind=RANDOM, out="exact")
 def multinomial(self, num_samples, replacement=False, generator=None):
     """Indices drawn from the categorical distributions in the rows of ``self``; equal to PyTorch's
     for the same seed (with replacement: inverse-CDF search; without, or one sample: exponential race)."""
@@ -343,7 +343,7 @@ def _binomial_checks(count_dtype: np.dtype, prob_dtype: np.dtype) -> None:
         raise not_implemented("binomial_cpu", count_dtype)
 
 
-@op("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor", kind=RANDOM, method=False,
+@op("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor", kind=RANDOM, out=False, method=False,
     differentiable=False)
 def binomial(count, prob, generator=None):
     """Successes in ``count`` Bernoulli(``prob``) trials, per element (broadcast); equal to PyTorch's for

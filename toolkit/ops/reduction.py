@@ -150,7 +150,7 @@ def _mean_dtype_error(d) -> RuntimeError:
 
 
 @op("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION,
-    full_reduction="mean")
+    out="cast", full_reduction="mean")
 def mean(self, dim=None, keepdim=False, dtype=None):
     """Arithmetic mean; like PyTorch it refuses integer inputs unless a float ``dtype`` is given."""
     if dtype is None and self.dtype.kind not in "f":
@@ -181,7 +181,7 @@ def _(rng):
 
 
 # ----------------------------------------------------------------------------- prod
-@op("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, autocast="fp32")
+@op("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, out=False, autocast="fp32")
 def prod(self, dtype=None):
     """Product of all elements; integers and bool multiply in int64 as in PyTorch."""
     return np.prod(self, dtype=_sum_dtype(self, dtype))
@@ -250,7 +250,7 @@ def _(rng):
 
 
 # ----------------------------------------------------------------------------- logsumexp
-@op("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", kind=REDUCTION)
+@op("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", kind=REDUCTION, out="cast")
 def logsumexp(self, dim, keepdim=False):
     """``log(sum(exp(x)))`` computed stably (the max is subtracted first); integers give float."""
     ax = axes(dim, self.ndim, "logsumexp")
@@ -345,20 +345,20 @@ for _name, _fn, _doc in (("all", np.all, "True where every element is nonzero"),
     for _overload, _args in (("", ""), ("dim", ", int dim, bool keepdim=False"),
                              ("dims", ", int[]? dim=None, bool keepdim=False")):
         _o = op(f"{_name}{'.' if _overload else ''}{_overload}(Tensor self{_args}) -> Tensor", kind=REDUCTION,
-                differentiable=False,
+                out="any", differentiable=False,
                 doc=f"{_doc} (over ``dim``); bool result, uint8 for uint8 input as in PyTorch.")(_kernel)
         _o.meta_rule(_meta)
         _o.sample_inputs(_logical_samples_for(_overload))
 
 
 # ----------------------------------------------------------------------------- count_nonzero
-@op("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", kind=REDUCTION, differentiable=False)
+@op("count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor", kind=REDUCTION, out=False, differentiable=False)
 def count_nonzero_dims(self, dim):
     """Number of nonzero elements over the dims in ``dim`` (int64)."""
     return np.asarray(np.count_nonzero(self, axis=axes(dim, self.ndim, "count_nonzero")), dtype=np.int64)
 
 
-@op("count_nonzero(Tensor self, int? dim=None) -> Tensor", kind=REDUCTION, differentiable=False)
+@op("count_nonzero(Tensor self, int? dim=None) -> Tensor", kind=REDUCTION, out=False, differentiable=False)
 def count_nonzero(self, dim=None):
     """Number of nonzero elements, in all of ``self`` or along ``dim`` (int64)."""
     return count_nonzero_dims.kernels["cpu"](self, None if dim is None else (dim,))

@@ -89,6 +89,7 @@ class OpDef:
         no_overlap: tuple = (),
         default_device: bool | None = None,
         autocast: str | dict | None = None,
+        out: bool | str | None = None,
         doc: str | None = None,
     ):
         self.schema = schema
@@ -195,6 +196,10 @@ class OpDef:
         # Autocast's policy by device type (``"lower"``, ``"fp32"`` or ``"promote"``; a string: every device), as
         # PyTorch lists the op for CPU and CUDA autocast; None: autocast leaves the op's inputs alone.
         self.autocast = _autocast_policy(self.name, autocast)
+        # How the public function takes PyTorch's ``out=``: None (it does not), or the dtype rule for ``out``
+        # (``OUT_CAST``, ``OUT_EXACT``, ``OUT_ANY``). Derived from what the op is; ``out=True``/``False`` or a rule
+        # where PyTorch's out variants say otherwise. ``toolkit.ops.out_argument`` does the writing.
+        self.out = _out_rule(self, out)
         self.inplace_of: OpDef | None = None  # set on the derived in-place variant
         self.inplace_variant: OpDef | None = None
         self.return_type = None  # namedtuple class for named multi-returns
@@ -294,6 +299,35 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         return _runtime.DISPATCHER.call_op(self, args, kwargs)
+
+
+# Dtype rules of ``out=`` (see ``OpDef.out``): the result must cast safely to out's dtype (PyTorch's TensorIterator
+# ops), out's dtype must be the result's (most other out variants), out's dtype is taken as given, or out's dtype
+# is the op's ``dtype`` argument where the call gives none (``sum``, ``cumsum``, ``zeros``), else must be it.
+OUT_CAST = "cast"
+OUT_EXACT = "exact"
+OUT_ANY = "any"
+OUT_DTYPE = "dtype"
+OUT_RULES = (OUT_CAST, OUT_EXACT, OUT_ANY, OUT_DTYPE)
+
+
+def _out_rule(d: OpDef, out: bool | str | None) -> str | None:
+    """The ``out=`` rule of op ``d``: PyTorch has an out variant for an exported function returning new
+    tensors (not a view of its input, not an in-place op, not ``nn.functional``'s, not a ``*_like`` factory)."""
+    if out is False:
+        return None
+    if isinstance(out, str):
+        if out not in OUT_RULES:
+            raise ValueError(f"{d.name}: out rule {out!r} is not one of {OUT_RULES}")
+        return out
+    derived = (bool(d.function) and d.namespace in (None, "linalg", "special") and d.kind not in (INPLACE, VIEW, NN)
+               and d.returns_tensor and not d.returns_list
+               and not (d.kind in (FACTORY, RANDOM) and d.arg_names[:1] == ("self",)))
+    if not derived and out is None:
+        return None
+    if "dtype" in d.arg_names:
+        return OUT_DTYPE
+    return OUT_CAST if d.kind in (ELEMENTWISE, COMPARISON) else OUT_EXACT
 
 
 def _autocast_policy(name: str, autocast: str | dict | None) -> dict | None:

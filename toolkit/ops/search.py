@@ -193,7 +193,7 @@ def bucketize(self, boundaries, out_int32=False, right=False):
 
 
 @op("bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
-    kind=INDEXING, method=False, differentiable=False)
+    kind=INDEXING, out=False, method=False, differentiable=False)
 def bucketize_scalar(self, boundaries, out_int32=False, right=False):
     """:func:`bucketize` of one number: a 0-d result."""
     _check_boundaries(boundaries)

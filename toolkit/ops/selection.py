@@ -42,7 +42,7 @@ def _check_condition(condition, warn: bool) -> None:
         )
 
 
-@op("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
+@op("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="self if condition else other", promote_args=("self", "other"), nondiff_args=("condition",),
     method=False)
 def where(condition, self, other):
@@ -118,7 +118,7 @@ _LOW = "(min if min is not None and (min != min or self < min) else self)"
 _CLAMP_FORMULA = f"(max if max is not None and (max != max or {_LOW} > max) else {_LOW})"
 
 
-@op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", kind=ELEMENTWISE,
+@op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula=_CLAMP_FORMULA, inplace=True, promote_args=("self", "min", "max"))
 def clamp(self, min=None, max=None):  # noqa: A002
     """Limit ``self`` to ``[min, max]``: ``min(max(self, min), max)``, so ``max`` wins when ``min > max``.
@@ -136,7 +136,7 @@ def clamp_tensor(self, min=None, max=None):  # noqa: A002
     return _clamp(self, min, max)
 
 
-@op("clamp_min(Tensor self, Scalar min) -> Tensor", kind=ELEMENTWISE,
+@op("clamp_min(Tensor self, Scalar min) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="min if (min != min or self < min) else self", inplace=True, promote_args=("self", "min"))
 def clamp_min(self, min):  # noqa: A002
     """``max(self, min)`` elementwise; ``min`` takes part in type promotion."""
@@ -150,7 +150,7 @@ def clamp_min_tensor(self, min):  # noqa: A002
     return _clamp(self, min, None)
 
 
-@op("clamp_max(Tensor self, Scalar max) -> Tensor", kind=ELEMENTWISE,
+@op("clamp_max(Tensor self, Scalar max) -> Tensor", kind=ELEMENTWISE, out="exact",
     formula="max if (max != max or self > max) else self", inplace=True, promote_args=("self", "max"))
 def clamp_max(self, max):  # noqa: A002
     """``min(self, max)`` elementwise; ``max`` takes part in type promotion."""

@@ -108,7 +108,7 @@ def _cat_samples(rng):
     yield ([a, a],), {"dim": -2}
 
 
-@op("cat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, autocast="promote", method=False)
+@op("cat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", autocast="promote", method=False)
 def cat(tensors, dim=0):
     """Join tensors along an existing dim; dtypes promote, and 1-D empty tensors are skipped.
 
@@ -118,13 +118,13 @@ def cat(tensors, dim=0):
     return _cat(tensors, dim, "cat")
 
 
-@op("concat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, method=False)
+@op("concat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", method=False)
 def concat(tensors, dim=0):
     """Alias of :func:`cat`."""
     return _cat(tensors, dim, "concat")
 
 
-@op("concatenate(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, method=False)
+@op("concatenate(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", method=False)
 def concatenate(tensors, dim=0):
     """Alias of :func:`cat`, NumPy's name."""
     return _cat(tensors, dim, "concatenate")
@@ -152,7 +152,7 @@ def stack_shape(shapes, dim: int) -> tuple:
     return ref[:d] + (len(shapes),) + ref[d:], d
 
 
-@op("stack(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, autocast="promote", method=False)
+@op("stack(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", autocast="promote", method=False)
 def stack(tensors, dim=0):
     """Join equal-shaped tensors along a new dim ``dim``; dtypes promote."""
     _, d = stack_shape([a.shape for a in tensors], dim)
@@ -245,7 +245,7 @@ _STACK_DOCS = {
 def _define_joined(name):
     kernel, meta, grad, samples = _joined(name)
     kernel.__doc__ = _STACK_DOCS[name]
-    d = op(f"{name}(Tensor[] tensors) -> Tensor", kind=SHAPE, method=False)(kernel)
+    d = op(f"{name}(Tensor[] tensors) -> Tensor", kind=SHAPE, out="cast", method=False)(kernel)
     d.meta_rule(meta)
     d.grad(grad)
     d.sample_inputs(samples)
@@ -321,7 +321,7 @@ def _(rng):
     yield (rng.standard_normal((0, 2)), (2, 2)), {}
 
 
-@op("tile(Tensor self, int[] dims) -> Tensor", kind=SHAPE)
+@op("tile(Tensor self, int[] dims) -> Tensor", kind=SHAPE, out=False)
 def tile(self, dims):
     """Like ``repeat``, but ``dims`` shorter than the tensor's rank is padded with leading 1s."""
     reps = tile_reps(self.ndim, dims)
@@ -374,7 +374,7 @@ def _check_output_size(output_size, total: int, message: str) -> None:
 
 
 @op("repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor",
-    kind=SHAPE)
+    kind=SHAPE, out=False)
 def repeat_interleave(self, repeats, dim=None, output_size=None):
     """Repeat each element ``repeats`` times along ``dim`` (of the flattened input when ``dim`` is None).
 
@@ -438,7 +438,7 @@ def _counts(repeats, n: int) -> np.ndarray:
 
 
 @op("repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor",
-    kind=SHAPE, nondiff_args=("repeats",))
+    kind=SHAPE, out=False, nondiff_args=("repeats",))
 def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
     """Repeat element i along ``dim`` ``repeats[i]`` times."""
     d, n = interleave_dim(self.shape, dim)
@@ -482,7 +482,7 @@ def _(rng):
     yield (rng.standard_normal((0, 2)), np.zeros(0, dtype=np.int64), 0), {}
 
 
-@op("repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor", kind=SHAPE, method=False,
+@op("repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor", kind=SHAPE, out=False, method=False,
     differentiable=False)
 def repeat_interleave_counts(repeats, output_size=None):
     """``i`` repeated ``repeats[i]`` times: the indices that ``repeat_interleave(x, repeats, 0)`` gathers."""

@@ -33,7 +33,7 @@ def block_shapes(shapes) -> list:
     return blocks
 
 
-@op("block_diag(Tensor[] tensors) -> Tensor", kind=SHAPE, method=False)
+@op("block_diag(Tensor[] tensors) -> Tensor", kind=SHAPE, out=False, method=False)
 def block_diag(tensors):
     """The inputs as the diagonal blocks of one matrix, zeros elsewhere; dtypes promote.
 
@@ -85,7 +85,7 @@ def column_shapes(shapes) -> list:
     return [tuple(s) if len(s) > 1 else (int(np.prod(s)), 1) for s in shapes]
 
 
-@op("column_stack(Tensor[] tensors) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("column_stack(Tensor[] tensors) -> Tensor", kind=SHAPE, out="cast", method=False, composite=True)
 def column_stack(tensors):
     """Join along dim 1, after turning 0-d and 1-D inputs into columns ``(n, 1)`` (``reshape`` and ``cat``)."""
     cols = column_shapes([tuple(t.shape) for t in tensors])
@@ -118,7 +118,7 @@ def _row_plan(shapes) -> tuple:
     return stack_plan("vstack", shapes)
 
 
-@op("row_stack(Tensor[] tensors) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("row_stack(Tensor[] tensors) -> Tensor", kind=SHAPE, out="cast", method=False, composite=True)
 def row_stack(tensors):
     """Alias of :func:`vstack`: join along dim 0 after making every input at least 2-D (``reshape`` and ``cat``)."""
     rows, dim = _row_plan([tuple(t.shape) for t in tensors])

@@ -26,7 +26,7 @@ def flip_dims(ndim: int, dims, name: str = "flip") -> tuple:
     return tuple(wrapped)
 
 
-@op("flip(Tensor self, int[] dims) -> Tensor", kind=SHAPE)
+@op("flip(Tensor self, int[] dims) -> Tensor", kind=SHAPE, out=False)
 def flip(self, dims):
     """Reverse the order of elements along ``dims`` (a copy, as in PyTorch)."""
     axes = flip_dims(self.ndim, dims)
@@ -61,14 +61,14 @@ def _min_dims(name: str, ndim: int, k: int) -> None:
         raise RuntimeError(f"{name}: Input must be >= {k}-d.")
 
 
-@op("fliplr(Tensor self) -> Tensor", kind=SHAPE)
+@op("fliplr(Tensor self) -> Tensor", kind=SHAPE, out=False)
 def fliplr(self):
     """Reverse dim 1 (left/right in a matrix)."""
     _min_dims("fliplr", self.ndim, 2)
     return np.flip(self, 1).copy()
 
 
-@op("flipud(Tensor self) -> Tensor", kind=SHAPE)
+@op("flipud(Tensor self) -> Tensor", kind=SHAPE, out=False)
 def flipud(self):
     """Reverse dim 0 (up/down in a matrix)."""
     _min_dims("flipud", self.ndim, 1)
@@ -128,7 +128,7 @@ def roll_dims(ndim: int, shifts, dims) -> tuple:
     return tuple(wrap_dim(d, ndim, "roll") for d in dims)
 
 
-@op("roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", kind=SHAPE)
+@op("roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", kind=SHAPE, out=False)
 def roll(self, shifts, dims=()):
     """Rotate elements along ``dims`` by ``shifts`` (of the flattened tensor when ``dims`` is empty)."""
     axes = roll_dims(self.ndim, shifts, dims)
@@ -284,7 +284,7 @@ def diag_embed_geometry(shape: tuple, offset: int, dim1: int, dim2: int) -> tupl
     return d1, d2, tuple(out)
 
 
-@op("diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", kind=SHAPE)
+@op("diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor", kind=SHAPE, out=False)
 def diag_embed(self, offset=0, dim1=-2, dim2=-1):
     """Put the last dim on the diagonal of two new dims ``dim1`` and ``dim2`` (batched ``diag``)."""
     d1, d2, shape = diag_embed_geometry(self.shape, offset, dim1, dim2)
@@ -331,7 +331,7 @@ def rot90_dims(ndim: int, dims) -> tuple:
     return d0, d1
 
 
-@op("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", kind=SHAPE, composite=True)
+@op("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", kind=SHAPE, out=False, composite=True)
 def rot90(self, k=1, dims=(0, 1)):
     """Rotate by ``k`` quarter turns in the plane of ``dims``, from the first dim towards the second (a copy).
 
@@ -382,7 +382,7 @@ def diagflat_size(shape: tuple, offset: int) -> int:
     return n + abs(offset)
 
 
-@op("diagflat(Tensor self, int offset=0) -> Tensor", kind=SHAPE, composite=True)
+@op("diagflat(Tensor self, int offset=0) -> Tensor", kind=SHAPE, out=False, composite=True)
 def diagflat(self, offset=0):
     """A square matrix with the flattened input on diagonal ``offset`` (above the main one when positive):
     ``diag`` of the flattened input, as PyTorch composes it."""

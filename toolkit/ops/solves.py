@@ -224,7 +224,7 @@ def _cholesky_solve(b, L, upper):
     return _solve_triangular(np.swapaxes(low, -1, -2), y, True, True, False)
 
 
-@op("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32")
+@op("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", kind=LINALG, out="cast", autocast="fp32")
 def cholesky_solve(self, input2, upper=False):
     """Solve ``A X = b`` given the Cholesky factor of ``A`` (``input2``: lower L, or upper U with ``upper``)."""
     _cholesky_solve_check(self, input2)
@@ -259,7 +259,7 @@ def _cholesky_inverse_check(self):
     return _meta(self.shape, self)
 
 
-@op("cholesky_inverse(Tensor self, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32")
+@op("cholesky_inverse(Tensor self, bool upper=False) -> Tensor", kind=LINALG, out="cast", autocast="fp32")
 def cholesky_inverse(self, upper=False):
     """Inverse of ``A = L L^T`` (``U^T U`` with ``upper``) given its Cholesky factor."""
     _cholesky_inverse_check(self)

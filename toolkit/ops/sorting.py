@@ -63,7 +63,7 @@ def sort_stable(self, stable, dim=-1, descending=False):
     return _sorted(self, dim, descending, "sort")
 
 
-@op("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", kind=SHAPE, differentiable=False)
+@op("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor", kind=SHAPE, out=False, differentiable=False)
 def argsort(self, dim=-1, descending=False):
     """The indices that sort ``self`` along ``dim`` (int64)."""
     return _sorted(self, dim, descending, "argsort")[1]
@@ -299,7 +299,7 @@ def _median_along(self: np.ndarray, d: int, keepdim: bool):
     return (values, idx) if keepdim else (np.squeeze(values, d), np.squeeze(idx, d))
 
 
-@op("median(Tensor self) -> Tensor", kind=REDUCTION)
+@op("median(Tensor self) -> Tensor", kind=REDUCTION, out=False)
 def median(self):
     """The lower median of all elements (NaN when any is NaN or ``self`` is empty)."""
     _check_median(self.dtype)

@@ -43,7 +43,7 @@ def _tensorinv_check(self, ind):
     return _meta(shape[ind:] + shape[:ind], self), rows
 
 
-@op("linalg_tensorinv(Tensor self, int ind=2) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="tensorinv",
+@op("linalg_tensorinv(Tensor self, int ind=2) -> Tensor", kind=LINALG, out="cast", autocast="fp32", namespace="linalg", function="tensorinv",
     method=False, composite=True)
 def linalg_tensorinv(self, ind=2):
     """The inverse of ``self`` under ``tensordot(.., ind)``: shape ``self.shape[ind:] + self.shape[:ind]``
@@ -94,7 +94,7 @@ def _tensorsolve_check(self, other, dims):
     return _meta(shape[k:], self), order, rows
 
 
-@op("linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
+@op("linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor", kind=LINALG, out="cast", autocast="fp32", namespace="linalg",
     function="tensorsolve", method=False, composite=True)
 def linalg_tensorsolve(self, other, dims=None):
     """``X`` with ``tensordot(self, X, X.ndim) == other`` (``dims`` of self moved to the end first): ``linalg.solve``
@@ -169,7 +169,7 @@ def _lstsq_metas(A, B, driver, full_rank=True):
 
 
 @op("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, "
-    "Tensor residuals, Tensor rank, Tensor singular_values)", kind=LINALG, autocast="fp32", namespace="linalg", function="lstsq",
+    "Tensor residuals, Tensor rank, Tensor singular_values)", kind=LINALG, out="cast", autocast="fp32", namespace="linalg", function="lstsq",
     method=False)
 def linalg_lstsq(self, b, rcond=None, driver=None):
     """Least-squares solution of ``A X = B`` (minimum norm where A is rank deficient); ``driver`` picks which

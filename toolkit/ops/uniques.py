@@ -51,7 +51,7 @@ def _unique_parts(self: np.ndarray, dim):
 
 
 @op("unique(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, int? dim=None) "
-    "-> (Tensor, Tensor, Tensor)", kind=SHAPE, differentiable=False)
+    "-> (Tensor, Tensor, Tensor)", kind=SHAPE, out=False, differentiable=False)
 def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (or slices along ``dim``) in ascending order, with inverse indices and counts on request.
 
@@ -130,7 +130,7 @@ def _consecutive_parts(self: np.ndarray, dim):
 
 
 @op("unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) "
-    "-> (Tensor, Tensor, Tensor)", kind=SHAPE, differentiable=False)
+    "-> (Tensor, Tensor, Tensor)", kind=SHAPE, out=False, differentiable=False)
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
     """The first value of each run of equal neighbours (flattened, or slices along ``dim``), with inverse indices
     and run lengths on request: a tensor, or a tuple holding the parts asked for, as ``torch.unique_consecutive``."""

@@ -36,7 +36,7 @@ def _result_dtype(dtype):
 _ACCUMULATE = {"float16": _dt.float32, "float32": _dt.float64}
 
 
-@op("vander(Tensor x, int? N=None, bool increasing=False) -> Tensor", kind=SHAPE, method=False, composite=True)
+@op("vander(Tensor x, int? N=None, bool increasing=False) -> Tensor", kind=SHAPE, out=False, method=False, composite=True)
 def vander(x, N=None, increasing=False):
     """The matrix whose columns are powers of ``x``: decreasing from ``x ** (N-1)`` to ``x ** 0`` (ones), or
     increasing when asked. ``N`` defaults to ``len(x)``, giving a square matrix.

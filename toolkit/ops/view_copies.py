@@ -27,7 +27,7 @@ def _fresh(out):
 
 
 def _define_copy(schema: str, view_name: str, *, adapt: Callable | None = None, method: bool = False,
-                 differentiable: bool = True, samples: Callable | None = None):
+                 differentiable: bool = True, samples: Callable | None = None, out: bool | str = True):
     """Register ``schema`` as the copying twin of view op ``view_name``; ``adapt`` maps its arguments to the view's."""
     source = get(view_name)
     fit = adapt or (lambda *a: a)
@@ -39,7 +39,7 @@ def _define_copy(schema: str, view_name: str, *, adapt: Callable | None = None, 
     kernel.__name__ = name
     kernel.__doc__ = (f"``{source.name}`` of the input as a new tensor: the same values in fresh memory, sharing "
                       f"nothing with the input (PyTorch's copying twin of a view op).")
-    d = op(schema, kind=SHAPE, method=method, differentiable=differentiable, composite=True)(kernel)
+    d = op(schema, kind=SHAPE, out=out, method=method, differentiable=differentiable, composite=True)(kernel)
 
     @d.meta_rule
     def _(*args):
@@ -113,7 +113,8 @@ permute_copy = _define_copy("permute_copy(Tensor self, int[] dims) -> Tensor", "
 select_copy = _define_copy("select_copy.int(Tensor self, int dim, SymInt index) -> Tensor", "select")
 slice_copy = _define_copy(
     "slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", "slice")
-split_copy = _define_copy("split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", "split.Tensor")
+split_copy = _define_copy("split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", "split.Tensor",
+                          out="any")  # PyTorch's split_copy copies into outs of any dtype
 split_with_sizes_copy = _define_copy(
     "split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", "split_with_sizes")
 squeeze_copy = _define_copy("squeeze_copy(Tensor self) -> Tensor", "squeeze", samples=_squeeze_samples("all"))

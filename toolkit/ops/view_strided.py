@@ -361,7 +361,7 @@ def _check_src(name: str, src_shape, slice_shape) -> None:
 
 
 @op("as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
-    "-> Tensor", kind=SHAPE)
+    "-> Tensor", kind=SHAPE, out=False)
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
     """A copy of ``self`` (laid out as ``clone`` lays it out) with the window ``size``/``stride``/``storage_offset``
     of its storage replaced by ``src``: the functional form of ``self.as_strided(...).copy_(src)``."""
@@ -427,7 +427,7 @@ def _(rng):  # the samples' tensors get storages of their own, so only a whole-d
 # ---------------------------------------------------------------------------------------------
 # diagonal_scatter
 # ---------------------------------------------------------------------------------------------
-@op("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor", kind=SHAPE)
+@op("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor", kind=SHAPE, out=False)
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
     """A copy of ``self`` with its diagonal over ``dim1``/``dim2`` replaced by ``src`` (the functional form of
     ``self.diagonal(...).copy_(src)``)."""

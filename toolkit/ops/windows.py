@@ -126,7 +126,7 @@ def _define(name: str, shape: Callable, overloads: dict, doc: str) -> None:
                            requires_grad)
 
         composite.__name__ = head.replace(".", "_")
-        d = op(f"{head}(int window_length{extra}, *, {TENSOR_OPTIONS}) -> Tensor", kind=FACTORY, method=False,
+        d = op(f"{head}(int window_length{extra}, *, {TENSOR_OPTIONS}) -> Tensor", kind=FACTORY, out=False, method=False,
                composite=True, doc=doc)(composite)
         d.meta_rule(_meta(name, count))
         d.sample_inputs(_samples(count))

@@ -34,11 +34,6 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     return _cdist(x1, x2, p, meta)
 
 
-def cdist_function(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    meta = meta_of(R.get("cdist_function"), [x1, x2, p, compute_mode])
-    return _cdist(x1, x2, p, meta)
-
-
 def pdist(self, p=2.0):
     meta = meta_of(R.get("pdist"), [self, p])
     n, m = self.shape
@@ -64,4 +59,4 @@ def renorm(self, p, dim, maxnorm):
 
 
 def register() -> list:
-    return register_table({"cdist": cdist, "cdist_function": cdist_function, "pdist": pdist, "renorm": renorm})
+    return register_table({"cdist": cdist, "pdist": pdist, "renorm": renorm})

@@ -16,7 +16,7 @@ import string
 import numpy as np
 
 from ...ops import registry as R
-from ...ops.products import _cross_dim, _dims_pair, _kron_shapes, _tensordot_check
+from ...ops.products import _cross_dim, _kron_shapes, _tensordot_check
 from .array import CudaArray, broadcast_to, full
 from .codegen import run_map
 from .gemm import gemm, scaled_sum
@@ -82,11 +82,6 @@ def tensordot(self, other, dims_self, dims_other):
     return _contract(self, other, *listed)
 
 
-def tensordot_function(a, b, dims=2):
-    meta_of(R.get("tensordot_function"), [a, b, dims])
-    return _contract(a, b, *_dims_pair(a, b, dims))
-
-
 def inner(self, other):
     meta = meta_of(R.get("inner"), [self, other])
     if self.ndim == 0 or other.ndim == 0:
@@ -134,6 +129,6 @@ def cross(self, other, dim=None):
 def register() -> list:
     return register_table({
         "addbmm": addbmm, "addr": addr, "kron": kron, "tensordot": tensordot,
-        "tensordot_function": tensordot_function, "inner": inner, "trace": trace,
+        "inner": inner, "trace": trace,
         "linalg_cross": linalg_cross, "cross": cross,
     })

@@ -261,3 +261,11 @@ def builtin_classes_constant_tuples_and_optional_numbers(x, k: int, scale: Optio
 def test_builtin_classes_in_isinstance_constant_tuples_and_optional_arguments(scale):
     s = check(builtin_classes_constant_tuples_and_optional_numbers, toolkit.ones(2, 3), 1, scale)
     assert not [n for n in s.graph.nodes() if n.kind == "prim::PythonOp"]
+
+
+def lists_of_iterations(n: int, xs: List[int]):
+    return list(range(n)), list(range(-n, 0)), list(zip(xs, xs)), list(enumerate(xs))
+
+
+def test_list_of_range_zip_and_enumerate():
+    check(lists_of_iterations, 3, [4, 5])

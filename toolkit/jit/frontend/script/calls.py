@@ -407,6 +407,8 @@ class Calls:
                 if name == "tuple":
                     return self.tuple_of(vals, node)
                 return self.to_list(self.tuple_of(vals, node), node)
+            if name == "list" and isinstance(x, (S.RangeValue, S.ZipValue, S.EnumerateValue)):
+                return self._list_of_iteration(x, node)
             v = self.as_value(x, node)
             if name == "list" and isinstance(v.type, T.ListType):
                 return self.scalar_op("aten::list", [v], v.type, node)
@@ -417,6 +419,35 @@ class Calls:
             elem = _element_type(v.type)
             return self.scalar_op(kind, [v], T.ListType(elem) if name == "sorted" else elem, node)
         raise self.error(f"builtin '{name}' is not supported in script code", node)
+
+    def for_each(self, spec, node, body) -> None:
+        """``body(element)`` for each element of an ``iteration`` spec: unrolled, or in one ``prim::Loop``."""
+        if spec[0] == "unrolled":
+            for item in spec[1]:
+                body(item)
+        else:
+            _, trip, element = spec
+            self.emit_loop(node, trip, self.const(True, node), lambda idx: body(element(idx)), set())
+
+    def _list_of_iteration(self, it, node) -> Value:
+        """``list(range(n))``, ``list(zip(a, b))``, ``list(enumerate(xs))``: a loop appending each element."""
+        lst = self.list_of([], T.ANY, node)
+        types = []
+
+        def add(item):
+            if isinstance(item, S.Unrolled):  # zip's and enumerate's elements: tuples
+                v = self.tuple_of([self.as_value(i, node) for i in item.items], node)
+            else:
+                v = self.as_value(item, node)
+            types.append(v.type)
+            self.scalar_op("aten::append", [lst, v], None, node)
+
+        self.for_each(self.iteration(it, node), node, add)
+        elem = types[0] if types else T.INT
+        for t in types[1:]:
+            elem = unify(elem, t) or T.ANY
+        lst.type = T.ListType(elem)
+        return lst
 
     def _isinstance(self, x, cls, node) -> bool:
         classes = _class_of(cls)

@@ -32,13 +32,7 @@ class Comprehensions:
                 return
             self.emit_if(c, add, lambda: None, e)
 
-        spec = self.iteration(self.expr(g.iter), g.iter)
-        if spec[0] == "unrolled":
-            for item in spec[1]:
-                body(item)
-        else:
-            _, trip, element = spec
-            self.emit_loop(e, trip, self.const(True, e), lambda idx: body(element(idx)), set())
+        self.for_each(self.iteration(self.expr(g.iter), g.iter), e, body)
         self.env = saved  # the comprehension's variables do not leak, as in Python 3
 
     def expr_ListComp(self, e):
