@@ -13,7 +13,7 @@ from .. import return_types
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
-from .reduction import axes, dim_arange, reduce_meta, restore_dims
+from .reduction import axes, dim_arange, fast_reducible, reduce_meta, restore_dims
 from .registry import ELEMENTWISE, REDUCTION, op
 from .selection import maximum, minimum
 
@@ -35,6 +35,17 @@ def check_nonempty_dims(shape, dims, name: str, error=IndexError) -> None:
 def _arg_extreme(a: np.ndarray, d: int, largest: bool) -> np.ndarray:
     """Index of the first max (min) along ``d``; a NaN wins, as in PyTorch."""
     return (np.argmax if largest else np.argmin)(a, axis=d)
+
+
+def _fast_extreme(a: np.ndarray, dim, keepdim: bool, largest: bool, indices: bool, values: bool = True):
+    """The values and/or indices from ``_reduce_numba.extreme`` for large float arrays, split over the threads;
+    None (the numpy path) otherwise. A single array when ``indices`` is false, else (values, indices)."""
+    if not fast_reducible(a):
+        return None
+    from ._reduce_numba import extreme  # optional: numba, never loaded by import toolkit
+
+    r = extreme(a, dim, keepdim, largest, indices, values)
+    return r if r is None or indices else r[0]
 
 
 def evenly_distribute(grad, self, value, dim=None, keepdim=False, nan_selects: bool = False):
@@ -68,13 +79,17 @@ def _make_extreme(name: str, largest: bool) -> None:
     def full(self):
         if self.size == 0:
             raise _no_identity(name)
-        return np_fn(self)
+        r = _fast_extreme(self, None, False, largest, False)
+        return np_fn(self) if r is None else r
 
     def along(self, dim, keepdim=False):
         d = wrap_dim(dim, max(self.ndim, 1), name)
         if self.ndim == 0:
             return self.copy(), np.zeros((), np.int64)
         check_nonempty_dims(self.shape, (d,), name)
+        r = _fast_extreme(self, d, keepdim, largest, True)
+        if r is not None:
+            return r
         idx = np.expand_dims(_arg_extreme(self, d, largest), d)
         values = np.take_along_axis(self, idx, axis=d)
         if not keepdim:
@@ -153,6 +168,10 @@ def _amax_kernel(name, np_fn):
             if ax is None:
                 raise _no_identity(name)
             check_nonempty_dims(self.shape, ax, name)
+        if ax is None or len(ax) == 1:
+            r = _fast_extreme(self, ax and ax[0], keepdim, name == "amax", False)
+            if r is not None:
+                return r
         return np_fn(self, axis=ax, keepdims=keepdim)
 
     return kernel
@@ -255,12 +274,18 @@ def _arg_kernel(name: str, largest: bool):
         if dim is None:
             if self.size == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            fast = _fast_extreme(self, None, keepdim, largest, True, False)
+            if fast is not None:
+                return fast[1]
             r = np.asarray(_arg_extreme(self.reshape(-1), 0, largest), dtype=np.int64)
             return r.reshape((1,) * self.ndim) if keepdim else r
         d = wrap_dim(dim, max(self.ndim, 1), name)
         if self.ndim == 0:
             return np.zeros((), np.int64)
         check_nonempty_dims(self.shape, (d,), name)
+        fast = _fast_extreme(self, d, keepdim, largest, True, False)
+        if fast is not None:
+            return fast[1]
         r = _arg_extreme(self, d, largest).astype(np.int64, copy=False)
         return np.expand_dims(r, d) if keepdim else r
 

@@ -16,7 +16,7 @@ from .norms import (
     matrix_norm_grad,
     vector_norm_grad,
 )
-from .reduction import axes, reduce_meta, reduced_count, restore_dims
+from .reduction import axes, fast_reducible, reduce_meta, reduced_count, restore_dims
 from .registry import REDUCTION, op
 
 
@@ -36,6 +36,13 @@ def _var_and_mean(self: np.ndarray, dim, correction, keepdim: bool, name: str):
     if n - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=2)
+    if fast_reducible(self):
+        from ._reduce_numba import squared_deviations  # optional: numba, never loaded by import toolkit
+
+        r = squared_deviations(self, ax, keepdim)
+        if r is not None:
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+                return (r[0] / max(0.0, n - correction)).astype(self.dtype), r[1].astype(self.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.sum(x, axis=ax, keepdims=True) / x.dtype.type(n)
         dev = x - m

@@ -19,6 +19,7 @@ from ._linalg_checks import _dtype, scalar_name
 from ._meta_rules import reduced_shape
 from .decomposition import check_float, check_matrix
 from .factorization import svd_backward
+from .reduction import fast_reducible
 from .registry import LINALG, op
 
 _INF = math.inf
@@ -54,9 +55,16 @@ def _vector_check(x, ord, dim, keepdim, dtype, name="linalg.vector_norm"):
 
 def _vector_norm(x, ord, dim, keepdim, dtype):
     out = dtype.np if dtype is not None else x.dtype
+    axis = None if dim in (None, ()) or x.ndim == 0 else wrap_dims(dim, x.ndim)
+    if ord in (1, 2) and out == x.dtype and fast_reducible(x):
+        from ._reduce_numba import ABS, SQUARES, sum_terms  # optional: numba, never loaded by import toolkit
+
+        # squares are taken in x's dtype, so a float32 square overflows to inf exactly where PyTorch's does
+        r = sum_terms(x, axis, keepdim, SQUARES if ord == 2 else ABS)
+        if r is not None:
+            return np.sqrt(r) if ord == 2 else r
     acc = np.float32 if out == np.float16 else out
     a = np.abs(x.astype(acc, copy=False))
-    axis = None if dim in (None, ()) or x.ndim == 0 else wrap_dims(dim, x.ndim)
     if ord == 2:
         r = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
     elif ord == _INF:

@@ -60,6 +60,16 @@ def reduced_count(shape, dim) -> int:
     return n
 
 
+FAST_MIN = 1 << 15  # elements from which the compiled sums beat numpy's (below, numpy's call costs less)
+_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def fast_reducible(a: np.ndarray, ints: bool = False) -> bool:
+    """Whether ``a`` takes the compiled reductions of ``_reduce_numba``: large float32/float64 (or int64 with
+    ``ints``) arrays; everything else keeps numpy's loops."""
+    return a.size >= FAST_MIN and (a.dtype in _FAST_DTYPES or (ints and a.dtype == np.int64))
+
+
 def _sum_dtype(a: np.ndarray, dtype):
     if dtype is not None:
         return dtype.np
@@ -72,8 +82,16 @@ def _sum_dtype(a: np.ndarray, dtype):
 @op("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION,
     full_reduction="sum")
 def sum(self, dim=None, keepdim=False, dtype=None):
-    """Sum over ``dim`` (all dims by default); integers accumulate in int64 as in PyTorch."""
-    return np.add.reduce(self, axis=axes(dim, self.ndim, "sum"), keepdims=keepdim, dtype=_sum_dtype(self, dtype))
+    """Sum over ``dim`` (all dims by default); integers accumulate in int64 as in PyTorch, large float32 inputs
+    in float64 (as accurate as PyTorch's cascade sum or more)."""
+    ax = axes(dim, self.ndim, "sum")
+    if dtype is None and fast_reducible(self, ints=True):
+        from ._reduce_numba import sum_terms  # optional: numba, never loaded by import toolkit
+
+        r = sum_terms(self, ax, keepdim)
+        if r is not None:
+            return r
+    return np.add.reduce(self, axis=ax, keepdims=keepdim, dtype=_sum_dtype(self, dtype))
 
 
 @sum.meta_rule
@@ -156,8 +174,15 @@ def mean(self, dim=None, keepdim=False, dtype=None):
     if dtype is None and self.dtype.kind not in "f":
         raise _mean_dtype_error(self.dtype)
     out_dtype = dtype.np if dtype is not None else self.dtype
+    ax = axes(dim, self.ndim, "mean")
+    if out_dtype == self.dtype and fast_reducible(self):
+        from ._reduce_numba import sum_terms  # optional: numba, never loaded by import toolkit
+
+        r = sum_terms(self, ax, keepdim, scale=1.0 / reduced_count(self.shape, dim))
+        if r is not None:
+            return r
     acc = np.float32 if out_dtype == np.float16 else out_dtype
-    total = np.sum(self, axis=axes(dim, self.ndim, "mean"), keepdims=keepdim, dtype=acc)
+    total = np.sum(self, axis=ax, keepdims=keepdim, dtype=acc)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(total / np.dtype(acc).type(reduced_count(self.shape, dim))).astype(out_dtype, copy=False)
 
