@@ -4,6 +4,10 @@ The class scores are picked with ``np.take_along_axis`` (no loop over the batch)
 'mean' divides by the summed weights of the non-ignored targets, as aten does,
 so a batch whose targets are all ignored gives nan. ``cross_entropy`` is
 composed from this and ``log_softmax`` in ``toolkit.nn.functional``.
+
+The gradient of (C,) and (N, C) inputs is the op ``nll_loss_backward`` (PyTorch's name and schema): a
+scatter of one value per target into zeros, so a cross_entropy over many classes never builds an (N, C)
+mask. Both directions touch O(N) elements with numpy's gathers and scatters, so no compiled loop pays here.
 """
 
 from __future__ import annotations
@@ -74,6 +78,18 @@ def _check_target_dtype(target) -> None:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dt.title(target.dtype)}")
 
 
+def _targets(target: np.ndarray, ignore_index: int, n_classes: int):
+    """``(ignored, safe)``: where targets equal ``ignore_index``, and the targets with those set to class 0;
+    PyTorch's IndexError for a target out of range."""
+    t = target.astype(np.int64, copy=False)
+    ignored = t == ignore_index
+    safe = np.where(ignored, 0, t)
+    bad = (safe < 0) | (safe >= n_classes)
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+    return ignored, safe
+
+
 def _dtype_of(a):
     return _dt.from_numpy_dtype(a.dtype) if isinstance(a, np.ndarray) else a.dtype
 
@@ -94,13 +110,7 @@ class _Meta:
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
     cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
-    n_classes = self.shape[cdim]
-    t = target.astype(np.int64, copy=False)
-    ignored = t == ignore_index
-    safe = np.where(ignored, 0, t)
-    bad = (safe < 0) | (safe >= n_classes)
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+    ignored, safe = _targets(target, ignore_index, self.shape[cdim])
     picked = np.take_along_axis(self, np.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
     w = np.ones((), self.dtype) if weight is None else weight.reshape(-1)[safe]
     w = np.where(ignored, 0, w).astype(self.dtype, copy=False)
@@ -134,6 +144,9 @@ def _one_hot(self, target, ignore_index, cdim):
 
 @nll_loss_nd.grad
 def _(grad, self, target, weight, reduction, ignore_index):
+    if self.ndim <= 2 and self.device.type == "cpu":  # other devices: the mask formula below, from their ops
+        return nll_loss_backward(grad, self, target, weight, reduction, ignore_index,
+                                 _total_weight(self, target, weight, ignore_index, reduction))
     cdim = 0 if self.ndim == 1 else 1
     mask = _one_hot(self, target, ignore_index, cdim)
     if weight is None:
@@ -146,6 +159,81 @@ def _(grad, self, target, weight, reduction, ignore_index):
     if reduction == MEAN:
         g = grad / w_t.sum()
     return api.where(mask, (-g * w_t).unsqueeze(cdim), 0)
+
+
+def _total_weight(self, target, weight, ignore_index: int, reduction: int):
+    """The sum of the class weights of the targets not ignored: what 'mean' divides by (1 otherwise, unread)."""
+    if reduction != MEAN:
+        return api.ones((), dtype=self.dtype, device=self.device)
+    kept = target != ignore_index
+    if weight is None:
+        return kept.sum().to(self.dtype)
+    safe = api.where(kept, target, 0).reshape(-1).to(_dt.int64)
+    return api.where(kept.reshape(-1), weight.index_select(0, safe), 0).sum()
+
+
+@op("nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
+    "SymInt ignore_index, Tensor total_weight) -> Tensor", kind=NN, method=False, namespace="ops.aten",
+    nondiff_args=("self", "target", "weight", "total_weight"))
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """``nll_loss``'s gradient for (C,) or (N, C) inputs: ``-weight[t] * grad_output`` (over ``total_weight``
+    for 'mean') at each target's class, zero elsewhere; a scatter of N values into zeros, no (N, C) mask."""
+    _check_backward(grad_output, self, target, reduction, total_weight)
+    cdim = 0 if self.ndim == 1 else 1
+    ignored, safe = _targets(target, ignore_index, self.shape[cdim])
+    w = np.ones((), self.dtype) if weight is None else weight.reshape(-1)[safe]
+    g = grad_output.reshape(()) if reduction != NONE else grad_output
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if reduction == MEAN:
+            g = g / total_weight.reshape(())
+        vals = np.where(ignored, 0, -w * g).astype(self.dtype, copy=False)
+    out = np.zeros(self.shape, self.dtype)
+    np.put_along_axis(out, np.expand_dims(safe, cdim), np.expand_dims(vals, cdim), axis=cdim)
+    return out
+
+
+def _check_backward(grad_output, self, target, reduction, total_weight) -> None:
+    """PyTorch's checks of ``nll_loss_backward`` (metadata only), in its order."""
+    nd = len(self.shape)
+    if nd not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    n = math.prod(target.shape)
+    if nd == 2 and self.shape[0] != n:
+        raise RuntimeError(f"size mismatch (got input: {_fmt(self.shape)}, target: {_fmt(target.shape)})")
+    if math.prod(total_weight.shape) != 1:
+        raise RuntimeError(f"expected total_weight to be a  single element tensor, got: {_fmt(total_weight.shape)} "
+                           f"({math.prod(total_weight.shape)} elements)")
+    if reduction == NONE and nd == 2:
+        if len(grad_output.shape) != 1 or grad_output.shape[0] != n:
+            raise RuntimeError(
+                f"Expected a tensor of dimension 1 and tensor.size[0] == {n} but got: dimension "
+                f"{len(grad_output.shape)} and tensor.size[0] = {grad_output.shape[0] if grad_output.shape else 0}")
+    elif math.prod(grad_output.shape) != 1:
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {_fmt(grad_output.shape)}")
+
+
+@nll_loss_backward.meta_rule
+def _(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    _check_backward(grad_output, self, target, reduction, total_weight)
+    return TensorMeta(tuple(self.shape), self.dtype, self.device)
+
+
+@nll_loss_backward.grad
+def _(grad, target, weight, reduction, ignore_index):
+    return nll_loss_nd(grad, target, weight, reduction, ignore_index)
+
+
+@nll_loss_backward.sample_inputs
+def _(rng):
+    t = np.array([1, -100, 2, 3])
+    w = rng.uniform(0.5, 2, (4,))
+    for r in (NONE, MEAN, SUM):
+        g = rng.uniform(-2, 2, (4,)) if r == NONE else rng.uniform(-2, 2, ())
+        yield (g, rng.uniform(-3, 0, (4, 4)), t, None, r, -100, np.array(3.0)), {}
+        yield (g, rng.uniform(-3, 0, (4, 4)), t, w, r, -100, np.array(w[[1, 2, 3]].sum())), {}
+    yield (rng.uniform(-2, 2, ()), rng.uniform(-3, 0, (4,)), np.array(2), None, MEAN, -100, np.array(1.0)), {}
+    yield (rng.uniform(-2, 2, ()), rng.uniform(-3, 0, (4, 3)).T, np.array([0, 2, 3]), None, MEAN, 2,
+           np.array(2.0)), {}
 
 
 @nll_loss_nd.sample_inputs
