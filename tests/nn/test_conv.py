@@ -268,3 +268,47 @@ def test_layer_errors(kw, err):
         toolkit.nn.Conv2d(3, 4, 3, **kw)
     with pytest.raises(ValueError, match=__import__("re").escape(err)):
         torch.nn.Conv2d(3, 4, 3, **kw)
+
+
+# The compiled im2col/col2im paths: long reductions (the weight gradient's rows layout), padding read as zero,
+# asymmetric 'same' padding, groups with bias folded into the product, transposed crops, float64, 1-d.
+FAST = [
+    ("conv2d", (3, 4, 30, 28), (6, 2, 3, 3), {"groups": 2, "padding": 1}),
+    ("conv2d", (2, 3, 26, 26), (4, 3, 5, 4), {"stride": (2, 3), "padding": (2, 1), "dilation": (1, 2)}),
+    ("conv2d", (1, 2, 33, 33), (3, 2, 4, 4), {"padding": "same", "dilation": 3}),
+    ("conv2d", (4, 1, 28, 28), (10, 1, 5, 5), {}),
+    ("conv1d", (3, 4, 70), (6, 4, 3), {"stride": 2, "padding": 3}),
+    ("conv_transpose2d", (2, 4, 7, 6), (4, 3, 3, 2), {"stride": (2, 3), "padding": (1, 1), "output_padding": 1}),
+    ("conv_transpose2d", (2, 4, 5, 5), (4, 2, 3, 3), {"groups": 2, "dilation": 2, "padding": 2}),
+    ("conv_transpose1d", (2, 3, 9), (3, 2, 4), {"stride": 3, "padding": 2, "output_padding": 2}),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn_name, x_shape, w_shape, kw", FAST)
+def test_compiled_paths_match_torch(fn_name, x_shape, w_shape, kw, dtype):
+    x, w, b = _pair(np.random.default_rng(5), x_shape, w_shape, dtype=dtype)
+    if "transpose" in fn_name:
+        b = b[:w_shape[1] * kw.get("groups", 1)]
+    _check(fn_name, x, w, b, **kw)
+    _check(fn_name, x, w, None, **kw)
+
+
+def test_compiled_path_non_contiguous_input_and_weight():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 2, 12, 10)).astype(np.float32).transpose(1, 0, 3, 2)  # (2, 3, 10, 12)
+    w = rng.standard_normal((3, 3, 4, 2)).astype(np.float32).transpose(1, 0, 3, 2)[:, :, ::-1]
+    tx, tw = toolkit.tensor(np.ascontiguousarray(x)), toolkit.tensor(np.ascontiguousarray(w))
+    y = F.conv2d(toolkit.from_numpy(x), toolkit.from_numpy(w.copy()), stride=2, padding=1)
+    assert_close(y, F.conv2d(tx, tw, stride=2, padding=1))
+    assert_close(y, torch.nn.functional.conv2d(torch.from_numpy(np.ascontiguousarray(x)),
+                                               torch.from_numpy(np.ascontiguousarray(w)), stride=2, padding=1),
+                 accum=w[0].size)
+
+
+def test_empty_batch_takes_the_general_path():
+    x = np.random.default_rng(7).standard_normal((0, 2, 5, 5)).astype(np.float32)
+    w = np.ones((3, 2, 3, 3), np.float32)
+    assert tuple(F.conv2d(toolkit.tensor(x), toolkit.tensor(w)).shape) == (0, 3, 3, 3)
+    assert tuple(F.conv_transpose2d(toolkit.tensor(x), toolkit.tensor(w.transpose(1, 0, 2, 3).copy())).shape) == (
+        0, 3, 7, 7)

@@ -58,6 +58,18 @@ def test_max_pool2d_ties_and_neg_inf_and_int():
     assert_close(F.max_pool2d(toolkit.tensor(xi), 2), torch.nn.functional.max_pool2d(torch.tensor(xi), 2))
 
 
+@pytest.mark.parametrize("kw", [{}, {"stride": 1}, {"stride": 3}, {"ceil_mode": True}])
+def test_max_pool2d_nan_windows(kw):
+    """NaN wins its window, and among several NaNs the last one scanned, on every kernel path."""
+    x = np.random.default_rng(2).standard_normal((2, 2, 7, 7)).astype(np.float32)
+    x[0, 0, 1, 1] = x[0, 0, 1, 0] = x[1, 1, 5, 6] = np.nan
+    x[0, 1, 3, 3] = np.inf
+    v, i = F.max_pool2d(toolkit.tensor(x), 3, return_indices=True, **kw)
+    tv, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 3, return_indices=True, **kw)
+    assert_close(v, tv, equal_nan=True)
+    assert_close(i, ti)
+
+
 @pytest.mark.parametrize("shape,args,kw", [((2, 3, 10), (2,), {}), ((3, 11), (3,), {"stride": 2, "padding": 1}),
                                            ((1, 2, 9), (2, 1, 0, 2), {"ceil_mode": True})])
 def test_max_pool1d(shape, args, kw):

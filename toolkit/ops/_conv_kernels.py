@@ -8,7 +8,9 @@ convolution multiplies first and then accumulates the columns back into the
 image with one strided add per kernel offset (col2im without ``np.add.at``).
 1-d convolutions run as 2-d ones with a height of one; 3-d convolutions take
 the same steps over three spatial dimensions (``conv3d_forward``,
-``conv_transpose3d_forward``).
+``conv_transpose3d_forward``). Non-empty float32/float64 1-d and 2-d calls
+take the compiled paths of ``_conv_fast`` instead; what follows here serves
+the rest (float16, integers, empty tensors, 3-d).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._core import dtypes as _dt
+from . import _conv_fast
 
 
 def expand_param(v, n: int, name: str) -> tuple:
@@ -169,6 +172,11 @@ def conv_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
     n, c, h, wd = x4.shape
     o, cg, kh, kw = w4.shape
     g = groups
+    ho = (h + plh + phh - dh * (kh - 1) - 1) // sh + 1
+    wo = (wd + plw + phw - dw * (kw - 1) - 1) // sw + 1
+    if _conv_fast.applies(x4, w4) and ho > 0 and wo > 0:
+        out = _conv_fast.conv2d(x4, w4, b, (sh, sw), (dh, dw), (plh, plw), (ho, wo), g, _scratch)
+        return out[:, :, 0] if nd == 1 else out
     if plh or plw or phh or phw:
         xp = np.zeros((n, c, h + plh + phh, wd + plw + phw), dtype)
         xp[:, :, plh:plh + h, plw:plw + wd] = x4
@@ -217,12 +225,16 @@ def conv_transpose_forward(x, w, b, stride, padding, output_padding, dilation, g
     _, og, kh, kw = w4.shape
     g = groups
     cg = c // g
+    hf = (h - 1) * sh + dh * (kh - 1) + 1 + oph
+    wf = (wd - 1) * sw + dw * (kw - 1) + 1 + opw
+    if _conv_fast.applies(x4, w4) and hf > 2 * ph and wf > 2 * pw:
+        out = _conv_fast.conv_transpose2d(x4, w4, b, (sh, sw), (dh, dw), (ph, pw), (hf - 2 * ph, wf - 2 * pw), g,
+                                          _scratch)
+        return out[:, :, 0] if nd == 1 else out
     wm = np.ascontiguousarray(w4, dtype).reshape(g, cg, og * kh * kw).transpose(0, 2, 1)
     cols = np.matmul(wm, np.ascontiguousarray(x4, dtype).reshape(n, g, cg, h * wd),
                      out=_scratch((n, g, og * kh * kw, h * wd), dtype))  # (n, g, og*kh*kw, h*w)
     cols = cols.reshape(n, g * og, kh, kw, h, wd)
-    hf = (h - 1) * sh + dh * (kh - 1) + 1 + oph
-    wf = (wd - 1) * sw + dw * (kw - 1) + 1 + opw
     full = np.zeros((n, g * og, hf, wf), dtype)
     for i in range(kh):
         for j in range(kw):

@@ -49,6 +49,31 @@ def max_pool2d_fwd(x, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
 
 
 @numba.njit(cache=True)
+def max_pool2d_fwd_inside(x, kh, kw, sh, sw, ho, wo):
+    """``max_pool2d_fwd`` without padding or dilation and with every window inside the plane (the common
+    case): no bounds tests in the inner loops (about 1.3x faster for 2x2 windows)."""
+    planes, h, w = x.shape
+    out = np.empty((planes, ho, wo), x.dtype)
+    idx = np.empty((planes, ho, wo), np.int64)
+    for p in range(planes):
+        for i in range(ho):
+            hs = i * sh
+            for j in range(wo):
+                ws = j * sw
+                best = x[p, hs, ws]
+                bi = hs * w + ws
+                for a in range(hs, hs + kh):
+                    for b in range(ws, ws + kw):
+                        v = x[p, a, b]
+                        if v > best or v != v:
+                            best = v
+                            bi = a * w + b
+                out[p, i, j] = best
+                idx[p, i, j] = bi
+    return out, idx
+
+
+@numba.njit(cache=True)
 def max_pool2d_bwd(g, idx, hw):
     """Scatter-add ``g`` (planes, L) into zeros (planes, hw) at ``idx`` (planes, L)."""
     planes, n = g.shape

@@ -73,11 +73,15 @@ def pool_shape(name, shape, kernel_size, stride, padding, dilation, ceil_mode):
 # ---------------------------------------------------------------------------------------------
 def _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, name):
     k, s, p, d, (ho, wo) = pool_shape(name, self.shape, kernel_size, stride, padding, dilation, ceil_mode)
-    from ._pool_numba import max_pool2d_fwd  # optional: numba, never loaded by import toolkit
+    from . import _pool_numba as kern  # optional: numba, never loaded by import toolkit
 
     lead = self.shape[:-2]
     planes = np.ascontiguousarray(self).reshape((-1,) + self.shape[-2:])
-    out, idx = max_pool2d_fwd(planes, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], ho, wo)
+    if p == (0, 0) and d == (1, 1) and (ho - 1) * s[0] + k[0] <= planes.shape[1] and \
+            (wo - 1) * s[1] + k[1] <= planes.shape[2]:
+        out, idx = kern.max_pool2d_fwd_inside(planes, k[0], k[1], s[0], s[1], ho, wo)
+    else:
+        out, idx = kern.max_pool2d_fwd(planes, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], ho, wo)
     return out.reshape(lead + (ho, wo)), idx.reshape(lead + (ho, wo))
 
 
