@@ -7,10 +7,13 @@ from typing import Any
 import toolkit
 from toolkit.tensor import Tensor
 
+from ._fused_steps import adam_stepper
 from .optimizer import (
     Optimizer,
     _check_fused,
     _check_options,
+    _device_dtype_check_for_fused,
+    _get_scalar_dtype,
     _get_value,
     _lerp_,
     _run_closure,
@@ -67,7 +70,12 @@ class Adam(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = _step_counter()
+                if group["fused"]:
+                    _device_dtype_check_for_fused(p)
+                # the counter lives with the parameter, in float32, for the fused and capturable forms
+                state["step"] = (toolkit.zeros((), dtype=toolkit.float32 if group["fused"] else _get_scalar_dtype(),
+                                               device=p.device)
+                                 if group["capturable"] or group["fused"] else _step_counter())
                 state["exp_avg"] = toolkit.zeros_like(p)
                 state["exp_avg_sq"] = toolkit.zeros_like(p)
                 if group["amsgrad"]:
@@ -90,7 +98,9 @@ class Adam(Optimizer):
             self._init_group(group, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps)
             adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad=group["amsgrad"],
                  beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
-                 maximize=group["maximize"], decoupled_weight_decay=group["decoupled_weight_decay"])
+                 maximize=group["maximize"], foreach=group["foreach"], capturable=group["capturable"],
+                 differentiable=group["differentiable"], fused=group["fused"],
+                 decoupled_weight_decay=group["decoupled_weight_decay"])
         return loss
 
 
@@ -100,11 +110,28 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_
          grad_scale: Tensor | None = None, found_inf: Tensor | None = None, has_complex: bool = False,
          decoupled_weight_decay: bool = False, *, amsgrad: bool, beta1: float, beta2: float, lr: float,
          weight_decay: float, eps: float, maximize: bool) -> None:
-    """Functional Adam over lists of tensors (PyTorch's single-tensor algorithm)."""
+    """Functional Adam over lists of tensors (PyTorch's single-tensor algorithm).
+
+    PyTorch's ``foreach`` and ``fused`` forms compute the same update; here every form runs it as one
+    compiled pass per CPU parameter (``_fused_steps``), and as tensor ops where that does not apply (CUDA,
+    float16, non-contiguous tensors, ``differentiable``). The flags are checked as PyTorch checks them.
+    """
     if not all(isinstance(t, Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    if not params:
+        return
+    if fused and differentiable:
+        raise RuntimeError("Adam with fused=True does not support differentiable=True")
+    if foreach and not fused and not capturable:
+        _check_foreach_scalars(lr, beta1, beta2)
     lr, beta1, beta2 = _scalar_value(lr), _scalar_value(beta1), _scalar_value(beta2)
+    fast = None if differentiable else adam_stepper(
+        amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay, eps=eps, maximize=maximize,
+        decoupled=decoupled_weight_decay)
     for i, param in enumerate(params):
+        if fast is not None and fast(param, grads[i], exp_avgs[i], exp_avg_sqs[i],
+                                     max_exp_avg_sqs[i] if amsgrad else None, state_steps[i]):
+            continue
         grad = grads[i] if not maximize else -grads[i]
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
@@ -128,3 +155,12 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_
         else:
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _check_foreach_scalars(lr, beta1, beta2) -> None:
+    """PyTorch's foreach form takes no tensor hyperparameters without ``capturable``."""
+    if isinstance(lr, Tensor):
+        raise RuntimeError("lr as a Tensor is not supported for capturable=False and foreach=True")
+    for name, beta in (("beta1", beta1), ("beta2", beta2)):
+        if isinstance(beta, Tensor):
+            raise ValueError(f"{name} as a Tensor is not supported for capturable=False and foreach=True")

@@ -35,5 +35,7 @@ def adamw(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp
           amsgrad: bool, beta1: float, beta2: float, lr: float, weight_decay: float, eps: float,
           maximize: bool) -> None:
     """Functional AdamW: ``adam`` with decoupled weight decay."""
-    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, decoupled_weight_decay=True,
-         amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay, eps=eps, maximize=maximize)
+    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=foreach, capturable=capturable,
+         differentiable=differentiable, fused=fused, grad_scale=grad_scale, found_inf=found_inf,
+         has_complex=has_complex, decoupled_weight_decay=True, amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr,
+         weight_decay=weight_decay, eps=eps, maximize=maximize)

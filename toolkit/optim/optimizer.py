@@ -115,6 +115,16 @@ def _check_fused(fused, differentiable, foreach) -> None:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+
+
+def _device_dtype_check_for_fused(p: Tensor) -> None:
+    """``fused=True`` takes floating-point parameters only (PyTorch's check, on a parameter's first step)."""
+    if not (p.device.type in _FUSED_DEVICES and p.is_floating_point()):
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of supported devices: "
+                           f"{_FUSED_DEVICES} but {p.dtype} and {p.device.type}")
+
+
 _OPTION_NAMES = {"lr": "learning rate", "eps": "epsilon value"}
 
 

@@ -6,10 +6,12 @@ from typing import Any
 
 from toolkit.tensor import Tensor
 
+from ._fused_steps import sgd_stepper
 from .optimizer import (
     Optimizer,
     _check_fused,
     _check_options,
+    _device_dtype_check_for_fused,
     _run_closure,
     _scalar_value,
     _use_grad_for_differentiable,
@@ -50,13 +52,16 @@ class SGD(Optimizer):
             params, grads, bufs = [], [], []
             for p in group["params"]:
                 if p.grad is not None:
+                    if group["fused"] and getattr(self, "_need_device_dtype_check_for_fused", True):
+                        _device_dtype_check_for_fused(p)
+                        self._need_device_dtype_check_for_fused = False
                     params.append(p)
                     grads.append(p.grad)
                     if group["momentum"] != 0:
                         bufs.append(self.state[p].get("momentum_buffer"))
             sgd(params, grads, bufs, weight_decay=group["weight_decay"], momentum=group["momentum"],
                 lr=group["lr"], dampening=group["dampening"], nesterov=group["nesterov"],
-                maximize=group["maximize"])
+                maximize=group["maximize"], foreach=group["foreach"], fused=group["fused"])
             if group["momentum"] != 0:
                 for p, buf in zip(params, bufs):
                     self.state[p]["momentum_buffer"] = buf
@@ -67,10 +72,25 @@ def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list
         has_sparse_grad: bool = False, foreach: bool | None = None, fused: bool | None = None,
         grad_scale: Tensor | None = None, found_inf: Tensor | None = None, *, weight_decay: float,
         momentum: float, lr: float, dampening: float, nesterov: bool, maximize: bool) -> None:
-    """Functional SGD over lists of tensors; new momentum buffers are written into ``momentum_buffer_list``."""
+    """Functional SGD over lists of tensors; new momentum buffers are written into ``momentum_buffer_list``.
+
+    PyTorch's ``foreach`` and ``fused`` forms compute the same update; here every form runs it as one
+    compiled pass per CPU parameter (``_fused_steps``), and as tensor ops where that does not apply (CUDA,
+    float16, non-contiguous tensors, under grad mode).
+    """
+    if fused and has_sparse_grad:
+        raise RuntimeError("`_fused_sgd` does not support sparse gradients")
     lr = _scalar_value(lr)
     weight_decay = _scalar_value(weight_decay)
+    fast = sgd_stepper(weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
+                       maximize=maximize) if params else None
     for i, param in enumerate(params):
+        if fast is not None:
+            buf = fast(param, d_p_list[i], momentum_buffer_list[i] if momentum != 0 else None)
+            if buf is not False:
+                if momentum != 0:
+                    momentum_buffer_list[i] = buf
+                continue
         grad = d_p_list[i] if not maximize else -d_p_list[i]
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
