@@ -460,8 +460,11 @@ def wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor:
     t._data = arr
     if storage is None:
         base = arr.base
-        storage = Storage(base if isinstance(base, np.ndarray) or (base is not None and getattr(
-            base, "_is_device_array", False)) else arr, device)
+        storage = _new(Storage)  # Storage's own three fields, stored without a call to __init__
+        storage.base = base if base is not None and (isinstance(base, np.ndarray) or getattr(
+            base, "_is_device_array", False)) else arr
+        storage.version = 0
+        storage.device = device
     t._storage = storage
     t._requires_grad = False
     t.grad_fn = None

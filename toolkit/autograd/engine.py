@@ -64,6 +64,21 @@ def reachable_nodes(roots: list) -> list:
     return post
 
 
+def _dependencies(roots: list) -> dict:
+    """Every node reachable from the roots, with how many edges of reachable nodes lead to it."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    while stack:
+        for c, _ in stack.pop().next_functions:
+            if c is not None:
+                if c in deps:
+                    deps[c] += 1
+                else:
+                    deps[c] = 1
+                    stack.append(c)
+    return deps
+
+
 def _call_tensor_hooks(node: Node, gin: list) -> list:
     """Hooks registered on the tensors this node's outputs are, then retain_grad (PyTorch's order)."""
     if isinstance(node, AccumulateGrad):
@@ -125,15 +140,14 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
         if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append(edge)
-    post = reachable_nodes([n for n, _ in root_edges])
-
     capture_at: dict = {}
     captures = None
     late_accumulate = []
     if inputs is None:
-        needed = set(post)
-        active = needed
+        deps = _dependencies([n for n, _ in root_edges])
+        needed = active = deps  # every reachable node runs; membership is all that is asked of these
     else:
+        post = reachable_nodes([n for n, _ in root_edges])
         exec_targets = set()
         captures = [None] * len(inputs)
         for k, t in enumerate(inputs):
@@ -153,12 +167,11 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             ):
                 needed.add(n)
         active = needed | (capture_at.keys() & set(post))
-
-    deps: dict = dict.fromkeys(active, 0)
-    for n in needed:
-        for c, _ in n.next_functions:
-            if c is not None and c in active:
-                deps[c] += 1
+        deps = dict.fromkeys(active, 0)
+        for n in needed:
+            for c, _ in n.next_functions:
+                if c is not None and c in active:
+                    deps[c] += 1
 
     buffers: dict = {}
     for (node, nr), g in zip(root_edges, grads):
@@ -184,24 +197,33 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             gin = buffers.pop(node, None)
             if gin is None:
                 gin = [None] * node._num_outputs()
-            gin = _call_tensor_hooks(node, gin)
-            if node in capture_at:
+            if type(node) is AccumulateGrad:
+                ex = node.variable._extra
+                if ex and ex.get("hooks"):
+                    gin = _call_tensor_hooks(node, gin)
+            elif node._tensor_hooks or node._retain_hooks:
+                gin = _call_tensor_hooks(node, gin)
+            if capture_at and node in capture_at:
                 for nr, k in capture_at[node]:
                     captures[k] = _add(captures[k], gin[nr] if nr < len(gin) else None)
             if node not in needed:
                 continue
             if node._pre_hooks:
                 gin = _call_pre_hooks(node, gin)
+            observed = STATE.observers
             if isinstance(node, AccumulateGrad):
-                _apply(node, gin)
+                if observed:
+                    _apply(node, gin)
+                else:
+                    node.apply(gin)
                 if node._post_hooks:
                     for fn in tuple(node._post_hooks):
                         fn((), tuple(gin))
                 continue
-            if isinstance(node, OpNode) and all(g is None for g in gin):
+            if isinstance(node, OpNode) and (gin[0] is None if len(gin) == 1 else all(g is None for g in gin)):
                 out = (None,) * len(node.next_functions)
             else:
-                out = _apply(node, gin)
+                out = _apply(node, gin) if observed else node.apply(gin)
             if node._post_hooks:
                 for fn in tuple(node._post_hooks):
                     r = fn(tuple(out), tuple(gin))
@@ -221,9 +243,11 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * child._num_outputs()
-                    buf[nr] = _add(buf[nr], g)
-                deps[child] -= 1
-                if deps[child] == 0:
+                    held = buf[nr]
+                    buf[nr] = g if held is None else held + g
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
                     heapq.heappush(ready, (-child._seq, next(tie), child))
         for k, t in late_accumulate:
             accumulate_grad(t, captures[k])

@@ -150,7 +150,9 @@ class OpNode(Node):
             return dict(self._attrs)
         kwargs = dict(self._attrs)
         for name, s in self._saved.items():
-            if isinstance(s, SavedTensor):
+            if type(s) is SavedTensor:
+                kwargs[name] = s.unpack(self)
+            elif isinstance(s, SavedTensor):
                 kwargs[name] = s.unpack(self)
             elif isinstance(s, list):
                 kwargs[name] = [e.unpack(self) if isinstance(e, SavedTensor) else e for e in s]
@@ -170,25 +172,31 @@ class OpNode(Node):
         else:
             g = tuple(self._zeros_for(i) if gi is None else gi for i, gi in enumerate(grads))
         res = op.derivative(g, **kwargs)
-        if not isinstance(res, (tuple, list)) or (len(op.diff_args) == 1 and isinstance(res, list)):
+        if type(res) is not tuple and (
+                not isinstance(res, (tuple, list)) or (len(op.diff_args) == 1 and isinstance(res, list))):
             res = (res,)
-        flat = []
+        flat = res
         for r in res:
-            if isinstance(r, list):
-                flat.extend(r)
-            else:
-                flat.append(r)
+            if isinstance(r, list):  # the gradients of a Tensor[] argument, one per tensor
+                flat = []
+                for r in res:
+                    if isinstance(r, list):
+                        flat.extend(r)
+                    else:
+                        flat.append(r)
+                break
         out = []
         for r, meta, need in zip(flat, self._input_meta, self._needs):
             if r is not None and (meta is None or not need):
                 r = None
             elif r is not None:
-                if not isinstance(r, Tensor):
+                if type(r) is not Tensor and not isinstance(r, Tensor):
                     r = tensor(r, dtype=meta[1])
                 shape, dt = meta
                 if r._data.shape != shape:
                     r = r.sum_to_size(shape) if r._data.ndim >= len(shape) else r.expand(shape)
-                if r._data.dtype != dt.np:
+                rdt = r._data.dtype
+                if rdt is not dt.np and rdt != dt.np:
                     r = r.to(dt)
             out.append(r)
         if len(out) < len(self._input_meta):
@@ -234,6 +242,7 @@ def node_class(op) -> type:
         camel = "".join(p[:1].upper() + p[1:] for p in base.split("_"))
         cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": ()})
         _node_classes[op] = cls
+        op._node_class = cls  # where the recorder finds it
     return cls
 
 

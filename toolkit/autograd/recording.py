@@ -115,32 +115,56 @@ def _saver_plan(op) -> tuple:
     return plan
 
 
+_NO_EDGE = (None, 0)
+
+
+def _edge(e: Tensor) -> tuple:
+    """The edge a gradient w.r.t. input ``e`` flows into (``gradient_edge``, without its view check where
+    ``e`` is no view)."""
+    fn = e.grad_fn
+    if fn is not None:
+        return (fn, e._output_nr) if e._view_chain is None else gradient_edge(e)
+    if e._requires_grad:
+        return (grad_accumulator(e), 0)
+    return _NO_EDGE
+
+
+def _meta(a) -> tuple | None:
+    """What the engine checks a gradient against: shape and dtype, for floating inputs and outputs only."""
+    return (a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind == "f" else None
+
+
 def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
-    node = node_class(op)()
+    node = (op._node_class or node_class(op))()
     node.op = op
     edges, metas, needs = [], [], []
     for i in op.diff_args:
         v = bound[i]
-        for e in (v if isinstance(v, list) else (v,)):
-            if type(e) is Tensor or isinstance(e, Tensor):
-                if self_edge is None or i != 0:
-                    if e.grad_fn is not None:
-                        edge = (e.grad_fn, e._output_nr) if e._view_chain is None else gradient_edge(e)
-                    elif e._requires_grad:
-                        edge = (grad_accumulator(e), 0)
-                    else:
-                        edge = (None, 0)
-                    needs.append(edge[0] is not None)
-                else:
-                    edge = self_edge  # a view's old value: its gradient is wanted by CopySlices
-                    needs.append(True)
-                edges.append(edge)
-                a = e._data
-                metas.append((a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind == "f" else None)
+        if type(v) is Tensor or isinstance(v, Tensor):
+            if self_edge is None or i != 0:
+                edge = _edge(v)
+                needs.append(edge[0] is not None)
             else:
-                edges.append((None, 0))
-                metas.append(None)
-                needs.append(False)
+                edge = self_edge  # a view's old value: its gradient is wanted by CopySlices
+                needs.append(True)
+            edges.append(edge)
+            a = v._data
+            metas.append((a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind == "f" else None)  # _meta, inlined
+        elif isinstance(v, list):
+            for e in v:
+                if type(e) is Tensor or isinstance(e, Tensor):
+                    edge = _edge(e)
+                    edges.append(edge)
+                    needs.append(edge[0] is not None)
+                    metas.append(_meta(e._data))
+                else:
+                    edges.append(_NO_EDGE)
+                    metas.append(None)
+                    needs.append(False)
+        else:
+            edges.append(_NO_EDGE)
+            metas.append(None)
+            needs.append(False)
     if op.kind is R.INPLACE:
         # ``self`` is the node's first input: its old history, with its shape and dtype.
         self_t = bound[0]
@@ -149,15 +173,24 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
     node._input_meta = metas
     node._needs = tuple(needs)
     node._n_outputs = len(outs)
-    node._output_meta = [(o._data.shape, FROM_NUMPY[o._data.dtype]) if o._data.dtype.kind == "f" else None
-                         for o in outs]
+    node._output_meta = [_meta(outs[0]._data)] if len(outs) == 1 else [_meta(o._data) for o in outs]
     node._view_version = None
     saved, attrs = {}, {}
-    for name, how, i, what, guards in _saver_plan(op):
+    for name, how, i, what, guards in op.__dict__.get("_saver_plan") or _saver_plan(op):
         if guards is not None and not any(needs[k] for k in guards if k < len(needs)):
             attrs[name] = None  # read only for gradients nobody needs
             continue
-        if how is _RESULT:
+        if how is _VALUE:
+            v = saved_self if (name == "self" and saved_self is not None) else bound[i]
+            if type(v) is Tensor or isinstance(v, Tensor):
+                saved[name] = SavedTensor(v)
+            elif isinstance(v, list) and any(isinstance(e, Tensor) for e in v):
+                saved[name] = [SavedTensor(e) if isinstance(e, Tensor) else e for e in v]
+            elif v is not None and op.numbers_as_tensors and op.args[i].type == "Tensor":
+                saved[name] = v  # PyTorch's wrapped number: a saved tensor there, freed with the others
+            else:
+                attrs[name] = v
+        elif how is _RESULT:
             if len(outs) == 1 and op.n_outputs == 1 and not op.returns_list:
                 saved["result"] = SavedTensor(outs[0], is_output=True)
             else:
@@ -166,19 +199,9 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
         elif how is _META:
             t = bound[i]
             attrs[name] = (t._data.shape if what == "shape" else t.dtype) if isinstance(t, Tensor) else None
-        elif how is _LIST_META:
+        else:  # _LIST_META
             t = bound[i]
             attrs[name] = [None if e is None else e._data.shape if what == "shape" else e.dtype for e in t]
-        else:
-            v = saved_self if (name == "self" and saved_self is not None) else bound[i]
-            if isinstance(v, Tensor):
-                saved[name] = SavedTensor(v)
-            elif isinstance(v, list) and any(isinstance(e, Tensor) for e in v):
-                saved[name] = [SavedTensor(e) if isinstance(e, Tensor) else e for e in v]
-            elif v is not None and op.numbers_as_tensors and op.args[i].type == "Tensor":
-                saved[name] = v  # PyTorch's wrapped number: a saved tensor there, freed with the others
-            else:
-                attrs[name] = v
     node._saved = saved
     node._attrs = attrs
     node._had_saved = bool(saved)
@@ -192,7 +215,16 @@ def record(op, bound: list, outputs, saved_self) -> None:
     if op.kind is R.INPLACE:
         _record_inplace(op, bound, outputs, saved_self)
         return
-    outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    if type(outputs) is Tensor or isinstance(outputs, Tensor):
+        node = _make_node(op, bound, (outputs,), saved_self)
+        if op.kind is R.VIEW:
+            node._view_version = outputs._storage.version
+        if outputs._data.dtype.kind == "f":
+            outputs.grad_fn = node
+            outputs._requires_grad = True
+            outputs._output_nr = 0
+        return
+    outs = outputs
     node = _make_node(op, bound, outs, saved_self)
     if op.kind is R.VIEW:
         node._view_version = outs[0]._storage.version if outs else None

@@ -20,7 +20,7 @@ from ..ops import runtime as _runtime
 from ..tensor import wrap as _wrap
 from . import autocast as _autocast  # noqa: F401  (installs autocast's observer hook)
 from .binding import bind, check_arg, default_ints, is_number
-from .calls import call_op, call_overloads
+from .calls import call_op, call_overloads, call_pair
 from .promotion import promotion_for, scalar_as
 from .running import execute, run
 
@@ -28,4 +28,4 @@ __all__ = ["STATE", "bind", "call_op", "call_overloads", "check_arg", "default_i
            "promotion_for", "run", "scalar_as"]
 
 _runtime.install(_runtime.Dispatcher(bind=bind, execute=execute, call_op=call_op, call_overloads=call_overloads,
-                                     wrap=_wrap))
+                                     call_pair=call_pair, wrap=_wrap))

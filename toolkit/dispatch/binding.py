@@ -127,7 +127,10 @@ def _plan(op: OpDef):
             defaults.append(None)
     if op.tensor_varargs is not None:
         n_min = len(positional) + 1  # ``einsum(eq, a, b)``: trailing tensors are packed by _bind_slow
-    plan = (n_min, len(positional), tuple(p.type == "Tensor" for p in params), tuple(defaults), len(params))
+    is_tensor = tuple(p.type == "Tensor" for p in params)
+    # What follows two leading tensors (an operator's call, ``a + b``) when binding needs nothing else: defaults.
+    pair_tail = tuple(defaults[2:]) if n_min <= 2 <= len(positional) and is_tensor[:2] == (True, True) else None
+    plan = (n_min, len(positional), is_tensor, tuple(defaults), len(params), pair_tail)
     op._bind_plan = plan
     return plan
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..ops.registry import OpDef
-from .binding import NUMBER, bind, takes_number, type_name
+from ..tensor import Tensor
+from .binding import NUMBER, _plan, bind, takes_number, type_name
 from .running import execute
 
 
@@ -17,6 +18,17 @@ def call_overloads(ops: list, args: tuple, kwargs: dict):
     if len(ops) == 1:
         return execute(ops[0], bind(ops[0], args, kwargs))
     return execute(*select_overload(ops, args, kwargs))
+
+
+def call_pair(ops: list, a: Tensor, b):
+    """``a <op> b`` for a Tensor ``a`` and a Tensor or Python number ``b`` (Python's operators): where the op
+    takes two tensors first and numbers for them, binding would pass both as they are and add the defaults,
+    so the bound list is made directly; anything else takes ``call_overloads``."""
+    op = ops[0]
+    tail = (op._bind_plan or _plan(op))[5]
+    if tail is None or len(ops) != 1 or (type(b) is not Tensor and not op.scalar_tensors):
+        return call_overloads(ops, (a, b), {})
+    return execute(op, [a, b, *tail])
 
 
 def select_overload(ops: list, args: tuple, kwargs: dict) -> tuple[OpDef, list]:

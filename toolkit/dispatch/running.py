@@ -42,6 +42,11 @@ def execute(op: OpDef, bound: list):
     """Run a bound op: observers (tracer, profiler) see it when any is active."""
     if STATE.observers:
         return _observed(op, bound, 0)
+    if op.pointwise:
+        return _run_pointwise(op, bound)
+    plain = op.__dict__.get("_plain_run")
+    if plain or (plain is None and _is_plain(op)):
+        return _run_plain(op, bound)
     return run(op, bound)
 
 
@@ -107,7 +112,65 @@ def _refuse_grad(op: OpDef, bound: list) -> None:
                                f"'{name}'. This input cannot have requires_grad True.")
 
 
+def _scan(op: OpDef, bound: list, arrays: list, key: list | None) -> tuple:
+    """One pass over an op's tensor arguments: their arrays into ``arrays``, their dtype signature onto ``key``
+    (when given: dtype and zero-dim-ness of a tensor, the type of a number); returns the device the call runs
+    on (raising PyTorch's error for mixed devices) and whether any tensor requires grad."""
+    dev = None
+    grad = False
+    for i in op.tensor_args:
+        v = bound[i]
+        if type(v) is Tensor or isinstance(v, Tensor):  # subclasses: nn.Parameter
+            a = arrays[i] = v._data
+            if key is not None:
+                key.append(a.dtype)
+                key.append(a.ndim == 0)
+            d = v._storage.device
+            if dev is None:
+                dev = d
+            elif d is not dev and d != dev:
+                device_of(op, bound)  # raises the mixed-device error
+            if v._requires_grad:
+                grad = True
+        elif key is not None and v is not None:
+            key.append(type(v))
+    return (CPU if dev is None else dev), grad
+
+
+def _is_plain(op: OpDef) -> bool:
+    """Whether ``run`` needs none of its special cases for ``op``: its tensors' arrays go to its own device's
+    kernel as they are, and one tensor comes back (decided once per op, and kept on it)."""
+    plain = (op.kind is not R.INPLACE and not op.pointwise and op.composite is None and not op.refuse_grad_args
+             and op.device_arg is None and op.requires_grad_arg is None and op.returns_tensor
+             and op.n_outputs == 1 and not op.returns_list
+             and (op.promote_args is op.tensor_args or op.promotion == R.PROMOTE_NONE)
+             and not any(op.args[i].type != "Tensor" for i in op.tensor_args))  # no lists, no optional tensors
+    op._plain_run = plain
+    return plain
+
+
+def _run_plain(op: OpDef, bound: list):
+    """``run`` for a plain op (``_is_plain``): one pass over the tensors for arrays and device."""
+    arrays = bound.copy()
+    dev, grad = _scan(op, bound, arrays, None)
+    out = _run_kernel(op, op.kernels.get(dev.type) or kernel_for(op, dev), arrays, bound)
+    if type(out) is not np.ndarray and not getattr(out, "_is_device_array", False):
+        out = np.asarray(out)
+    if op.kind is R.VIEW and isinstance(bound[0], Tensor):
+        t = _wrap_one(out, bound[0], op, bound, dev)
+    else:
+        t = _wrap(out, None, dev)
+    if STATE.inference_mode:
+        _mark_inference(t)
+    if grad and STATE.grad_enabled and op.derivative is not None and _needs_grad(op, bound):
+        STATE.record(op, bound, t, None)
+    return t
+
+
 def run(op: OpDef, bound: list):
+    plain = op.__dict__.get("_plain_run")
+    if plain or (plain is None and _is_plain(op)):
+        return _run_plain(op, bound)
     if op.kind is R.INPLACE:
         return _run_inplace(op, bound)
     if op.pointwise:
@@ -141,42 +204,42 @@ def run(op: OpDef, bound: list):
     return outputs
 
 
-def _run_pointwise(op: OpDef, bound: list):
-    """The hot path of elementwise ops: one pass over the inputs for dtype key, device and grad."""
-    key = [op.promotion_tag if op.mode_arg is None else op.promotion_key(bound)]
-    dev = None
-    grad = False
-    for i in op.tensor_args:
-        v = bound[i]
-        if type(v) is Tensor or isinstance(v, Tensor):  # subclasses: nn.Parameter
-            a = v._data
-            key.append(a.dtype)
-            key.append(a.ndim == 0)
-            d = v._storage.device
-            if dev is None:
-                dev = d
-            elif d is not dev and d != dev:
-                device_of(op, bound)  # raises the mixed-device error
-            if v._requires_grad:
-                grad = True
-        elif v is not None:
-            key.append(type(v))
-    key = tuple(key)
+# Per dtype signature of a pointwise call (the promotion cache's key): its compute dtype, the numpy dtypes of
+# compute and result, and whether any input must be converted to the compute dtype.
+_pointwise_plans: dict = {}
+_dt.default_dtype_listeners.append(_pointwise_plans.clear)
+
+
+def _pointwise_plan(op: OpDef, bound: list, key: tuple) -> tuple:
     promo = promotion_cache.get(key)
     if promo is None:
         promo = promotion_cache[key] = compute_promotion(op, bound)
     compute, result_dtype = promo
-    arrays = list(bound)
     cnp = compute.np
-    for i in op.tensor_args:
-        v = bound[i]
-        if type(v) is Tensor or isinstance(v, Tensor):
-            a = v._data
-            arrays[i] = a if a.dtype == cnp else a.astype(cnp)
-        elif v is not None:
-            arrays[i] = scalar_as(v, compute)
-    if dev is None:
-        dev = CPU
+    # Whether any input needs converting follows from the key's dtypes and scalar types, whatever their positions.
+    convert = any(v is not None and (not isinstance(v, Tensor) or v._data.dtype != cnp)
+                  for v in (bound[i] for i in op.tensor_args))
+    plan = _pointwise_plans[key] = (compute, cnp, result_dtype.np, convert)
+    return plan
+
+
+def _run_pointwise(op: OpDef, bound: list):
+    """The hot path of elementwise ops: one pass over the inputs for dtype key, device and grad; what follows
+    from the dtypes alone (promotion, which inputs to convert) is looked up once per dtype signature."""
+    key = [op.promotion_tag if op.mode_arg is None else op.promotion_key(bound)]
+    arrays = bound.copy()
+    dev, grad = _scan(op, bound, arrays, key)
+    key = tuple(key)
+    plan = _pointwise_plans.get(key) or _pointwise_plan(op, bound, key)
+    if plan[3]:
+        compute, cnp = plan[0], plan[1]
+        for i in op.tensor_args:
+            v = bound[i]
+            if type(v) is Tensor or isinstance(v, Tensor):
+                if v._data.dtype != cnp:
+                    arrays[i] = v._data.astype(cnp)
+            elif v is not None:
+                arrays[i] = scalar_as(v, compute)
     kernel = op.kernels.get(dev.type) or kernel_for(op, dev)
     try:
         out = kernel(*arrays)
@@ -184,12 +247,14 @@ def _run_pointwise(op: OpDef, bound: list):
         raise _explain(op, bound, e) from None
     if type(out) is not np.ndarray and not getattr(out, "_is_device_array", False):
         out = np.asarray(out)
-    if out.dtype != result_dtype.np:
-        out = out.astype(result_dtype.np)
+    rnp = plan[2]
+    if out.dtype is not rnp and out.dtype != rnp:
+        out = out.astype(rnp)
     t = _wrap(out, None, dev)
     if STATE.inference_mode:
         _mark_inference(t)
-    if grad and STATE.grad_enabled and op.derivative is not None and _needs_grad(op, bound):
+    if grad and STATE.grad_enabled and op.derivative is not None and (
+            len(op.diff_args) == len(op.tensor_args) or _needs_grad(op, bound)):  # diff_args: a subset
         STATE.record(op, bound, t, None)
     return t
 

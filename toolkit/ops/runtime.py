@@ -30,6 +30,7 @@ class Dispatcher(NamedTuple):
     execute: Callable[..., Any]  # execute(op, bound) -> result
     call_op: Callable[..., Any]  # call_op(op, args, kwargs): bind and execute one overload
     call_overloads: Callable[..., Any]  # call_overloads(ops, args, kwargs): the first overload that fits
+    call_pair: Callable[..., Any]  # call_pair(ops, tensor, tensor_or_number): an operator's call
     wrap: Callable[..., Any]  # wrap(ndarray) -> Tensor
 
 
@@ -44,15 +45,15 @@ class _Unplugged:
 
 DISPATCHER: Dispatcher | _Unplugged = _Unplugged()
 # The same entry points as module globals, for the hot paths below the dispatcher (Tensor methods, indexing).
-bind = execute = call_overloads = wrap = _unplugged
+bind = execute = call_overloads = call_pair = wrap = _unplugged
 
 
 def install(dispatcher: Dispatcher) -> None:
     """Called once by ``toolkit.dispatch`` at import."""
-    global DISPATCHER, bind, execute, call_overloads, wrap
+    global DISPATCHER, bind, execute, call_overloads, call_pair, wrap
     DISPATCHER = dispatcher
-    bind, execute, call_overloads, wrap = (dispatcher.bind, dispatcher.execute, dispatcher.call_overloads,
-                                           dispatcher.wrap)
+    bind, execute, call_overloads, call_pair, wrap = (
+        dispatcher.bind, dispatcher.execute, dispatcher.call_overloads, dispatcher.call_pair, dispatcher.wrap)
 
 
 def function(ops: list):
@@ -152,6 +153,9 @@ def _binary(cls: type, qualname: str, name: str, ops: list):
     operands = (cls, *_OPERANDS)
 
     def method(self, other):
+        t = type(other)
+        if t is cls or t is float or t is int:
+            return call_pair(ops, self, other)
         if not isinstance(other, operands):
             if not isinstance(other, np.ndarray):
                 return NotImplemented
@@ -179,7 +183,7 @@ def _reflected(cls: type, qualname: str, name: str, ops: list):
         elif not isinstance(other, operands):
             return NotImplemented
         if tensor_first:
-            return call_overloads(ops, (self, other), {})
+            return call_pair(ops, self, other)
         if name == "rtruediv":
             return self.reciprocal() * other
         return call_overloads(ops, (other, self), {})
