@@ -61,20 +61,36 @@ def threads_note(rows: list) -> str:
     return "Threads: " + "; ".join(f"{k}: {v}" for k, v in seen.items()) if seen else ""
 
 
-def table(title: str, rows: list[tuple[str, dict]], target: str, ref: str | None = None,
-          extra: tuple = ()) -> str:
-    """Rows of (case, {label: Timing}) as markdown: best / median per column, then the first column's
-    ratio of best figures to ``ref`` (by default the second column) and to each label in ``extra``."""
-    labels = list(dict.fromkeys(k for _, times in rows for k in times))
-    rows = [(case, {k: times.get(k, Timing([])) for k in labels}) for case, times in rows]
+def meets(mine: Timing, ref: Timing, target: float | None) -> str:
+    """Whether ``mine``'s best time is within ``target`` times ``ref``'s best (``-`` where no target is set)."""
+    if target is None:
+        return "-"
+    if not mine.samples or not ref.samples:
+        return "n/a"
+    return "yes" if mine.best <= target * ref.best else "no"
+
+
+def table(title: str, rows: list[tuple], target: str, ref: str | None = None, extra: tuple = ()) -> str:
+    """Rows of ``(case, {label: Timing})`` or ``(case, {label: Timing}, target)`` as markdown: best / median per
+    column, then the first column's ratio of best figures to ``ref`` (by default the second column) and to each
+    label in ``extra``. A row's ``target`` is the largest ratio to ``ref`` it should show (``None``: none set);
+    when any row has one, the table gets a target column and whether the best figures meet it."""
+    targets = [r[2] if len(r) > 2 else None for r in rows]
+    with_targets = any(t is not None for t in targets)
+    labels = list(dict.fromkeys(k for r in rows for k in r[1]))
+    rows = [(r[0], {k: r[1].get(k, Timing([])) for k in labels}) for r in rows]
     refs = [ref or (labels[1] if len(labels) > 1 else labels[0]), *extra]
+    goal = [f"target (ratio to {refs[0]})", "meets"] if with_targets else []
     out = [f"### {title}", "", f"Target: {target}", "",
            "| case | " + " | ".join(f"{k} (best / median)" for k in labels) + " | "
-           + " | ".join(f"ratio to {r}" for r in refs) + " |",
-           "|---" * (len(labels) + len(refs) + 1) + "|"]
-    for case, times in rows:
+           + " | ".join([*(f"ratio to {r}" for r in refs), *goal]) + " |",
+           "|---" * (len(labels) + len(refs) + len(goal) + 1) + "|"]
+    for (case, times), row_target in zip(rows, targets, strict=True):
         mine = times[labels[0]]
-        out.append(f"| {case} | " + " | ".join(cell(times[k]) for k in labels) + " | "
-                   + " | ".join(ratio(mine, times[r]) for r in refs) + " |")
+        cells = [ratio(mine, times[r]) for r in refs]
+        if with_targets:
+            bound = "-" if row_target is None else f"<= {row_target:g}x"
+            cells += [bound, meets(mine, times[refs[0]], row_target)]
+        out.append(f"| {case} | " + " | ".join(cell(times[k]) for k in labels) + " | " + " | ".join(cells) + " |")
     note = threads_note(rows)
     return "\n".join(out) + ("\n\n" + note if note else "") + "\n"

@@ -1,7 +1,7 @@
 """``make bench``: every benchmark, side by side with numpy and PyTorch CPU, each library in its own processes.
 
 Prints markdown tables; ``--write`` also stores them in benchmarks/RESULTS.md
-with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``jit``, ``fusion``, ``profiler``,
+with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``train``, ``jit``, ``fusion``, ``profiler``,
 ``script``, ``tensorboard``, ``graph_view``, ``distributed``, ``cuda``, ``serialization``) runs one suite only and
 just prints it.
 ``TOOLKIT_BENCH_ROUNDS`` and ``TOOLKIT_BENCH_REPEAT`` set the rounds of fresh processes and the timed
@@ -28,11 +28,12 @@ from benchmarks import (  # noqa: E402
     bench_script,
     bench_serialization,
     bench_tensorboard,
+    bench_train,
 )
 from benchmarks.common import machine  # noqa: E402
 from benchmarks.harness import REPEAT, ROUNDS  # noqa: E402
 
-SUITES = [bench_core, bench_nn, bench_jit, bench_fusion, bench_profiler, bench_script, bench_tensorboard,
+SUITES = [bench_core, bench_nn, bench_train, bench_jit, bench_fusion, bench_profiler, bench_script, bench_tensorboard,
           bench_graph_view, bench_distributed, bench_cuda, bench_serialization]
 
 
@@ -49,6 +50,21 @@ def _suites() -> list:
     return [names[name]]
 
 
+#: Sections of RESULTS.md written by hand (a profile's findings), from this heading to the end: ``--write``
+#: keeps them below the new tables instead of dropping them.
+KEPT_FROM = "\n## Where the time goes (profile)"
+
+
+def _kept_sections(path: str) -> str:
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        return ""
+    i = old.find(KEPT_FROM)
+    return "" if i < 0 else "\n" + old[i:].lstrip("\n")
+
+
 def main() -> None:
     suites = _suites()
     parts = [f"Machine: {machine()}  ", f"Date: {datetime.date.today().isoformat()}", ""]
@@ -58,6 +74,7 @@ def main() -> None:
     print(report)
     if "--write" in sys.argv:
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
+        report += _kept_sections(path)
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
             f.write(
