@@ -13,6 +13,8 @@ import torch.multiprocessing
 import toolkit
 import toolkit.multiprocessing as mp
 from tests.conftest import assert_close
+from toolkit._core.storage import shared_segment
+from toolkit.multiprocessing.reductions import shared_copy
 
 from . import workers
 
@@ -227,3 +229,22 @@ def test_public_names_match_torch_multiprocessing():
     theirs = {n for n in dir(torch.multiprocessing) if not n.startswith("_")}
     missing = theirs - ours - {"torch", "sys", "ENV_VAR_PARALLEL_START"}
     assert not missing
+
+
+def test_shared_copy_puts_a_fresh_tensor_in_shared_memory_once():
+    t = toolkit.arange(12.0).reshape(3, 4).t()  # a non-contiguous view: the copy has the same values
+    c = shared_copy(t)
+    assert shared_segment(c._storage.base) is not None and c is not t
+    assert_close(c, t)
+    assert shared_copy(c) is c  # already shared: itself
+    p = toolkit.nn.Parameter(toolkit.ones(2))
+    assert shared_copy(p) is p  # parameters (and tensors requiring grad) keep their identity
+
+
+def test_dataloader_workers_send_batches_through_shared_memory():
+    ds = toolkit.utils.data.TensorDataset(toolkit.arange(40.0).reshape(20, 2), toolkit.arange(20))
+    loader = toolkit.utils.data.DataLoader(ds, batch_size=5, num_workers=2)
+    batches = list(loader)
+    assert all(shared_segment(x._storage.base) is not None for b in batches for x in b)
+    assert_close(toolkit.cat([b[0] for b in batches]), ds.tensors[0])
+    assert toolkit.cat([b[1] for b in batches]).tolist() == list(range(20))

@@ -20,6 +20,9 @@ import numpy as np
 
 import toolkit
 
+from ...multiprocessing.reductions import shared_copy
+from .._pytree import tree_rebuild, tree_tensors
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 # Seconds between checks that the other side is still alive while waiting on a queue.
@@ -220,6 +223,9 @@ def _worker_loop(is_iterable: bool, dataset, index_queue, data_queue, done_event
             else:
                 try:
                     data = fetcher.fetch(index)
+                    tensors = tree_tensors(data)
+                    if tensors:  # sent through shared memory: fresh copies there, not in-place moves
+                        data = tree_rebuild(data, iter([shared_copy(t) for t in tensors]))
                 except Exception as e:
                     if isinstance(e, StopIteration) and is_iterable:
                         data = _IterableDatasetStopIteration(worker_id)
