@@ -12,19 +12,15 @@ from .optimizer import (
     _check_options,
     _get_value,
     _lerp_,
+    _new_step,
     _run_closure,
     _scalar_value,
-    _step_counter,
     _steps_as_tensors,
     _use_grad_for_differentiable,
 )
 
 __all__ = ["Adamax", "adamax"]
 
-
-def _new_step(p: Tensor) -> Tensor:
-    """A fresh step counter for ``p``'s state."""
-    return _step_counter()
 
 
 class Adamax(Optimizer):

@@ -12,6 +12,7 @@ from .optimizer import (
     _check_options,
     _get_scalar_dtype,
     _get_value,
+    _new_step,
     _run_closure,
     _scalar_value,
     _step_counter,
@@ -20,10 +21,6 @@ from .optimizer import (
 
 __all__ = ["ASGD", "asgd"]
 
-
-def _new_step(p: Tensor) -> Tensor:
-    """A fresh step counter for ``p``'s state."""
-    return _step_counter()
 
 
 def _new_mu(p: Tensor) -> Tensor:

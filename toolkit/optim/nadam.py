@@ -12,6 +12,7 @@ from .optimizer import (
     _check_options,
     _get_value,
     _lerp_,
+    _new_step,
     _run_closure,
     _scalar_value,
     _step_counter,
@@ -21,10 +22,6 @@ from .optimizer import (
 
 __all__ = ["NAdam", "nadam"]
 
-
-def _new_step(p: Tensor) -> Tensor:
-    """A fresh step counter for ``p``'s state."""
-    return _step_counter()
 
 
 def _new_mu_product(p: Tensor) -> Tensor:

@@ -106,6 +106,11 @@ def _step_counter(value: float = 0.0) -> Tensor:
     return toolkit.tensor(float(value), dtype=_get_scalar_dtype())
 
 
+def _new_step(p: Tensor) -> Tensor:
+    """A fresh step counter for parameter ``p``'s state (what ``_gather_group_state`` makes per parameter)."""
+    return _step_counter()
+
+
 def _check_fused(fused, differentiable, foreach) -> None:
     """PyTorch's refusals of ``fused`` combinations (accepted otherwise: there is one CPU path)."""
     if fused:

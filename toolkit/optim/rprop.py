@@ -10,19 +10,15 @@ from toolkit.tensor import Tensor
 from .optimizer import (
     Optimizer,
     _check_options,
+    _new_step,
     _run_closure,
     _scalar_value,
-    _step_counter,
     _steps_as_tensors,
     _use_grad_for_differentiable,
 )
 
 __all__ = ["Rprop", "rprop"]
 
-
-def _new_step(p: Tensor) -> Tensor:
-    """A fresh step counter for ``p``'s state."""
-    return _step_counter()
 
 
 class Rprop(Optimizer):
