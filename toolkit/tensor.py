@@ -460,11 +460,8 @@ def wrap(arr: np.ndarray, storage: Storage | None = None, device=CPU) -> Tensor:
     t._data = arr
     if storage is None:
         base = arr.base
-        storage = _new(Storage)  # Storage's own three fields, stored without a call to __init__
-        storage.base = base if base is not None and (isinstance(base, np.ndarray) or getattr(
-            base, "_is_device_array", False)) else arr
-        storage.version = 0
-        storage.device = device
+        storage = Storage(base if base is not None and (isinstance(base, np.ndarray) or getattr(
+            base, "_is_device_array", False)) else arr, device)
     t._storage = storage
     t._requires_grad = False
     t.grad_fn = None

@@ -101,30 +101,34 @@ def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")[0]
 
 
-def _mp_meta(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    *_, out = pool_shape("max_pool2d", tuple(self.shape), kernel_size, stride, padding, dilation, ceil_mode)
-    return TensorMeta(tuple(self.shape[:-2]) + out, self.dtype, self.device)
+def define_max_pool_rules(nd: int, pool, with_indices, shape_of) -> None:
+    """The meta rules and derivatives shared by ``max_pool{nd}d`` and ``max_pool{nd}d_with_indices``: the output
+    size from ``shape_of`` (the family's window arithmetic), int64 indices beside the values, and gradients
+    scattered back through ``max_pool{nd}d_with_indices_backward`` at the indices of the maxima."""
+    name, backward = f"max_pool{nd}d", f"max_pool{nd}d_with_indices_backward"
+
+    def meta(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+        *_, out = shape_of(name, tuple(self.shape), kernel_size, stride, padding, dilation, ceil_mode)
+        return TensorMeta(tuple(self.shape[:-nd]) + out, self.dtype, self.device)
+
+    pool.meta_rule(meta)
+
+    @with_indices.meta_rule
+    def _(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+        m = meta(self, kernel_size, stride, padding, dilation, ceil_mode)
+        return m, TensorMeta(m.shape, _dt.int64, self.device)
+
+    @with_indices.grad
+    def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result):
+        return getattr(api, backward)(grad[0], self, kernel_size, stride, padding, dilation, ceil_mode, result[1])
+
+    @pool.grad
+    def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
+        idx = with_indices(self.detach(), kernel_size, stride, padding, dilation, ceil_mode)[1]
+        return getattr(api, backward)(grad, self, kernel_size, stride, padding, dilation, ceil_mode, idx)
 
 
-max_pool2d.meta_rule(_mp_meta)
-
-
-@max_pool2d_with_indices.meta_rule
-def _(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    m = _mp_meta(self, kernel_size, stride, padding, dilation, ceil_mode)
-    return m, TensorMeta(m.shape, _dt.int64, self.device)
-
-
-@max_pool2d_with_indices.grad
-def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result):
-    return api.max_pool2d_with_indices_backward(grad[0], self, kernel_size, stride, padding, dilation, ceil_mode,
-                                                result[1])
-
-
-@max_pool2d.grad
-def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
-    idx = api.max_pool2d_with_indices(self.detach(), kernel_size, stride, padding, dilation, ceil_mode)[1]
-    return api.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, idx)
+define_max_pool_rules(2, max_pool2d, max_pool2d_with_indices, pool_shape)
 
 
 @op("max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "

@@ -16,10 +16,9 @@ import itertools
 
 import numpy as np
 
-from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
-from .pooling import pooling_output_size
+from .pooling import define_max_pool_rules, pooling_output_size
 from .registry import NN, op
 
 
@@ -94,30 +93,7 @@ def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     return _max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
-def _mp3_meta(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    *_, out = pool3d_shape("max_pool3d", tuple(self.shape), kernel_size, stride, padding, dilation, ceil_mode)
-    return TensorMeta(tuple(self.shape[:-3]) + out, self.dtype, self.device)
-
-
-max_pool3d.meta_rule(_mp3_meta)
-
-
-@max_pool3d_with_indices.meta_rule
-def _(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
-    m = _mp3_meta(self, kernel_size, stride, padding, dilation, ceil_mode)
-    return m, TensorMeta(m.shape, _dt.int64, self.device)
-
-
-@max_pool3d_with_indices.grad
-def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result):
-    return api.max_pool3d_with_indices_backward(grad[0], self, kernel_size, stride, padding, dilation, ceil_mode,
-                                                result[1])
-
-
-@max_pool3d.grad
-def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
-    idx = api.max_pool3d_with_indices(self.detach(), kernel_size, stride, padding, dilation, ceil_mode)[1]
-    return api.max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, idx)
+define_max_pool_rules(3, max_pool3d, max_pool3d_with_indices, pool3d_shape)
 
 
 @op("max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, "
