@@ -18,8 +18,6 @@ from ._core.storage import Storage, TypedStorage
 from ._core.tensor_base import TensorBase
 
 # PyTorch's C++ names of the dtypes, as its TensorOptions mismatch message prints them.
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 _NEW_SIGNATURES = ("\n * (*, toolkit.device device = None)\n * (toolkit.Storage storage)\n * (Tensor other)\n"
                    " * (tuple of ints size, *, toolkit.device device = None)\n"
@@ -27,7 +25,7 @@ _NEW_SIGNATURES = ("\n * (*, toolkit.device device = None)\n * (toolkit.Storage 
 
 
 def _options(dtype: _dt.dtype, device: str) -> str:
-    return (f"TensorOptions(dtype={_CPP_NAMES[dtype.name]}, device={device}, layout=Strided, requires_grad=false "
+    return (f"TensorOptions(dtype={_dt.cpp_name(dtype)}, device={device}, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 

@@ -14,7 +14,7 @@ import numpy as np
 class dtype:
     """A tensor element type, printed as PyTorch prints it (``toolkit.float32``)."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "is_complex", "_rank", "_category",
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "is_complex", "_rank", "_category", "cpp_name",
                  "title")
 
     def __init__(self, name: str, np_dtype, rank: int, category: int):
@@ -27,6 +27,7 @@ class dtype:
         self._rank = rank
         self._category = category
         self.title = _TITLES[name]  # PyTorch's scalar-type name in error messages: Float, Long, ...
+        self.cpp_name = _CPP_NAMES[name]  # its C++ type in other messages: float, long int, c10::Half, ...
 
     def __repr__(self) -> str:
         return f"toolkit.{self.name}"
@@ -45,6 +46,8 @@ class dtype:
 BOOL, INT, FLOAT = 0, 1, 2
 _TITLES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
            "float16": "Half", "float32": "Float", "float64": "Double"}
+_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+              "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double"}
 
 bool = dtype("bool", np.bool_, 0, BOOL)  # noqa: A001
 uint8 = dtype("uint8", np.uint8, 1, INT)
@@ -117,6 +120,11 @@ def from_numpy_dtype(np_dtype) -> dtype:
         f"can't convert np.ndarray of type {nd}. The only supported types are: "
         "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
     )
+
+
+def cpp_name(d) -> str:
+    """PyTorch's C++ spelling of ``d`` (a toolkit or numpy dtype) in its messages: ``float``, ``long int``..."""
+    return (d if isinstance(d, dtype) else from_numpy_dtype(np.dtype(d))).cpp_name
 
 
 def as_dtype(d) -> dtype:

@@ -20,12 +20,7 @@ from .registry import INDEXING, op
 # ---------------------------------------------------------------------------------------------
 def _check_mask(mask_dtype, op: str, what: str = "boolean masks"):
     if _np_dtype(mask_dtype) != np.bool_:
-        raise RuntimeError(f"{op} only supports {what}, but got mask with dtype {_c_name(mask_dtype)}")
-
-
-def _c_name(d) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[_np_dtype(d).name]
+        raise RuntimeError(f"{op} only supports {what}, but got mask with dtype {_dt.cpp_name(_np_dtype(mask_dtype))}")
 
 
 def _mask_meta(self, mask, op):
@@ -144,7 +139,7 @@ def _(rng):
 def masked_scatter(self, mask, source):
     """``self`` with the positions where ``mask`` is True filled, in order, from ``source``'s elements."""
     if mask.dtype != np.bool_:
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {_c_name(mask.dtype)}")
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {_dt.cpp_name(_np_dtype(mask.dtype))}")
     if source.dtype != self.dtype:
         raise RuntimeError(
             f"masked_scatter: expected self and source to have same dtypes but got {dtype_title(self.dtype)} and "

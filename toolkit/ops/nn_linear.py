@@ -25,15 +25,6 @@ def _fmt(shape) -> str:
     return "x".join(str(s) for s in shape)
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
-def _c_name(d) -> str:
-    name = d.name if hasattr(d, "name") else np.dtype(d).name
-    return _C_NAMES.get(name, name)
-
-
 def _linear_check(input_shape, weight_shape, bias_shape, in_dtype, w_dtype, b_dtype):
     if len(input_shape) == 0 or len(weight_shape) not in (1, 2):
         raise RuntimeError(f"linear: both arguments to linear need to be at least 1D, but they are "
@@ -41,7 +32,7 @@ def _linear_check(input_shape, weight_shape, bias_shape, in_dtype, w_dtype, b_dt
     if in_dtype != w_dtype or (b_dtype is not None and b_dtype != in_dtype):
         other = w_dtype if in_dtype != w_dtype else b_dtype
         raise RuntimeError(f"linear: expected m1 and m2 to have the same dtype, but got: "
-                           f"{_c_name(in_dtype)} != {_c_name(other)}")
+                           f"{_dt.cpp_name(in_dtype)} != {_dt.cpp_name(other)}")
     k = weight_shape[-1]
     if input_shape[-1] != k:
         rows = int(np.prod(input_shape[:-1])) if len(input_shape) > 1 else 1

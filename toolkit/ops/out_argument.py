@@ -25,12 +25,6 @@ from .._core.tensor_base import TensorBase
 from . import registry as _registry
 from . import runtime as _runtime
 
-# PyTorch's C++ names of scalar types, as its "Expected out tensor to have dtype ..." message prints them.
-_C_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
-
 
 def public_function(ops: list, plain: Callable) -> Callable:
     """The exported function of overloads ``ops``: ``plain`` (the internal one) where no overload takes ``out``,
@@ -143,10 +137,6 @@ def _check(rule: str, t, r) -> None:
         raise RuntimeError(f"result type {_dt.title(r.dtype)} can't be cast to the desired output type "
                            f"{_dt.title(t.dtype)}")
     if rule == _registry.OUT_EXACT and r.dtype != t.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_c_name(r.dtype)}, but got {_c_name(t.dtype)} "
+        raise RuntimeError(f"Expected out tensor to have dtype {_dt.cpp_name(r.dtype)}, but got {_dt.cpp_name(t.dtype)} "
                            "instead")
 
-
-def _c_name(d) -> str:
-    name = str(d).rpartition(".")[2]
-    return _C_NAMES.get(name, name)

@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from .._core import dtypes as _dt
 from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
@@ -234,18 +235,16 @@ def _(grad, self, other, result, needs_input_grad):
 
 
 # ----------------------------------------------------------------------------- lerp
-_CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-              "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
 def _lerp_check(self_dtype, end_dtype, weight_dtype, weight_ndim) -> None:
     """PyTorch's lerp: ``end`` (and a weight with dims) must have ``self``'s dtype; floats only."""
     if end_dtype is not None and end_dtype != self_dtype:
-        raise RuntimeError(f"lerp: expected dtype {_CPP_NAMES[self_dtype.name]} for `end` but got dtype "
-                           f"{_CPP_NAMES[end_dtype.name]}")
+        raise RuntimeError(f"lerp: expected dtype {_dt.cpp_name(self_dtype)} for `end` but got dtype "
+                           f"{_dt.cpp_name(end_dtype)}")
     if weight_dtype is not None and weight_ndim and weight_dtype != self_dtype:
-        raise RuntimeError(f"lerp: expected dtype {_CPP_NAMES[self_dtype.name]} for `weight` but got dtype "
-                           f"{_CPP_NAMES[weight_dtype.name]}")
+        raise RuntimeError(f"lerp: expected dtype {_dt.cpp_name(self_dtype)} for `weight` but got dtype "
+                           f"{_dt.cpp_name(weight_dtype)}")
     if self_dtype.name not in ("float16", "float32", "float64"):
         kernel = "lerp_kernel_scalar" if weight_dtype is None else "lerp_kernel_tensor"
         raise not_implemented("lerp", kernel, self_dtype)

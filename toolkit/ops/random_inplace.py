@@ -21,9 +21,6 @@ from . import api
 from ._generator import get_generator
 from .registry import INPLACE, op
 
-_C_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-           "bool": "bool"}
-
 
 def not_implemented(kernel: str, dtype: np.dtype) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{_dt.title(dtype)}\'')
@@ -155,9 +152,9 @@ def _check_range(low: int, high_inclusive: int, dtype: np.dtype) -> None:
         return
     info = (0, 1) if dtype == np.bool_ else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
     if not info[0] <= low <= info[1]:
-        raise RuntimeError(f"from is out of bounds for {_C_NAME[dtype.name]}")
+        raise RuntimeError(f"from is out of bounds for {_dt.cpp_name(dtype)}")
     if not info[0] <= high_inclusive <= info[1]:
-        raise RuntimeError(f"to - 1 is out of bounds for {_C_NAME[dtype.name]}")
+        raise RuntimeError(f"to - 1 is out of bounds for {_dt.cpp_name(dtype)}")
 
 
 def sample_random(shape, dtype, low, high, generator) -> np.ndarray:
@@ -209,7 +206,7 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
     if self.dtype.kind != "f":
-        name = _C_NAME.get(self.dtype.name, self.dtype.name)
+        name = _dt.cpp_name(self.dtype)
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {name}")
     return shaped_like(self, D.cauchy(get_generator(generator), self.size, self.dtype, median, sigma))

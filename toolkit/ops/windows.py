@@ -24,14 +24,11 @@ from . import api
 from .factory_indices import TENSOR_OPTIONS
 from .registry import FACTORY, op
 
-_C_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
 
 def _options(name: str, dtype, layout, device, pin_memory) -> str:
     """PyTorch's print of the TensorOptions a window was asked for, as its errors show them (only
     ``hann_window`` checks them before filling in the default dtype, so only its print says so)."""
-    d = _C_NAMES[(dtype or _dt.get_default_dtype()).name]
+    d = (dtype or _dt.get_default_dtype()).cpp_name
     if dtype is None and name == "hann_window":
         d += " (default)"
     lay = "Strided (default)" if layout is None else ("Sparse" if _is_sparse(layout) else "Strided")
