@@ -193,6 +193,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._check_workers(e)
             return False, None
         except (EOFError, OSError) as e:
+            # A batch's shared memory comes from its worker while this process unpickles it: a worker that died
+            # right after sending leaves it unreadable. Give a dying worker the status-check interval to be seen
+            # dead, so the error names it as it would have without the race.
+            deadline = time.monotonic() + _worker.MP_STATUS_CHECK_INTERVAL
+            while time.monotonic() < deadline and all(
+                    w.is_alive() for i, w in enumerate(self._workers) if self._workers_status[i]):
+                time.sleep(0.01)
             self._check_workers(e)
             raise
 
