@@ -3,15 +3,18 @@
 Prints markdown tables; ``--write`` also stores them in benchmarks/RESULTS.md
 with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``train``, ``jit``, ``fusion``, ``profiler``,
 ``script``, ``tensorboard``, ``graph_view``, ``distributed``, ``cuda``, ``serialization``) runs one suite only and
-just prints it.
+just prints it. ``--busy N`` runs the benchmarks beside N processes that each keep a core busy (a loaded
+machine: a parallel kernel must not lose to its serial form there; read the medians).
 ``TOOLKIT_BENCH_ROUNDS`` and ``TOOLKIT_BENCH_REPEAT`` set the rounds of fresh processes and the timed
 samples in each (3 and 5 by default).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,11 +68,40 @@ def _kept_sections(path: str) -> str:
     return "" if i < 0 else "\n" + old[i:].lstrip("\n")
 
 
+def _busy_count() -> int:
+    if "--busy" not in sys.argv:
+        return 0
+    i = sys.argv.index("--busy")
+    value = sys.argv[i + 1] if i + 1 < len(sys.argv) else ""
+    if not value.isdigit():
+        sys.exit(f"--busy takes a number of busy processes, got {value!r}")
+    if "--write" in sys.argv:
+        sys.exit("--write records a quiet machine's figures; run --busy without it")
+    return int(value)
+
+
+@contextlib.contextmanager
+def _busy_processes(n: int):
+    """``n`` processes spinning on a core each until the block ends."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
 def main() -> None:
     suites = _suites()
+    busy = _busy_count()
     parts = [f"Machine: {machine()}  ", f"Date: {datetime.date.today().isoformat()}", ""]
-    for suite in suites:
-        parts.append(suite.main())
+    if busy:
+        parts[1] += "  "
+        parts.insert(2, f"Load: {busy} busy-loop processes beside the benchmarks")
+    with _busy_processes(busy):
+        for suite in suites:
+            parts.append(suite.main())
     report = "\n".join(parts)
     print(report)
     if "--write" in sys.argv:

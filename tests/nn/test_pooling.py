@@ -10,6 +10,7 @@ import torch
 
 import toolkit
 import toolkit.nn.functional as F
+from toolkit.ops import _split
 
 from ..conftest import assert_close
 
@@ -47,6 +48,20 @@ def test_max_pool2d(shape, args, kw):
     assert_close(i, ti)
 
 
+@pytest.mark.parametrize("shape,args,kw", MAX2D[:3] + MAX2D[-1:])
+def test_max_pool2d_split_over_threads(shape, args, kw):
+    """Split by planes over the threads (every call, even after a helper came too late on a busy machine), the
+    values, indices and gradients are PyTorch's."""
+    old = _split.PARALLEL_MIN, _split.BUSY_BACKOFF
+    try:
+        _split.PARALLEL_MIN, _split.BUSY_BACKOFF, _split._busy[0] = 1, 0, 0
+        test_max_pool2d(shape, args, kw)
+        test_max_pool2d_nan_windows(kw, 2)
+        test_max_pool2d_nan_windows(kw, 3)
+    finally:
+        _split.PARALLEL_MIN, _split.BUSY_BACKOFF = old
+
+
 def test_max_pool2d_ties_and_neg_inf_and_int():
     x = np.zeros((1, 1, 4, 4), np.float32)
     x[0, 0, 2:, 2:] = -np.inf
@@ -58,14 +73,19 @@ def test_max_pool2d_ties_and_neg_inf_and_int():
     assert_close(F.max_pool2d(toolkit.tensor(xi), 2), torch.nn.functional.max_pool2d(torch.tensor(xi), 2))
 
 
+@pytest.mark.parametrize("kernel", [3, 2])
 @pytest.mark.parametrize("kw", [{}, {"stride": 1}, {"stride": 3}, {"ceil_mode": True}])
-def test_max_pool2d_nan_windows(kw):
-    """NaN wins its window, and among several NaNs the last one scanned, on every kernel path."""
+def test_max_pool2d_nan_windows(kw, kernel):
+    """NaN wins its window, and among several NaNs the last one scanned, on every kernel path (2x2 windows
+    with stride 2 have one of their own); ties go to the first maximum."""
     x = np.random.default_rng(2).standard_normal((2, 2, 7, 7)).astype(np.float32)
     x[0, 0, 1, 1] = x[0, 0, 1, 0] = x[1, 1, 5, 6] = np.nan
+    x[1, 0, 2:4, 2:4] = np.nan
     x[0, 1, 3, 3] = np.inf
-    v, i = F.max_pool2d(toolkit.tensor(x), 3, return_indices=True, **kw)
-    tv, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 3, return_indices=True, **kw)
+    x[1, 1, 0:2, 0:2] = 1.5
+    x[1, 1, 2, 3] = x[1, 1, 3, 2] = -np.inf
+    v, i = F.max_pool2d(toolkit.tensor(x), kernel, return_indices=True, **kw)
+    tv, ti = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, return_indices=True, **kw)
     assert_close(v, tv, equal_nan=True)
     assert_close(i, ti)
 

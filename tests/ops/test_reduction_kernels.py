@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import toolkit
-from toolkit.ops import _reduce_numba
+from toolkit.ops import _split
 from toolkit.ops.reduction import FAST_MIN
 
 from ..conftest import assert_close, to_torch
@@ -175,15 +175,15 @@ def test_threads_split_inputs_exactly(rng):
            lambda: toolkit.linalg.vector_norm(a, 2, 2), lambda: a.argmax(), lambda: a.max(1), lambda: a.amin(2),
            lambda: a.argmin(0), lambda: a.amax(), lambda: nan.argmax(), lambda: nan.amin(), lambda: nan.max(-1),
            lambda: nan.argmin(1)]
-    old = _reduce_numba.PARALLEL_MIN, _reduce_numba.BUSY_BACKOFF
+    old = _split.PARALLEL_MIN, _split.BUSY_BACKOFF
     try:
-        _reduce_numba.PARALLEL_MIN = a.numel() + 1
+        _split.PARALLEL_MIN = a.numel() + 1
         alone = [f() for f in ops]
         # split every call, even after one whose helper came too late (this machine may be busy)
-        _reduce_numba.PARALLEL_MIN, _reduce_numba.BUSY_BACKOFF, _reduce_numba._busy[0] = 1, 0, 0
+        _split.PARALLEL_MIN, _split.BUSY_BACKOFF, _split._busy[0] = 1, 0, 0
         split = [f() for f in ops]
     finally:
-        _reduce_numba.PARALLEL_MIN, _reduce_numba.BUSY_BACKOFF = old
+        _split.PARALLEL_MIN, _split.BUSY_BACKOFF = old
     for s, o in zip(split, alone):
         for si, oi in zip(s if isinstance(s, tuple) else (s,), o if isinstance(o, tuple) else (o,)):
             np.testing.assert_array_equal(si.numpy(), oi.numpy())

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import toolkit
+from toolkit.ops import _split
 
 from ..conftest import assert_close, to_torch
 
@@ -135,3 +136,31 @@ def test_backward_op_errors_match_torch(name):
             getattr(torch, op)(*[to_torch(a) if isinstance(a, toolkit.Tensor) else
                                  {toolkit.float32: torch.float32, toolkit.float64: torch.float64,
                                   toolkit.int64: torch.int64}.get(a, a) for a in args])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_split_over_threads_equals_one_thread(rng, name, dim):
+    """Split by rows (or outer index) over the threads, forward and backward give the serial result bit for bit,
+    NaN rows included."""
+    x = _special_rows(rng.uniform(-30, 30, (130, 70)).astype(np.float32)).reshape(13, 10, 70)
+    g = toolkit.from_numpy(rng.uniform(-2, 2, x.shape).astype(np.float32))
+    op = BACKWARD[name]
+
+    def run():
+        y = getattr(toolkit, name)(toolkit.from_numpy(x), dim)
+        return y, getattr(toolkit, op)(g, y, dim, toolkit.float32)
+
+    old = _split.PARALLEL_MIN, _split.BUSY_BACKOFF
+    try:
+        _split.PARALLEL_MIN = 1 << 40
+        alone = run()
+        # split every call, even after one whose helper came too late (this machine may be busy)
+        _split.PARALLEL_MIN, _split.BUSY_BACKOFF, _split._busy[0] = 1, 0, 0
+        split = [run() for _ in range(3)]
+    finally:
+        _split.PARALLEL_MIN, _split.BUSY_BACKOFF = old
+    for s in split:
+        for si, oi in zip(s, alone):
+            np.testing.assert_array_equal(si.numpy(), oi.numpy())
+    assert_close(split[0][0], getattr(torch, name)(torch.from_numpy(x), dim), accum=x.shape[dim])

@@ -235,11 +235,12 @@ _node_classes: dict = {}
 
 
 def node_class(op) -> type:
-    """The grad_fn class for an op, named as PyTorch names them (``MulBackward0``)."""
+    """The grad_fn class for an op, named as PyTorch names them (``MulBackward0``; a letter after a digit is
+    capitalized too: ``Log1PBackward0``, ``MaxPool2DWithIndicesBackward0``)."""
     cls = _node_classes.get(op)
     if cls is None:
         base = op.name.strip("_")
-        camel = "".join(p[:1].upper() + p[1:] for p in base.split("_"))
+        camel = "".join(p.title() for p in base.split("_"))
         cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": ()})
         _node_classes[op] = cls
         op._node_class = cls  # where the recorder finds it

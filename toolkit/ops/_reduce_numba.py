@@ -21,16 +21,11 @@ never loads numba; the compiled functions are cached on disk.
 
 from __future__ import annotations
 
-import itertools
-import os
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
-
 import numba
 import numpy as np
 
 from .._core.threads import get_num_threads
+from ._split import run_tasks, split_threads
 
 SUM, SQUARES, ABS, DEV = 0, 1, 2, 3
 BLOCK = 1 << 14  # elements per partial sum of a whole-array reduction
@@ -148,129 +143,6 @@ def arg_mid(x, vals, idx, t0, t1, largest):
     for t in range(t0, t1):
         o, j0, j1 = _columns(x, t)
         _arg_columns(x, vals, idx, largest, o, j0, j1)
-
-
-# ----------------------------------------------------------------------------- running on the cores
-# elements from which a split pays: handing chunks to a helper costs 30-60 us, a serial float32 sum of 2M elements
-# about 0.1-0.2 ms
-PARALLEL_MIN = 1 << 21
-_pool: list = [None]
-
-
-def _reset_pool() -> None:
-    _pool[0] = None  # a forked child has none of the parent's threads
-
-
-os.register_at_fork(after_in_child=_reset_pool)
-
-
-def _executor(workers: int) -> ThreadPoolExecutor:
-    pool = _pool[0]
-    if pool is None or pool._max_workers < workers:
-        pool = _pool[0] = ThreadPoolExecutor(workers, thread_name_prefix="toolkit-reduce")
-    return pool
-
-
-def run_tasks(kernel, ntasks: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = (), span=None) -> None:
-    """Call ``kernel(*inputs, *outputs, t0, t1, *tail)`` over the tasks [0, ntasks): at once below
-    ``PARALLEL_MIN`` elements of ``work``, else in chunks shared with ``get_num_threads() - 1`` helper threads.
-
-    Task ``t`` writes the flat elements ``[span(t), span(t + 1))`` of each output (``span`` is the identity by
-    default). See :class:`_Split` for why a busy machine never makes the split slower than the serial call.
-    """
-    threads = split_threads(work, ntasks)
-    if threads < 2:
-        kernel(*inputs, *outputs, 0, ntasks, *tail)
-        return
-    _Split(kernel, ntasks, threads, inputs, outputs, tail, span).run()
-
-
-def split_threads(work: int, ntasks: int) -> int:
-    """How many threads a call with ``work`` elements in ``ntasks`` tasks splits over now (1: none)."""
-    if work < PARALLEL_MIN:
-        return 1
-    if _busy[0] > 0:
-        _busy[0] -= 1
-        return 1
-    return min(get_num_threads(), ntasks)
-
-
-# Large calls to run serially after a split whose helpers were too late to contribute: when other processes
-# keep the cores busy, only one call in BUSY_BACKOFF + 1 pays for finding out whether they still do.
-BUSY_BACKOFF = 8
-_busy = [0]
-
-
-class _Split:
-    """One call's chunks, taken from a shared counter by the caller and the helpers.
-
-    Helpers compute into their own scratch outputs and copy a finished chunk in under the lock, unless the
-    caller has taken that chunk over. Once the counter runs out, the caller waits about one chunk's time for
-    chunks still in a helper's hands, then computes the rest itself and returns. So when the other cores are
-    busy (a helper not started, or descheduled halfway through a chunk) the call costs what the serial loop
-    costs, where thread pools that wait for every worker lose many times over.
-    """
-
-    FREE, HELPER, HELPED, CALLER, TAKEN = 0, 1, 2, 3, 4  # chunk states: by whom it is computed or was
-
-    def __init__(self, kernel, ntasks, threads, inputs, outputs, tail, span):
-        self.kernel, self.inputs, self.outputs, self.tail = kernel, inputs, outputs, tail
-        self.threads = threads
-        nchunks = min(ntasks, 4 * threads)
-        self.bounds = [ntasks * i // nchunks for i in range(nchunks + 1)]
-        self.span = span or (lambda t: t)
-        self.state = [self.FREE] * nchunks
-        self.counter = itertools.count()
-        self.cond = threading.Condition()
-
-    def _claim(self, by: int):
-        with self.cond:
-            i = next(self.counter)
-            if i >= len(self.state):
-                return None
-            self.state[i] = by
-            return i
-
-    def _chunk(self, outputs, i: int) -> None:
-        self.kernel(*self.inputs, *outputs, self.bounds[i], self.bounds[i + 1], *self.tail)
-
-    def _help(self) -> None:
-        scratch = tuple(None if o is None else np.empty_like(o) for o in self.outputs)
-        i = self._claim(self.HELPER)
-        while i is not None:
-            self._chunk(scratch, i)
-            lo, hi = self.span(self.bounds[i]), self.span(self.bounds[i + 1])
-            with self.cond:
-                if self.state[i] == self.HELPER:
-                    for o, s in zip(self.outputs, scratch):
-                        if o is not None:
-                            o.reshape(-1)[lo:hi] = s.reshape(-1)[lo:hi]
-                    self.state[i] = self.HELPED
-                    self.cond.notify_all()
-            i = self._claim(self.HELPER)
-
-    def run(self) -> None:
-        pool = _executor(self.threads - 1)
-        for _ in range(self.threads - 1):
-            pool.submit(self._help)
-        start, own = time.perf_counter(), 0
-        i = self._claim(self.CALLER)
-        while i is not None:
-            self._chunk(self.outputs, i)
-            own += 1
-            i = self._claim(self.CALLER)
-        now = time.perf_counter()
-        deadline = now + max((now - start) / max(own, 1), 50e-6)
-        with self.cond:
-            while self.HELPER in self.state and deadline > time.perf_counter():
-                self.cond.wait(deadline - time.perf_counter())
-            late = [i for i, s in enumerate(self.state) if s == self.HELPER]
-            for i in late:
-                self.state[i] = self.TAKEN
-            if late or self.HELPED not in self.state:
-                _busy[0] = BUSY_BACKOFF
-        for i in late:
-            self._chunk(self.outputs, i)
 
 
 # ----------------------------------------------------------------------------- layouts

@@ -10,9 +10,9 @@ vectorizes the loop; ``math.exp`` would be a scalar library call per element, sl
 float64 in a function that alone may reassociate them, so float32 results are at least as accurate as
 PyTorch's. A NaN anywhere in a row makes the row's sum NaN, so the whole row comes out NaN, as in PyTorch.
 
-The loops are serial on purpose: on the shared two-core machine a ``prange`` over rows lost to the serial
-loop even at 4096x1000 (log_softmax medians 25-27 ms against 17-21 ms while other work ran), as numba's
-OpenMP workers wait on a busy core; see ``_pool_numba`` for the same finding.
+Large inputs are split over the cores by rows (or by outer index) with ``_split.run_slices``, not with
+``prange``: numba's thread pools wait for every worker, and lost to the serial loop on a busy two-core
+machine (log_softmax 4096x1000 medians 25-27 ms against 17-21 ms while other work ran).
 
 Imported only when softmax first runs on float32/float64, so ``import toolkit`` never loads numba; the
 compiled functions are cached on disk.
@@ -27,6 +27,10 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
+
+from ._split import run_slices
+
+WORK_PER_ELEMENT = 10  # a softmax element costs about ten elements of a float32 sum (see ``_split``)
 
 
 @intrinsic
@@ -178,19 +182,19 @@ def _backward_row(grad, y, out, log):
             out[j] = y[j] * (grad[j] - total)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _forward_rows(x, out, log):
     for i in range(x.shape[0]):
         _forward_row(x[i], out[i], log)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _backward_rows(grad, y, out, log):
     for i in range(grad.shape[0]):
         _backward_row(grad[i], y[i], out[i], log)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _forward_planes(x, out, log):
     """``x`` is (outer, n, inner), reduced over n: each step runs along a contiguous row of ``inner``, so a
     dim other than the last vectorizes too, with one max and one sum per inner position."""
@@ -223,7 +227,7 @@ def _forward_planes(x, out, log):
                     out[o, k, j] = out[o, k, j] * total[j]
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _backward_planes(grad, y, out, log):
     outer, n, inner = grad.shape
     total = np.empty(inner, np.float64)
@@ -253,7 +257,8 @@ def softmax_along(x: np.ndarray, dim: int, log: bool) -> np.ndarray:
     in ``x``'s dtype and C-contiguous."""
     parts = _split(x, dim)
     out = np.empty_like(parts)
-    (_forward_rows if parts.ndim == 2 else _forward_planes)(parts, out, log)
+    kernel = _forward_rows if parts.ndim == 2 else _forward_planes
+    run_slices(kernel, parts.shape[0], parts.size * WORK_PER_ELEMENT, (parts,), (out,), (log,))
     return out.reshape(x.shape)
 
 
@@ -262,5 +267,6 @@ def softmax_backward_along(grad: np.ndarray, y: np.ndarray, dim: int, log: bool)
     (same shape and float dtype, at least 1-d, not empty)."""
     g, r = _split(grad, dim), _split(y, dim)
     out = np.empty_like(g)
-    (_backward_rows if g.ndim == 2 else _backward_planes)(g, r, out, log)
+    kernel = _backward_rows if g.ndim == 2 else _backward_planes
+    run_slices(kernel, g.shape[0], g.size * WORK_PER_ELEMENT, (g, r), (out,), (log,))
     return out.reshape(grad.shape)

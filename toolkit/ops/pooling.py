@@ -77,11 +77,7 @@ def _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, name):
 
     lead = self.shape[:-2]
     planes = np.ascontiguousarray(self).reshape((-1,) + self.shape[-2:])
-    if p == (0, 0) and d == (1, 1) and (ho - 1) * s[0] + k[0] <= planes.shape[1] and \
-            (wo - 1) * s[1] + k[1] <= planes.shape[2]:
-        out, idx = kern.max_pool2d_fwd_inside(planes, k[0], k[1], s[0], s[1], ho, wo)
-    else:
-        out, idx = kern.max_pool2d_fwd(planes, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], ho, wo)
+    out, idx = kern.max_pool2d(planes, k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], ho, wo)
     return out.reshape(lead + (ho, wo)), idx.reshape(lead + (ho, wo))
 
 
@@ -136,12 +132,12 @@ define_max_pool_rules(2, max_pool2d, max_pool2d_with_indices, pool_shape)
     method=False, nondiff_args=("self", "indices"))
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     """Scatter-add the pooled gradient back to the input positions its maxima came from."""
-    from ._pool_numba import max_pool2d_bwd  # optional: numba, never loaded by import toolkit
+    from ._pool_numba import max_pool2d_backward  # optional: numba, never loaded by import toolkit
 
     h, w = self.shape[-2:]
     g = np.ascontiguousarray(grad_output, self.dtype).reshape(-1, grad_output.shape[-2] * grad_output.shape[-1])
     i = np.ascontiguousarray(indices).reshape(g.shape)
-    return max_pool2d_bwd(g, i, h * w).reshape(self.shape)
+    return max_pool2d_backward(g, i, h * w).reshape(self.shape)
 
 
 @max_pool2d_with_indices_backward.meta_rule

@@ -106,13 +106,13 @@ def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, pad
 
 def scatter_to_planes(grad_output, indices, shape, nd: int, dtype) -> np.ndarray:
     """Scatter-add ``grad_output`` into zeros of ``shape`` at flat indices within each ``nd``-d plane."""
-    from ._pool_numba import max_pool2d_bwd  # optional: numba, never loaded by import toolkit
+    from ._pool_numba import max_pool2d_backward  # optional: numba, never loaded by import toolkit
 
     plane = int(np.prod(shape[-nd:], dtype=np.int64))
     n = int(np.prod(grad_output.shape[-nd:], dtype=np.int64))
     g = np.ascontiguousarray(grad_output, dtype).reshape(-1, n)
     i = np.ascontiguousarray(indices, np.int64).reshape(g.shape)
-    return max_pool2d_bwd(g, i, plane).reshape(shape)
+    return max_pool2d_backward(g, i, plane).reshape(shape)
 
 
 def gather_from_planes(grad, indices, nd: int):
