@@ -30,6 +30,7 @@ TORCH_DTYPES = {
     toolkit.bool: torch.bool, toolkit.uint8: torch.uint8, toolkit.int8: torch.int8, toolkit.int16: torch.int16,
     toolkit.int32: torch.int32, toolkit.int64: torch.int64, toolkit.float16: torch.float16,
     toolkit.float32: torch.float32, toolkit.float64: torch.float64,
+    toolkit.complex64: torch.complex64, toolkit.complex128: torch.complex128,
 }
 
 # (rtol, atol) of torch.testing.assert_close, by dtype name; dtypes not listed (integers, bool) are exact.

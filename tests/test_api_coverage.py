@@ -42,8 +42,7 @@ QUANTIZED = re.compile(r"^(quantize_|dequantize$|q_|int_repr$|qscheme$|fake_quan
 SPARSE = re.compile(r"^(to_sparse|sparse_|coalesce$|is_coalesced$|indices$|values$|(c?col|crow|row)_indices$|"
                     r".*indices_copy$|values_copy$|to_dense$|dense_dim$|smm$|sspaddmm$|saddmm$|hspmm$|dsmm$|hsmm$|"
                     r"spmm$|is_sparse|resize_as_sparse_$)")
-COMPLEX = re.compile(r"^(complex$|polar$|view_as_real|view_as_complex|real$|imag$|angle$|conj|resolve_conj$|is_conj$|"
-                     r"cfloat$|cdouble$|chalf$)")
+COMPLEX = re.compile(r"^(conj_physical_$|chalf$)")
 FFT = re.compile(r"^(stft|istft)$")
 AUTOCAST = re.compile(r".*autocast")
 TORCHSCRIPT_INTERNALS = re.compile(r"^(import_ir_module.*|parse_ir|parse_schema|parse_type_comment|"

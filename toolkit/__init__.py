@@ -17,6 +17,10 @@ from ._core import dtypes as _dtypes
 from ._core.device import device
 from ._core.dtypes import (
     bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float,

@@ -133,6 +133,8 @@ class TensorConversions(TensorBase):
     float = _caster(_dt.float32, "float")
     double = _caster(_dt.float64, "double")
     half = _caster(_dt.float16, "half")
+    cfloat = _caster(_dt.complex64, "cfloat")
+    cdouble = _caster(_dt.complex128, "cdouble")
     long = _caster(_dt.int64, "long")
     int = _caster(_dt.int32, "int")
     short = _caster(_dt.int16, "short")
@@ -200,8 +202,28 @@ class TensorConversions(TensorBase):
         return self.transpose(-2, -1)
 
     def isreal(self):
-        """True where the imaginary part is zero: everywhere, for toolkit's real dtypes."""
+        """True where the imaginary part is zero (everywhere, for real dtypes)."""
+        if self.is_complex():
+            return api.eq(api.imag(self), 0)
         return api.ones_like(self, dtype=_dt.bool)
+
+    @property
+    def real(self):
+        """The real part, a view (``self`` itself viewed for real dtypes); assigning writes into it."""
+        return api.real(self)
+
+    @real.setter
+    def real(self, value) -> None:
+        api.real(self).copy_(value)
+
+    @property
+    def imag(self):
+        """The imaginary part, a view; real tensors have none (an error, as in PyTorch)."""
+        return api.imag(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        api.imag(self).copy_(value)
 
     def resolve_neg(self):
         """``self``: toolkit never holds a lazily negated view, so there is nothing to resolve."""

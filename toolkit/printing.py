@@ -122,6 +122,27 @@ class _Formatter:
         return (self.max_width - len(ret)) * " " + ret
 
 
+class _ComplexFormatter:
+    """Complex values print as ``real+imagj``, each part with its own formatter (chosen from all real parts and
+    all imaginary parts shown), as PyTorch prints them: ``tensor([1.+2.j, 3.-1.j])``."""
+
+    def __init__(self, values: np.ndarray):
+        self.real = _Formatter(values.real)
+        self.imag = _Formatter(values.imag)
+
+    def width(self) -> int:
+        return self.real.width() + self.imag.width() + 1
+
+    def format(self, value) -> str:
+        real = self.real.format(value.real)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
+def _formatter(values: np.ndarray):
+    return _ComplexFormatter(values) if values.dtype.kind == "c" else _Formatter(values)
+
+
 # ---------------------------------------------------------------------------------------------
 # Layout
 # ---------------------------------------------------------------------------------------------
@@ -173,7 +194,7 @@ def tensor_str(a: np.ndarray, indent: int) -> str:
     if a.size == 0:
         return "[]"
     summarize = a.size > PRINT_OPTS.threshold
-    fmt = _Formatter(_summarized_data(a) if summarize else a)
+    fmt = _formatter(_summarized_data(a) if summarize else a)
     return _tensor_str_with_formatter(a, indent, summarize, fmt)
 
 
@@ -214,7 +235,7 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(data.shape)}")
-        if d not in (default, _dt.int64, _dt.bool):
+        if d not in (default, _dt.int64, _dt.bool) and not (d.is_complex and d.to_real() is default):
             suffixes.append(f"dtype={d!r}")
         body = tensor_str(np.asarray(data), indent) if tensor_contents is None else tensor_contents
     if t.grad_fn is not None:

@@ -173,7 +173,7 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
         return self._data.dtype.kind == "f"
 
     def is_complex(self) -> bool:
-        return False
+        return self._data.dtype.kind == "c"
 
     def is_signed(self) -> bool:
         return self.dtype.is_signed
@@ -182,7 +182,8 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
         return False  # toolkit has no lazy negation bit: a negated tensor is computed
 
     def is_conj(self) -> bool:
-        return False  # nor a lazy conjugation bit (nor complex dtypes)
+        """Whether the conjugation bit is set (``conj()`` of a complex tensor; ``resolve_conj()`` clears it)."""
+        return self._extra is not None and self._extra.get("conj", False)
 
     def is_distributed(self) -> bool:
         return False
@@ -226,7 +227,7 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self._data.dtype.kind not in "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients, got {self.dtype}"
             )

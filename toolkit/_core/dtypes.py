@@ -22,7 +22,7 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == FLOAT
-        self.is_complex = False
+        self.is_complex = category == COMPLEX_CATEGORY
         self.is_signed = name not in ("bool", "uint8")
         self._rank = rank
         self._category = category
@@ -36,18 +36,31 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self) -> dtype:
-        return self
+        """The real dtype of a complex one's parts (``complex64`` -> ``float32``); any other dtype is itself."""
+        return _REAL_OF.get(self.name, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype whose parts are this floating dtype (``float32`` -> ``complex64``)."""
+        if self._category == COMPLEX_CATEGORY:
+            return self
+        if self.name == "float16":
+            raise TypeError("toolkit has no complex32 (ComplexHalf) dtype")
+        if self._category != FLOAT:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self.title}")
+        return complex64 if self.name == "float32" else complex128
 
     @property
     def is_integral(self) -> bool:
         return self._category == INT
 
 
-BOOL, INT, FLOAT = 0, 1, 2
+BOOL, INT, FLOAT, COMPLEX_CATEGORY = 0, 1, 2, 3
 _TITLES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-           "float16": "Half", "float32": "Float", "float64": "Double"}
+           "float16": "Half", "float32": "Float", "float64": "Double", "complex64": "ComplexFloat",
+           "complex128": "ComplexDouble"}
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-              "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double"}
+              "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 bool = dtype("bool", np.bool_, 0, BOOL)  # noqa: A001
 uint8 = dtype("uint8", np.uint8, 1, INT)
@@ -58,8 +71,14 @@ int64 = dtype("int64", np.int64, 4, INT)
 float16 = dtype("float16", np.float16, 5, FLOAT)
 float32 = dtype("float32", np.float32, 6, FLOAT)
 float64 = dtype("float64", np.float64, 7, FLOAT)
+complex64 = dtype("complex64", np.complex64, 10, COMPLEX_CATEGORY)
+complex128 = dtype("complex128", np.complex128, 11, COMPLEX_CATEGORY)
+_REAL_OF = {"complex64": float32, "complex128": float64}
 
+# The real dtypes; op families that accept complex say so, and ``COMPLEX`` lists those dtypes apart so
+# tests generated over ``ALL`` keep meaning "every real dtype".
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
+COMPLEX = (complex64, complex128)
 FLOATING = (float16, float32, float64)
 INTEGRAL = (uint8, int8, int16, int32, int64)
 
@@ -70,10 +89,13 @@ double = float64
 short = int16
 int = int32  # noqa: A001
 long = int64
+cfloat = complex64
+cdouble = complex128
 
-_NAMES = {d.name: d for d in ALL}
-_NAMES.update(half=half, float=float32, double=double, short=short, int=int32, long=long)
-FROM_NUMPY = {d.np: d for d in ALL}  # numpy dtype -> dtype, for hot paths that know the dtype is supported
+_NAMES = {d.name: d for d in ALL + COMPLEX}
+_NAMES.update(half=half, float=float32, double=double, short=short, int=int32, long=long, cfloat=cfloat,
+              cdouble=cdouble)
+FROM_NUMPY = {d.np: d for d in ALL + COMPLEX}  # numpy dtype -> dtype, for hot paths that know the dtype is supported
 
 _default_dtype = float32
 
@@ -118,7 +140,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
         return FROM_NUMPY[nd]
     raise TypeError(
         f"can't convert np.ndarray of type {nd}. The only supported types are: "
-        "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
     )
 
 
@@ -137,6 +159,8 @@ def as_dtype(d) -> dtype:
         return int64
     if d is builtins_bool:
         return bool
+    if d is builtins_complex:
+        return _default_dtype.to_complex()
     if isinstance(d, str):
         key = d[6:] if d.startswith("torch.") else d[8:] if d.startswith("toolkit.") else d
         if key in _NAMES:
@@ -153,12 +177,17 @@ import builtins as _builtins  # noqa: E402
 builtins_float = _builtins.float
 builtins_int = _builtins.int
 builtins_bool = _builtins.bool
+builtins_complex = _builtins.complex
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's ``promote_types``: the smallest dtype both can be cast to safely."""
     if a is b:
         return a
+    if a._category == COMPLEX_CATEGORY or b._category == COMPLEX_CATEGORY:
+        # the wider of the two parts' precisions, complex (float16 parts widen to complex64's)
+        real = promote_types(a.to_real(), b.to_real())
+        return complex128 if real is float64 else complex64
     return _PROMOTE[a._rank if a is not uint8 else 8][b._rank if b is not uint8 else 8]
 
 
@@ -192,7 +221,7 @@ _PROMOTE = _build_promote_table()
 
 
 def scalar_category(value) -> int:
-    """Category of a Python number: bool < int < float."""
+    """Category of a Python number: bool < int < float < complex."""
     t = type(value)
     if t is builtins_bool or t is np.bool_:
         return BOOL
@@ -200,22 +229,29 @@ def scalar_category(value) -> int:
         return INT
     if t is builtins_float or isinstance(value, np.floating):
         return FLOAT
-    if t is complex:
-        raise TypeError("complex numbers are not supported")
+    if t is builtins_complex or isinstance(value, np.complexfloating):
+        return COMPLEX_CATEGORY
     raise TypeError(f"expected a number, got {type(value).__name__}")
 
 
 def scalar_default_dtype(value) -> dtype:
-    """The dtype a Python scalar becomes as a tensor: bool, int64 or the default float dtype."""
+    """The dtype a Python scalar becomes as a tensor: bool, int64, the default float dtype or its complex."""
     c = scalar_category(value)
+    if c == COMPLEX_CATEGORY:
+        return _default_dtype.to_complex()
     return bool if c == BOOL else int64 if c == INT else _default_dtype
 
 
 def _combine_categories(higher, lower):
-    # c10's combine_categories: a lower tier wins only by being of a higher category.
+    # c10's combine_categories: a lower tier wins only by being of a higher category; a complex lower tier
+    # over a floating higher one keeps the higher one's precision.
     if higher is None:
         return lower
-    if lower is None or higher._category == FLOAT:
+    if lower is None or higher._category == COMPLEX_CATEGORY:
+        return higher
+    if lower._category == COMPLEX_CATEGORY:
+        return higher.to_complex() if higher._category == FLOAT else lower
+    if higher._category == FLOAT:
         return higher
     if higher is bool or lower._category == FLOAT:
         return promote_types(higher, lower)
@@ -225,7 +261,7 @@ def _combine_categories(higher, lower):
 def result_type_from(dims_dtypes, zero_dim_dtypes, scalar_values) -> dtype:
     """PyTorch's three-tier promotion: dimensioned tensors, then 0-dim tensors, then Python scalars.
 
-    A lower tier only affects the result when it is of a higher category (bool < int < float).
+    A lower tier only affects the result when it is of a higher category (bool < int < float < complex).
     """
     dim_r = None
     for d in dims_dtypes:

@@ -35,8 +35,6 @@ def _item_dtype(x) -> _dt.dtype:
     if isinstance(x, TensorBase):
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype.kind == "c":
-            raise TypeError("tensor(): complex numbers are not supported")
         return _dt.from_numpy_dtype(x.dtype)
     if isinstance(x, bool):
         return _dt.bool
@@ -45,7 +43,7 @@ def _item_dtype(x) -> _dt.dtype:
     if isinstance(x, float):
         return _dt.get_default_dtype()
     if isinstance(x, complex):
-        raise TypeError("tensor(): complex numbers are not supported")
+        return _dt.get_default_dtype().to_complex()
     raise TypeError(f"tensor(): Could not infer dtype of {type(x).__name__}")
 
 
@@ -57,11 +55,11 @@ def _scan_kind(data) -> str:
         if isinstance(x, TensorBase):
             seen_any = True
             k = x._data.dtype.kind
-            kind = _max_kind(kind, "f" if k == "f" else "i" if k in "iu" else "b")
+            kind = _max_kind(kind, k if k in "fc" else "i" if k in "iu" else "b")
         elif isinstance(x, np.ndarray):
             seen_any = True
             k = x.dtype.kind
-            kind = _max_kind(kind, "f" if k == "f" else "i" if k in "iu" else "b")
+            kind = _max_kind(kind, k if k in "fc" else "i" if k in "iu" else "b")
         elif isinstance(x, (list, tuple)):
             stack.extend(x)
         elif isinstance(x, (bool, np.bool_)):
@@ -71,16 +69,17 @@ def _scan_kind(data) -> str:
             kind = _max_kind(kind, "i")
         elif isinstance(x, (float, np.floating)):
             seen_any = True
-            kind = "f"
-        elif isinstance(x, complex):
-            raise TypeError("tensor(): complex numbers are not supported")
+            kind = _max_kind(kind, "f")
+        elif isinstance(x, (complex, np.complexfloating)):
+            seen_any = True
+            kind = "c"
         else:
             raise TypeError(f"tensor(): Could not infer dtype of {type(x).__name__}")
     return kind if seen_any else "f"
 
 
 def _max_kind(a: str, b: str) -> str:
-    order = "bif"
+    order = "bifc"
     return a if order.index(a) >= order.index(b) else b
 
 
@@ -90,7 +89,7 @@ def to_array(data, dtype: _dt.dtype) -> np.ndarray:
     if isinstance(data, (list, tuple)):
         data = _unwrap_nested(data)
     try:
-        if dtype.is_floating_point or not _has_float(data):
+        if dtype.is_floating_point or dtype.is_complex or not _has_float(data):
             arr = np.array(data, dtype=dtype.np)
         else:
             if dtype is not _dt.bool:
@@ -127,7 +126,7 @@ def _check_ints(data, dtype: _dt.dtype) -> None:
 
 
 def _has_float(data) -> bool:
-    return _scan_kind(data) == "f"
+    return _scan_kind(data) in "fc"
 
 
 def _unwrap_nested(data):

@@ -15,7 +15,8 @@ DTYPES = {
     "IntTensor": _dt.int32, "ShortTensor": _dt.int16, "CharTensor": _dt.int8, "ByteTensor": _dt.uint8,
     "BoolTensor": _dt.bool,
 }
-_BY_DTYPE = {**{d.name: name for name, d in DTYPES.items()}, "bfloat16": "BFloat16Tensor"}
+_BY_DTYPE = {**{d.name: name for name, d in DTYPES.items()}, "bfloat16": "BFloat16Tensor",
+             "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
 
 
 def legacy_type_name(t) -> str:

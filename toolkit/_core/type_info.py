@@ -67,9 +67,10 @@ class finfo(_Info):  # noqa: N801  (PyTorch's name)
 
     def __init__(self, *args, **kwargs) -> None:
         d = _given_dtype("finfo", args, kwargs, optional=True)
-        if not d.is_floating_point:
+        if not (d.is_floating_point or d.is_complex):
             raise TypeError("toolkit.finfo() requires a floating point input type. Use toolkit.iinfo to handle "
                             "'toolkit.finfo'")
+        d = d.to_real()  # a complex dtype's limits are its parts' (PyTorch reports them so)
         info = np.finfo(d.np)
         self._freeze(bits=int(info.bits), eps=float(info.eps), max=float(info.max), min=float(info.min),
                      tiny=float(info.tiny), smallest_normal=float(info.smallest_normal),

@@ -214,7 +214,7 @@ class Function(metaclass=FunctionMeta):
         ctx._arg_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         ctx.next_functions = tuple(gradient_edge(a) for a in tensor_args)
         ctx._input_meta = tuple(
-            (a._data.shape, a.dtype) if a._data.dtype.kind == "f" else None for a in tensor_args
+            (a._data.shape, a.dtype) if a._data.dtype.kind in "fc" else None for a in tensor_args
         )
         return _wrap_outputs(ctx, tensor_args, output)
 
@@ -239,8 +239,8 @@ def _wrap_outputs(ctx: BackwardCFunction, inputs: list, output):
             t = wrap(o._data, o._storage)  # returned unchanged: an alias with its own history
         else:
             t = o
-        differentiable = id(o) not in non_diff and o._data.dtype.kind == "f"
-        metas.append((o._data.shape, o.dtype) if o._data.dtype.kind == "f" else None)
+        differentiable = id(o) not in non_diff and o._data.dtype.kind in "fc"
+        metas.append((o._data.shape, o.dtype) if o._data.dtype.kind in "fc" else None)
         if differentiable:
             t.grad_fn = ctx
             t._requires_grad = True
@@ -283,7 +283,7 @@ def once_differentiable(fn):
         single = not isinstance(outputs, tuple)
         res = []
         for o in (outputs,) if single else outputs:
-            if isinstance(o, Tensor) and o._data.dtype.kind == "f":
+            if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
                 o = wrap(o._data, o._storage)
                 o.grad_fn = err
                 o._requires_grad = True

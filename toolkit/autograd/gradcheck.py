@@ -3,7 +3,12 @@
 They compare the vector-Jacobian products autograd computes with central
 finite differences, one input element at a time (slow mode), or along one
 random direction (``fast_mode=True``). Inputs that require grad should be
-float64: finite differences in float32 are too coarse.
+float64 (or complex128): finite differences in float32 are too coarse.
+
+Complex inputs and outputs are checked as PyTorch checks them, as pairs of real
+numbers: each complex input element is perturbed along its real and its
+imaginary part, each complex output contributes its real and imaginary parts,
+and autograd's gradient ``dL/dx + i dL/dy`` gives the two rows of an element.
 """
 
 from __future__ import annotations
@@ -40,7 +45,18 @@ def _flat_outputs(out) -> list:
 
 
 def _diff_outputs(out) -> list:
-    return [o for o in _flat_outputs(out) if o.is_floating_point()]
+    return [o for o in _flat_outputs(out) if o.is_floating_point() or o.is_complex()]
+
+
+def _realified(a: np.ndarray) -> np.ndarray:
+    """``a`` as float64 numbers, a complex element as its (real, imaginary) pair, flattened."""
+    if a.dtype.kind == "c":
+        return np.stack([a.real, a.imag], -1).astype(np.float64).ravel()
+    return a.astype(np.float64, copy=False).ravel()
+
+
+def _real_size(t: Tensor) -> int:
+    return t.numel() * (2 if t._data.dtype.kind == "c" else 1)
 
 
 def _mat(a: np.ndarray) -> Tensor:
@@ -62,7 +78,7 @@ def _check_inputs(inputs: tuple) -> list:
         )
     for i in diff:
         t = inputs[i]
-        if t.dtype.name != "float64":
+        if t.dtype.name not in ("float64", "complex128"):
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point or complex. This check "
                 "will likely fail if all the inputs are not of double precision floating point or complex. ",
@@ -82,7 +98,7 @@ def _outputs_flat64(fn, inputs) -> np.ndarray:
     outs = _diff_outputs(fn(*inputs))
     if not outs:
         return np.zeros(0)
-    return np.concatenate([o._data.astype(np.float64, copy=False).ravel() for o in outs])
+    return np.concatenate([_realified(o._data) for o in outs])
 
 
 def _numerical_jacobians(fn, inputs, diff: list, eps: float) -> list:
@@ -90,14 +106,16 @@ def _numerical_jacobians(fn, inputs, diff: list, eps: float) -> list:
     jacs = []
     for i in diff:
         a = inputs[i]._data
-        n = a.size
+        steps = (eps, 1j * eps) if a.dtype.kind == "c" else (eps,)
+        n = a.size * len(steps)
         rows = None
         for k in range(n):
-            idx = np.unravel_index(k, a.shape)
+            idx = np.unravel_index(k // len(steps), a.shape)
+            step = steps[k % len(steps)]
             orig = a[idx].item()
-            a[idx] = orig - eps
+            a[idx] = orig - step
             minus = _outputs_flat64(fn, inputs)
-            a[idx] = orig + eps
+            a[idx] = orig + step
             plus = _outputs_flat64(fn, inputs)
             a[idx] = orig
             if rows is None:
@@ -117,18 +135,19 @@ def _vjp(outs: list, inputs: list, cotangents: list) -> list:
 
 def _analytical_jacobians(outs: list, diff_inputs: list, raise_exception: bool) -> list | None:
     """Per differentiable input, the (input numel, total output numel) matrix, one vjp per output element."""
-    sizes = [o.numel() for o in outs]
+    sizes = [_real_size(o) for o in outs]
     total = sum(sizes)
-    jacs = [np.zeros((t.numel(), total)) for t in diff_inputs]
+    jacs = [np.zeros((_real_size(t), total)) for t in diff_inputs]
     col = 0
     zeros = [np.zeros(o._data.shape, dtype=o._data.dtype) for o in outs]
     for oi in range(len(outs)):
+        parts = (1, 1j) if outs[oi]._data.dtype.kind == "c" else (1,)
         for k in range(sizes[oi]):
             cot = []
             for oj, z in enumerate(zeros):
                 if oj == oi:
                     c = z.copy()
-                    c.reshape(-1)[k] = 1
+                    c.reshape(-1)[k // len(parts)] = parts[k % len(parts)]
                     cot.append(wrap(c, None))
                 else:
                     cot.append(wrap(z, None))
@@ -142,7 +161,7 @@ def _analytical_jacobians(outs: list, diff_inputs: list, raise_exception: bool) 
                 if g.dtype is not t.dtype:
                     _fail(raise_exception, "Gradient has dtype mismatch")
                     return None
-                jacs[j][:, col] = g._data.astype(np.float64, copy=False).ravel()
+                jacs[j][:, col] = _realified(g._data)
             col += 1
     return jacs
 
@@ -204,7 +223,7 @@ def gradcheck(
     if not check_backward_ad:
         return True
     outs_all = _flat_outputs(func(*inputs))
-    outs = [o for o in outs_all if o.is_floating_point()]
+    outs = [o for o in outs_all if o.is_floating_point() or o.is_complex()]
     diff_inputs = [inputs[i] for i in diff]
     if not outs:
         return True
@@ -221,7 +240,7 @@ def gradcheck(
 
 def _slow_check(func, inputs, diff, outs, eps, atol, rtol, nondet_tol, raise_exception) -> bool:
     diff_inputs = [inputs[i] for i in diff]
-    sizes = [o.numel() for o in outs]
+    sizes = [_real_size(o) for o in outs]
     numerical = _numerical_jacobians(func, inputs, diff, eps)
     analytical = _analytical_jacobians(outs, diff_inputs, raise_exception)
     if analytical is None:
@@ -246,13 +265,13 @@ def _fast_check(func, inputs, diff, outs, eps, atol, rtol, raise_exception) -> b
     """One random direction ``u`` per input and cotangent ``v``: compare ``v . J u`` numerically and analytically."""
     rng = np.random.default_rng(0)
     diff_inputs = [inputs[i] for i in diff]
-    vs = [rng.uniform(-1, 1, o._data.shape) for o in outs]
-    v_flat = np.concatenate([v.ravel() for v in vs])
+    vs = [_random_like(rng, o._data) for o in outs]
+    v_flat = np.concatenate([_realified(v) for v in vs])
     cots = [wrap(v.astype(o._data.dtype), None) for v, o in zip(vs, outs)]
     grads = _vjp(outs, diff_inputs, cots)
     for j, i in enumerate(diff):
         a = inputs[i]._data
-        u = rng.uniform(-1, 1, a.shape)
+        u = _random_like(rng, a)
         orig = a.copy()
         a[...] = orig - eps * u
         minus = _outputs_flat64(func, inputs)
@@ -261,7 +280,7 @@ def _fast_check(func, inputs, diff, outs, eps, atol, rtol, raise_exception) -> b
         a[...] = orig
         num = float(((plus - minus) / (2 * eps)) @ v_flat)
         g = grads[j]
-        ana = 0.0 if g is None else float(np.sum(g._data.astype(np.float64) * u))
+        ana = 0.0 if g is None else float(_realified(g._data) @ _realified(u))
         if not np.isclose(ana, num, rtol=rtol, atol=atol):
             msg = (f"Jacobian mismatch for output 0 with respect to input {i},\nnumerical:{num}\nanalytical:{ana}\n\n"
                    "The above quantities relating the numerical and analytical jacobians are computed \nin fast mode. "
@@ -271,6 +290,12 @@ def _fast_check(func, inputs, diff, outs, eps, atol, rtol, raise_exception) -> b
             msg += f"Numerical:\n {_mat(n)}\nAnalytical:\n{_mat(an[0]) if an else None}\n"
             return _fail(raise_exception, msg)
     return True
+
+
+def _random_like(rng, a: np.ndarray) -> np.ndarray:
+    """A random direction shaped like ``a``: complex where ``a`` is (both parts random)."""
+    u = rng.uniform(-1, 1, a.shape)
+    return u + 1j * rng.uniform(-1, 1, a.shape) if a.dtype.kind == "c" else u
 
 
 def gradgradcheck(

@@ -171,7 +171,10 @@ class OpNode(Node):
             g = grads[0]
         else:
             g = tuple(self._zeros_for(i) if gi is None else gi for i, gi in enumerate(grads))
-        res = op.derivative(g, **kwargs)
+        if op.holomorphic_rule and _any_complex(g):
+            res = _conjugated(op.derivative(_conjugated(g), **kwargs))
+        else:
+            res = op.derivative(g, **kwargs)
         if type(res) is not tuple and (
                 not isinstance(res, (tuple, list)) or (len(op.diff_args) == 1 and isinstance(res, list))):
             res = (res,)
@@ -197,6 +200,8 @@ class OpNode(Node):
                     r = r.sum_to_size(shape) if r._data.ndim >= len(shape) else r.expand(shape)
                 rdt = r._data.dtype
                 if rdt is not dt.np and rdt != dt.np:
+                    if rdt.kind == "c" and not dt.is_complex:
+                        r = api.real(r)  # a real input's gradient is the real part (PyTorch's rule)
                     r = r.to(dt)
             out.append(r)
         if len(out) < len(self._input_meta):
@@ -229,6 +234,21 @@ class OpNode(Node):
             if self._had_saved and self._saved is None:
                 raise RuntimeError(FREED_MESSAGE)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def _any_complex(g) -> bool:
+    if isinstance(g, tuple):
+        return any(_any_complex(e) for e in g)
+    return isinstance(g, Tensor) and g._data.dtype.kind == "c"
+
+
+def _conjugated(v):
+    """``v`` with every complex tensor in it conjugated (tuples and lists of gradients too)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_conjugated(e) for e in v)
+    if isinstance(v, Tensor) and v._data.dtype.kind == "c":
+        return api.conj_physical(v)
+    return v
 
 
 _node_classes: dict = {}

@@ -25,7 +25,7 @@ from .views import multi_output, regenerate_view_history
 
 
 def _is_diff_dtype(a) -> bool:
-    return a.dtype.kind == "f"
+    return a.dtype.kind in "fc"
 
 
 _save_plans: dict = {}
@@ -130,8 +130,9 @@ def _edge(e: Tensor) -> tuple:
 
 
 def _meta(a) -> tuple | None:
-    """What the engine checks a gradient against: shape and dtype, for floating inputs and outputs only."""
-    return (a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind == "f" else None
+    """What the engine checks a gradient against: shape and dtype, for floating and complex inputs and outputs
+    only."""
+    return (a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind in "fc" else None
 
 
 def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
@@ -149,7 +150,7 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
                 needs.append(True)
             edges.append(edge)
             a = v._data
-            metas.append((a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind == "f" else None)  # _meta, inlined
+            metas.append((a.shape, FROM_NUMPY[a.dtype]) if a.dtype.kind in "fc" else None)  # _meta, inlined
         elif isinstance(v, list):
             for e in v:
                 if type(e) is Tensor or isinstance(e, Tensor):
@@ -219,7 +220,7 @@ def record(op, bound: list, outputs, saved_self) -> None:
         node = _make_node(op, bound, (outputs,), saved_self)
         if op.kind is R.VIEW:
             node._view_version = outputs._storage.version
-        if outputs._data.dtype.kind == "f":
+        if outputs._data.dtype.kind in "fc":
             outputs.grad_fn = node
             outputs._requires_grad = True
             outputs._output_nr = 0

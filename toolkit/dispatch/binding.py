@@ -15,7 +15,7 @@ from .._core.device import as_device
 from ..ops.registry import OpDef
 from ..tensor import Tensor
 
-NUMBER = (int, float, bool, np.number, np.bool_)
+NUMBER = (int, float, bool, complex, np.number, np.bool_)
 
 
 class _BindError(TypeError):

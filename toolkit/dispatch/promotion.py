@@ -59,10 +59,12 @@ def promotion_for(op: OpDef, dims: list, zeros: list, scalars: list, policy: str
         op.check_dtypes(dims + zeros + [_dt.scalar_default_dtype(v) for v in scalars])
     common = _dt.result_type_from(dims, zeros, scalars)
     p = op.promotion if policy is None else policy
-    if p == R.PROMOTE_INT_TO_FLOAT:
-        if not common.is_floating_point:
+    if p == R.PROMOTE_INT_TO_FLOAT or p == R.PROMOTE_INT_TO_FLOAT_REAL:
+        if not (common.is_floating_point or common.is_complex):
             common = _dt.get_default_dtype()
-        return common, common
+        return common, (common.to_real() if p == R.PROMOTE_INT_TO_FLOAT_REAL else common)
+    if p == R.PROMOTE_COMPLEX_TO_FLOAT:
+        return common, common.to_real()
     if p == R.PROMOTE_BOOL_OUT:
         return common, _dt.bool
     if p == R.PROMOTE_ALWAYS_BOOL:
@@ -90,6 +92,8 @@ def promoted_arrays(op: OpDef, bound: list, compute):
 def scalar_as(v, d):
     if d is _dt.bool:
         return bool(v)
+    if d.is_complex:
+        return complex(v)
     if d.is_floating_point:
         return float(v)
     if isinstance(v, float):

@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     batch_norm_parts,
     combinatorics,
     comparison,
+    complex_ops,
     conv,
     conversion,
     covariance,
@@ -92,3 +93,5 @@ from . import (  # noqa: F401
     windows,
 )
 from .registry import all_ops, get, op  # noqa: F401
+
+complex_ops.refuse_complex()  # once every family has registered its ops

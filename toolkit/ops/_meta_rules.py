@@ -41,8 +41,11 @@ def elementwise_meta(op, *bound):
         op.check_dtypes(dims + zeros + [_dt.scalar_default_dtype(v) for v in scalars])
     common = _dt.result_type_from(dims, zeros, scalars)
     p = op.promotion_of(bound)
-    if p == R.PROMOTE_INT_TO_FLOAT and not common.is_floating_point:
+    if p in (R.PROMOTE_INT_TO_FLOAT, R.PROMOTE_INT_TO_FLOAT_REAL) and not (common.is_floating_point
+                                                                            or common.is_complex):
         common = _dt.get_default_dtype()
+    if p in (R.PROMOTE_COMPLEX_TO_FLOAT, R.PROMOTE_INT_TO_FLOAT_REAL):
+        common = common.to_real()
     elif p in (R.PROMOTE_BOOL_OUT, R.PROMOTE_ALWAYS_BOOL):
         common = _dt.bool
     return TensorMeta(acc, common, device)

@@ -20,7 +20,16 @@ from .._core.meta import TensorMeta
 from ..backends.cpu import map_kernel
 from . import _flops
 from ._meta_rules import elementwise_meta
-from .registry import ELEMENTWISE, PROMOTE_DEFAULT, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, VIEW, get, op
+from .registry import (
+    ELEMENTWISE,
+    PROMOTE_COMPLEX_TO_FLOAT,
+    PROMOTE_DEFAULT,
+    PROMOTE_INT_TO_FLOAT,
+    PROMOTE_NONE,
+    VIEW,
+    get,
+    op,
+)
 
 
 def not_implemented(op_name: str, kernel: str, dtype) -> NotImplementedError:
@@ -282,7 +291,8 @@ def _(self):
     return TensorMeta(self.shape, self.dtype, self.device)
 
 
-@op("abs(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact", formula="abs(self)", inplace=True, dunders=("abs",))
+@op("abs(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact", formula="abs(self)", inplace=True, dunders=("abs",),
+    promotion=PROMOTE_COMPLEX_TO_FLOAT)
 def absolute(self):
     """Absolute value, keeping integer dtypes (``abs(-128)`` stays ``-128`` in int8, as in PyTorch)."""
     if self.dtype == np.bool_:
@@ -293,9 +303,9 @@ def absolute(self):
 reject_dtypes(absolute, "abs_cpu")
 
 
-@absolute.grad
+@absolute.wirtinger_grad
 def _(grad, self):
-    return grad * self.sign()
+    return grad * self.sgn()  # sign(x) for reals, z / |z| for complex
 
 
 @op("sign(Tensor self) -> Tensor", kind=ELEMENTWISE, out="exact",

@@ -169,7 +169,7 @@ def _(rng):
 def vdot(self, other):
     """Inner product of two 1-D tensors, conjugating the first (the same as ``dot`` for real tensors)."""
     _check_dot(self, other, "vdot")
-    return np.asarray(np.dot(self, other))
+    return np.asarray(np.vdot(self, other))
 
 
 @vdot.meta_rule
@@ -177,9 +177,10 @@ def _(self, other):
     return _meta(_check_dot(self, other, "vdot"), self)
 
 
-@vdot.grad
+@vdot.wirtinger_grad
 def _(grad, self, other, needs_input_grad):
-    return (grad * other if needs_input_grad[0] else None), (grad * self if needs_input_grad[1] else None)
+    # conj(self) . other: antilinear in self, linear in other
+    return (grad.conj() * other if needs_input_grad[0] else None), (grad * self if needs_input_grad[1] else None)
 
 
 @vdot.sample_inputs

@@ -71,6 +71,7 @@ def alias(d: OpDef, name: str, schema: str | None = None, doc: str | None = None
     )(d.kernels["cpu"])
     if d.derivative is not None:
         a.grad(d.derivative)
+        a.holomorphic_rule = d.holomorphic_rule
     if d.meta is not None:
         a.meta_rule(d.meta)
     # Samples are often attached after the alias is made; those using arguments the alias lacks are left out.
@@ -149,6 +150,15 @@ negative = alias(neg, "negative")
 absolute_alias = alias(absolute, "absolute")
 fix = alias(trunc, "fix")
 sgn = alias(sign, "sgn", doc="The sign of each element: ``sign`` for real dtypes (bool and integers keep their dtype).")
+
+
+@sgn.wirtinger_grad
+def _(grad, self, result):
+    # sgn(z) = z / |z| keeps only the gradient's part across the unit circle: i Im(grad conj(s)) s / |z|
+    if not self.is_complex():
+        return grad * 0
+    a = self.abs()
+    return ((grad - (grad * result.conj()).real * result) / a).masked_fill(a == 0, 0)
 
 
 # ----------------------------------------------------------------------------- division and modulo
@@ -245,7 +255,7 @@ def _lerp_check(self_dtype, end_dtype, weight_dtype, weight_ndim) -> None:
     if weight_dtype is not None and weight_ndim and weight_dtype != self_dtype:
         raise RuntimeError(f"lerp: expected dtype {_dt.cpp_name(self_dtype)} for `weight` but got dtype "
                            f"{_dt.cpp_name(weight_dtype)}")
-    if self_dtype.name not in ("float16", "float32", "float64"):
+    if self_dtype.name not in ("float16", "float32", "float64", "complex64", "complex128"):
         kernel = "lerp_kernel_scalar" if weight_dtype is None else "lerp_kernel_tensor"
         raise not_implemented("lerp", kernel, self_dtype)
 

@@ -37,7 +37,7 @@ def int_to_long(d, dtype=None):
     """The accumulation dtype of sum/prod/cumsum: an explicit ``dtype``, else int64 for integers and bool."""
     if dtype is not None:
         return dtype
-    return d if d.is_floating_point else _dt.int64
+    return d if d.is_floating_point or d.is_complex else _dt.int64
 
 
 def restore_dims(grad, shape, dim, keepdim):
@@ -171,7 +171,7 @@ def _mean_dtype_error(d) -> RuntimeError:
     out="cast", full_reduction="mean")
 def mean(self, dim=None, keepdim=False, dtype=None):
     """Arithmetic mean; like PyTorch it refuses integer inputs unless a float ``dtype`` is given."""
-    if dtype is None and self.dtype.kind not in "f":
+    if dtype is None and self.dtype.kind not in "fc":
         raise _mean_dtype_error(self.dtype)
     out_dtype = dtype.np if dtype is not None else self.dtype
     ax = axes(dim, self.ndim, "mean")
@@ -189,7 +189,7 @@ def mean(self, dim=None, keepdim=False, dtype=None):
 
 @mean.meta_rule
 def _(self, dim=None, keepdim=False, dtype=None):
-    if dtype is None and not self.dtype.is_floating_point:
+    if dtype is None and not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise _mean_dtype_error(self.dtype)
     return reduce_meta(self, dim, keepdim, dtype or self.dtype, "mean")
 
@@ -279,11 +279,11 @@ def _(rng):
 def logsumexp(self, dim, keepdim=False):
     """``log(sum(exp(x)))`` computed stably (the max is subtracted first); integers give float."""
     ax = axes(dim, self.ndim, "logsumexp")
-    x = self if self.dtype.kind == "f" else self.astype(_dt.get_default_dtype().np)
+    x = self if self.dtype.kind in "fc" else self.astype(_dt.get_default_dtype().np)
     if x.size == 0:
         with np.errstate(divide="ignore"):
             return np.log(np.sum(np.exp(x), axis=ax, keepdims=keepdim))
-    m = np.max(x, axis=ax, keepdims=True)
+    m = np.max(x.real, axis=ax, keepdims=True)  # complex: shifting by the largest real part keeps exp finite
     m = np.where(np.isfinite(m), m, 0).astype(x.dtype)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         s = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
@@ -292,7 +292,7 @@ def logsumexp(self, dim, keepdim=False):
 
 @logsumexp.meta_rule
 def _(self, dim, keepdim=False):
-    d = self.dtype if self.dtype.is_floating_point else _dt.get_default_dtype()
+    d = self.dtype if self.dtype.is_floating_point or self.dtype.is_complex else _dt.get_default_dtype()
     return reduce_meta(self, dim, keepdim, d, "logsumexp")
 
 

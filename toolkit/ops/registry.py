@@ -49,6 +49,8 @@ PROMOTE_INT_TO_FLOAT = "int_to_float"  # integers and bool compute in the defaul
 PROMOTE_BOOL_OUT = "bool_out"  # common dtype in, bool out (comparisons)
 PROMOTE_ALWAYS_BOOL = "always_bool"  # inputs as bool, bool out (logical ops)
 PROMOTE_NONE = "none"  # the kernel handles dtypes itself
+PROMOTE_COMPLEX_TO_FLOAT = "complex_to_float"  # common dtype in, its real dtype out (``abs`` of complex)
+PROMOTE_INT_TO_FLOAT_REAL = "int_to_float_real"  # int_to_float in, the real dtype out (``angle``)
 
 # Autocast policies (PyTorch's autocast op lists): what ``toolkit.autocast`` does to an op's floating inputs.
 AUTOCAST_POLICIES = ("lower", "fp32", "promote")  # to the autocast dtype, to float32, to the widest of them
@@ -171,6 +173,11 @@ class OpDef:
         self.meta = None
         self.specializer = None  # see ``specialize``
         self.derivative = None
+        # Whether the derivative is written as for real inputs with complex-analytic factors (``grad * other``
+        # for ``mul``): on complex gradients the engine then applies it as ``conj(rule(conj(grad)))``, which
+        # is PyTorch's conjugate Wirtinger gradient. ``wirtinger_grad`` attaches a rule that is written in
+        # that convention itself (``abs``, ``real``, ``angle``: functions that are not complex-analytic).
+        self.holomorphic_rule = True
         self.saved_names: tuple = ()
         self.wants_needs_input_grad = False
         self.samples = None
@@ -237,6 +244,15 @@ class OpDef:
     def grad(self, fn: Callable) -> Callable:
         return self.derivative_rule(fn)
 
+    def wirtinger_grad(self, fn: Callable) -> Callable:
+        """Attach a derivative that gives PyTorch's complex gradient itself (the conjugate Wirtinger
+        derivative ``dL/dx + i dL/dy``), for ops that are not complex-analytic (``abs``, ``real``, ``conj``)."""
+        self.derivative_rule(fn)
+        self.holomorphic_rule = False
+        if self.inplace_variant is not None:
+            self.inplace_variant.holomorphic_rule = False
+        return fn
+
     def meta_rule(self, fn: Callable) -> Callable:
         """Attach the meta rule: from input metadata to output ``TensorMeta`` (no data touched)."""
         self.meta = fn
@@ -269,6 +285,7 @@ class OpDef:
 
     def _copy_autograd_from(self, other: OpDef) -> None:
         self.derivative = other.derivative
+        self.holomorphic_rule = other.holomorphic_rule
         self.saved_names = other.saved_names
         self.wants_needs_input_grad = other.wants_needs_input_grad
 

@@ -144,7 +144,7 @@ _BINARY_OPERATORS = frozenset((
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift",
     "eq", "ne", "lt", "le", "gt", "ge",
 ))
-_OPERANDS = (int, float, bool, np.number, np.bool_)
+_OPERANDS = (int, float, bool, complex, np.number, np.bool_)
 
 
 def _binary(cls: type, qualname: str, name: str, ops: list):
