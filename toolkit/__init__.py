@@ -9,7 +9,13 @@ from __future__ import annotations
 import operator as _operator
 import warnings as _warnings
 
-from . import autograd, cuda, linalg, random
+from . import (
+    autograd,
+    cuda,
+    linalg,
+    random,
+    special,  # toolkit.special: torch.special's functions
+)
 from . import dispatch as _dispatch  # plugs itself in below: ops reach it through ops.runtime
 from . import factories as _factories
 from . import ops as _ops  # registers every op

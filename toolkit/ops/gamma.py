@@ -92,7 +92,7 @@ i0 = float_unary("i0", lambda a: formula_kernel("i0")(a), "bessel_i0(self)",
 
 
 @op("special_i1(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="bessel_i1(self)", promotion=PROMOTE_INT_TO_FLOAT,
-    method=False, function=False)
+    method=False, function="i1", namespace="special")
 def special_i1(self):
     """The modified Bessel function of the first kind of order 1 (``torch.special.i1``): the derivative of i0."""
     return formula_kernel("special_i1")(self)
