@@ -39,9 +39,9 @@ import toolkit.nn.functional as TF  # noqa: E402
 OTHER_BACKEND = re.compile(r"^(fbgemm_|miopen_|mkldnn_|cudnn_|to_mkldnn$|is_mkldnn$)")
 QUANTIZED = re.compile(r"^(quantize_|dequantize$|q_|int_repr$|qscheme$|fake_quantize_|fused_moving_avg_obs_fake_quant$"
                        r"|choose_qparams|quantized_|empty_quantized$)")
-SPARSE = re.compile(r"^(to_sparse|sparse_|coalesce$|is_coalesced$|indices$|values$|(c?col|crow|row)_indices$|"
-                    r".*indices_copy$|values_copy$|to_dense$|dense_dim$|smm$|sspaddmm$|saddmm$|hspmm$|dsmm$|hsmm$|"
-                    r"spmm$|is_sparse|resize_as_sparse_$)")
+SPARSE = re.compile(r"^(to_sparse_(csc|bsr|bsc)$|sparse_(?!coo_tensor$|csr_tensor$|dim$)|(c?col|crow|row)_indices$|"
+                    r".*indices_copy$|values_copy$|sspaddmm$|saddmm$|hspmm$|dsmm$|hsmm$|"
+                    r"resize_as_sparse_$)")
 COMPLEX = re.compile(r"^(conj_physical_$|chalf$)")
 FFT = re.compile(r"^(stft|istft)$")
 AUTOCAST = re.compile(r".*autocast")

@@ -130,6 +130,7 @@ from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
 from .functional import cdist, tensordot  # noqa: E402  (torch.functional's, over aten::cdist / aten::tensordot)
 from .jit import fork, wait  # noqa: E402  (torch.fork and torch.wait are torch.jit's)
 from .serialization import *  # noqa: E402, F403
+from .sparse import hspmm, smm, sparse_coo_tensor, sparse_csr_tensor, spmm  # noqa: E402  (sparse COO tensors: toolkit.sparse)
 
 _compile_noted = False
 

@@ -29,6 +29,7 @@ from ._core.storage import Storage, TypedStorage, legacy_storage_class
 from ._core.tensor_base import TensorBase
 from .ops import api
 from .ops import runtime as _runtime
+from .ops import sparse_coo as _sparse
 
 
 def _parse_to(args, kwargs):
@@ -88,10 +89,48 @@ def _new(factory, name: str):
     return new
 
 
+def _refused(message: str, error: type = RuntimeError):
+    """A sparse-only method on a strided tensor: PyTorch's error for it."""
+    def method(self, *args, **kwargs):
+        raise error(message)
+
+    return method
+
+
 class TensorConversions(TensorBase):
     """Conversions (``to``, ``type``, ``float``...), ``new_*`` constructors, ``T``/``mT``, DLPack export."""
 
     __slots__ = ()
+
+    def to_sparse(self, *args, **kwargs):
+        """The sparse COO tensor of this strided one's nonzero entries (``toolkit.sparse``)."""
+        return _sparse.CONVERSIONS["to_sparse"](self, *args, **kwargs)
+
+    to_sparse_coo = to_sparse
+
+    def to_sparse_csr(self, dense_dim=None):
+        """The sparse CSR matrix of this strided 2-D one's nonzero entries (``toolkit.sparse``)."""
+        return _sparse.CONVERSIONS["to_sparse_csr"](self, dense_dim)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """A strided tensor is its own dense form (converted to ``dtype`` when given)."""
+        return self if dtype is None else self.to(dtype)
+
+    # The sparse-only queries on a strided tensor: its sparse and dense dims, or PyTorch's refusal.
+    def sparse_dim(self) -> int:
+        return 0
+
+    def dense_dim(self) -> int:
+        return self.dim()
+
+    coalesce = _refused("coalesce expected sparse coordinate tensor layout but got Strided")
+    is_coalesced = _refused("is_coalesced expected sparse coordinate tensor layout but got Strided")
+    indices = _refused("indices expected sparse coordinate tensor layout but got Strided")
+    values = _refused("values expected sparse tensor layout but got Strided")
+    smm = _refused("tensor.sspaddmm(...) can only be called on sparse tensors")
+    _nnz = _refused("Could not run 'aten::_nnz' with arguments from the 'CPU' backend.", NotImplementedError)
+    _indices = _refused("Could not run 'aten::_indices' with arguments from the 'CPU' backend.", NotImplementedError)
+    _values = _refused("Could not run 'aten::_values' with arguments from the 'CPU' backend.", NotImplementedError)
 
     def to(self, *args, **kwargs):
         """Return ``self`` when nothing changes, else a copy with the new device and/or dtype (differentiable)."""

@@ -94,6 +94,7 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
     # Backends toolkit has none of (and tensor kinds it has no form of): never true.
     is_ipu = is_maia = is_meta = is_mps = is_mtia = is_nested = is_quantized = is_vulkan = is_xla = is_xpu = property(
         lambda self: False, doc="Always False: toolkit's tensors live on the CPU or a CUDA device.")
+    is_sparse = is_sparse_csr = False  # a strided tensor (toolkit.sparse's SparseTensor says True)
 
     @property
     def ndim(self) -> int:

@@ -209,8 +209,6 @@ def test_imagenet(tmp_path, rng):
     assert (tmp_path / "checkpoint.pth.tar").is_file()
 
 
-@xfail("toolkit has no sparse COO tensors: Tensor.to_sparse and toolkit.sparse_coo_tensor are missing "
-       "(load_cora builds the adjacency matrix and the feature scaling with them)")
 def test_gat(tmp_path, rng):
     synthetic_data.write_cora(str(tmp_path / "cora"), rng)
     args = ["--epochs", "1", "--dry-run", "--hidden-dim", "8", "--num-heads", "2"]

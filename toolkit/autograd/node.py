@@ -102,8 +102,8 @@ def accumulate_grad(t: Tensor, grad) -> None:
     """Add ``grad`` into ``t.grad`` (in place unless the graph of the gradient itself is being built)."""
     if grad is None:
         return
-    if LOCAL.grad_enabled:
-        t._grad = grad.clone() if t._grad is None else t._grad + grad
+    if LOCAL.grad_enabled or grad.is_sparse or (t._grad is not None and t._grad.is_sparse):
+        t._grad = grad.clone() if t._grad is None else _add_grads(t._grad, grad)  # sparse grads sum as sparse
     elif t._grad is None:
         # The same gradient tensor may reach several leaves (``a + b``): each leaf gets its own copy.
         t._grad = wrap(grad._data.copy(), None, grad.device)  # C order (numpy's default and CudaArray's)
@@ -118,6 +118,11 @@ def accumulate_grad(t: Tensor, grad) -> None:
     if ex:
         for hook in tuple(ex.get("post_accumulate_hooks", ())):
             hook(t)
+
+
+def _add_grads(g, grad):
+    """``g + grad``; a dense and a sparse gradient sum to a dense one, whichever came first."""
+    return grad + g if g.is_sparse and not grad.is_sparse else g + grad
 
 
 class AccumulateGrad(Node):

@@ -85,6 +85,10 @@ def sgd(params: list[Tensor], d_p_list: list[Tensor], momentum_buffer_list: list
     fast = sgd_stepper(weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening, nesterov=nesterov,
                        maximize=maximize) if params else None
     for i, param in enumerate(params):
+        if d_p_list[i].is_sparse:  # a sparse gradient's update is the dense one's (weight decay refused, as PyTorch)
+            if weight_decay != 0:
+                raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+            d_p_list[i] = d_p_list[i].to_dense()
         if fast is not None:
             buf = fast(param, d_p_list[i], momentum_buffer_list[i] if momentum != 0 else None)
             if buf is not False:

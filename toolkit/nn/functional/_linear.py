@@ -41,6 +41,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if max_norm is not None:
         input = input.contiguous()
         _embedding_renorm_(weight, input, max_norm, norm_type)
+    if sparse and weight.requires_grad and _autograd.is_grad_enabled():
+        from toolkit.sparse._embedding import sparse_embedding  # noqa: PLC0415  (sparse layouts load on use)
+
+        if input.is_floating_point():
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar "
+                               f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+                               "embedding)")
+        return sparse_embedding(weight, input, padding_idx, scale_grad_by_freq)
     return _api.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 

@@ -1,0 +1,66 @@
+"""``toolkit.sparse.softmax`` / ``log_softmax`` and ``hspmm``: functions over the specified entries only.
+
+The softmax treats unspecified entries as ``-inf`` (they stay unspecified), so each group of entries that
+share every sparse index but ``dim`` is normalised on its own; the shift by the group maximum is a constant
+for autograd, as in any stable softmax::
+
+    toolkit.sparse.softmax(s, 1)   # row-wise over each row's entries
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import toolkit
+from toolkit.ops import sparse_coo as _k
+from toolkit.tensor import Tensor
+
+from ._arith import mm
+from ._coo import SparseTensor, build, values_of
+
+
+def _softmax(input: SparseTensor, dim: int, dtype, log: bool) -> SparseTensor:
+    n = input.dim()
+    d = dim + n if dim < 0 else dim
+    if not 0 <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    s = input.coalesce()
+    vals = values_of(s)
+    if dtype is not None:
+        vals = vals.to(dtype)
+    sd = s.sparse_dim()
+    if d >= sd:  # a dense dim: each entry's values on their own
+        out = vals.log_softmax(d - sd + 1) if log else vals.softmax(d - sd + 1)
+        return build(s._sp_indices, out, s.shape, True)
+    others = [k for k in range(sd) if k != d]
+    shape = tuple(s.shape[k] for k in others)
+    _, group = np.unique(_k.linear_indices(s._sp_indices[others], shape), return_inverse=True)
+    group = group.reshape(-1).astype(np.int64)
+    n_groups = int(group.max()) + 1 if group.size else 0
+    raw = vals.detach().numpy()
+    peak = np.full((n_groups, *raw.shape[1:]), -np.inf, dtype=raw.dtype)
+    np.maximum.at(peak, group, raw)
+    g = toolkit.from_numpy(group)
+    shifted = vals - toolkit.from_numpy(peak).index_select(0, g)
+    e = shifted.exp()
+    sums = toolkit.zeros((n_groups, *raw.shape[1:]), dtype=vals.dtype).index_add(0, g, e).index_select(0, g)
+    out = shifted - sums.log() if log else e / sums
+    return build(s._sp_indices, out, s.shape, True)
+
+
+def softmax(input: SparseTensor, dim: int, *, dtype=None) -> SparseTensor:
+    """Softmax over the specified entries along ``dim`` (unspecified entries count as ``-inf``)."""
+    return _softmax(input, dim, dtype, False)
+
+
+def log_softmax(input: SparseTensor, dim: int, *, dtype=None) -> SparseTensor:
+    """Log-softmax over the specified entries along ``dim`` (unspecified entries count as ``-inf``)."""
+    return _softmax(input, dim, dtype, True)
+
+
+def hspmm(mat1: SparseTensor, mat2: Tensor) -> SparseTensor:
+    """Sparse times dense as a hybrid sparse tensor: one sparse dim (the rows ``mat1`` has entries in) and the
+    product's rows as dense values."""
+    dense = mm(mat1, mat2)
+    rows = np.unique(mat1._sp_indices[0]).astype(np.int64)
+    return build(rows.reshape(1, -1), dense.index_select(0, toolkit.from_numpy(rows)), tuple(dense.shape), False)
