@@ -111,6 +111,7 @@ from . import (  # noqa: E402
     amp,
     backends,
     cpu,
+    distributions,
     func,
     jit,
     multiprocessing,

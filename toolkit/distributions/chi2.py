@@ -1,0 +1,32 @@
+"""The chi-squared distribution: a gamma with concentration ``df / 2`` and rate ``1/2``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit.distributions import constraints
+from toolkit.distributions.gamma import Gamma
+from toolkit.tensor import Tensor
+
+__all__ = ["Chi2"]
+
+
+class Chi2(Gamma):
+    """Chi-squared distribution with ``df`` degrees of freedom.
+
+    >>> Chi2(4.0).mean
+    tensor(4.)
+    """
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df: Any, validate_args: bool | None = None) -> None:
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Chi2:
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self) -> Tensor:
+        return self.concentration * 2
