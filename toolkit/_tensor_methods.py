@@ -212,33 +212,33 @@ class TensorConversions(TensorBase):
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
         return self.transpose(-2, -1)
 
-    # toolkit's dtypes are real, so conjugating changes nothing: the adjoints are transposes (views)
+    # the adjoints are conjugated transposes: lazy conjugate views for complex, plain transposes for real
     @property
     def H(self):
         if self.ndim == 0:
             warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
-            return self
+            return self.conj()
         if self.ndim != 2:
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
                                + (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""))
-        return self.transpose(0, 1)
+        return self.transpose(0, 1).conj()
 
     @property
     def mH(self):
         return self._matrix_adjoint("tensor.mH", "Tensor.mH")
 
     def adjoint(self):
-        """The conjugate transpose of the last two dims: their transpose, for toolkit's real dtypes."""
+        """The conjugate transpose of the last two dims (a view; lazily conjugated for complex dtypes)."""
         return self._matrix_adjoint("tensor.adjoint()", "adjoint()")
 
     def _matrix_adjoint(self, name: str, deprecated_name: str):
         if self.ndim == 0:
             warnings.warn(f"{deprecated_name} is deprecated on 0-D tensors. Consider using x.conj().", UserWarning,
                           stacklevel=3)
-            return self
+            return self.conj()
         if self.ndim < 2:
             raise RuntimeError(f"{name} is only supported on matrices or batches of matrices. Got 1-D tensor.")
-        return self.transpose(-2, -1)
+        return self.transpose(-2, -1).conj()
 
     def isreal(self):
         """True where the imaginary part is zero (everywhere, for real dtypes)."""

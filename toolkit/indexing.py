@@ -32,7 +32,7 @@ _INDEX_PUT_ = registry.get("index_put_")
 _COPY_ = registry.get("copy_")
 _VIEW = registry.get("view")
 _CLONE = registry.get("clone")
-_NUMBER = (int, float, bool, np.number, np.bool_)
+_NUMBER = (int, float, bool, complex, np.number, np.bool_)
 _MASK_DTYPES = (_dt.bool, _dt.uint8)
 
 
@@ -237,7 +237,7 @@ def _value_tensor(self: TensorBase, value) -> TensorBase:
         return value
     if isinstance(value, _NUMBER):
         try:
-            v = _rt.wrap(np.array(value).astype(self._data.dtype))
+            v = _rt.wrap(np.array(_dt.real_scalar(value, self._data.dtype)).astype(self._data.dtype))
             return v if self.device.type == "cpu" else v.to(self.device)
         except OverflowError:
             raise RuntimeError(f"value cannot be converted to type {self.dtype} without overflow") from None

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from .ops import api as _api
+from .ops import decomposition as _decomposition
 from .ops.decomposition import LinAlgError  # noqa: F401  (toolkit.linalg.LinAlgError)
 
 globals().update(_api.exported("linalg"))
@@ -16,8 +17,12 @@ matmul = _api.matmul
 
 
 def vecdot(x, y, *, dim: int = -1):
-    """Dot product of vectors along ``dim``, broadcasting the other dims."""
-    return (x * y).sum(dim)
+    """Dot product of vectors along ``dim``, broadcasting the other dims; complex ``x`` is conjugated."""
+    _decomposition.check_float("linalg.vecdot", x)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{x.dtype.title} and y of type {y.dtype.title} instead")
+    return (x.conj() * y).sum(dim)
 
 
 def multi_dot(tensors):

@@ -219,7 +219,7 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     than ``Parameter`` print their class name instead of ``tensor``)."""
     cls = type(t).__name__
     prefix = "tensor(" if cls in ("Tensor", "Parameter") else f"{cls}("
-    data = t._data if t.device.type == "cpu" else t._data.get()
+    data = t._values() if t.device.type == "cpu" else t._data.get()
     indent = len(prefix)
     suffixes = []
     if t.device.type != "cpu":

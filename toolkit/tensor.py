@@ -95,6 +95,7 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
     is_ipu = is_maia = is_meta = is_mps = is_mtia = is_nested = is_quantized = is_vulkan = is_xla = is_xpu = property(
         lambda self: False, doc="Always False: toolkit's tensors live on the CPU or a CUDA device.")
     is_sparse = is_sparse_csr = False  # a strided tensor (toolkit.sparse's SparseTensor says True)
+    _sparse_key = None  # the dispatch key of a sparse layout ("sparse_cpu"...): None for a strided tensor
 
     @property
     def ndim(self) -> int:
@@ -288,10 +289,13 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
             )
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.is_conj():
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj()."
+                               "numpy() instead.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        a = self._data
+        a = self._values()
         if type(a) is not np.ndarray:
             a = a.__array__()  # a device array refuses: no implicit copies to the host
         return a if dtype is None else a.astype(dtype)
@@ -304,10 +308,14 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self._data.reshape(()).item()
+        return self._values().reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._values().tolist()
+
+    def _values(self) -> np.ndarray:
+        """The values as an array: the data itself, or its conjugate for a lazily conjugated tensor."""
+        return np.conjugate(self._data) if self.is_conj() else self._data
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -339,10 +347,10 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
         return self if self._data.ndim == 0 else self.flip(0)
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(_dt.real_scalar(self.item(), np.dtype(np.float64)))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(_dt.real_scalar(self.item(), np.dtype(np.int64)))
 
     __long__ = __int__  # Python 2's name, which PyTorch keeps
 
@@ -426,7 +434,10 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
 
     def detach(self) -> Tensor:
         """A new tensor sharing storage and version counter, cut from the graph (not a view for autograd)."""
-        return wrap(self._data, self._storage)
+        t = wrap(self._data, self._storage)
+        if self.is_conj():
+            t._extras()["conj"] = True
+        return t
 
     def detach_(self) -> Tensor:
         if self._view_chain is not None:

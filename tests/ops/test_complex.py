@@ -22,7 +22,7 @@ def _pair(data, dt):
 
 def _same(ours, theirs):
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
-    assert_close(ours, theirs.resolve_conj())
+    assert_close(ours.resolve_conj(), theirs.resolve_conj())  # a lazy conjugate refuses numpy(), as in torch
 
 
 # ----------------------------------------------------------------------------- printing

@@ -279,3 +279,19 @@ def result_type_from(dims_dtypes, zero_dim_dtypes, scalar_values) -> dtype:
 def can_cast(from_: dtype, to: dtype) -> bool:
     """PyTorch's ``can_cast`` (same-kind casting: no float to int, no int to bool)."""
     return from_._category <= to._category
+
+
+_C_SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "double", "bfloat16": "double",
+                   "int32": "int", "int64": "int64_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
+
+
+def real_scalar(value, target) -> object:
+    """A Python number ready to be stored in numpy dtype ``target``: a complex number going into a real dtype
+    must have no imaginary part (PyTorch's overflow error otherwise) and becomes its real part; bool targets
+    take any number, and everything else passes through unchanged."""
+    if not isinstance(value, complex) or target.kind in "cb":
+        return value
+    if value.imag != 0:
+        raise RuntimeError(f"value cannot be converted to type {_C_SCALAR_NAMES.get(target.name, target.name)} "
+                           "without overflow")
+    return value.real

@@ -98,7 +98,7 @@ def _outputs_flat64(fn, inputs) -> np.ndarray:
     outs = _diff_outputs(fn(*inputs))
     if not outs:
         return np.zeros(0)
-    return np.concatenate([_realified(o._data) for o in outs])
+    return np.concatenate([_realified(o._values()) for o in outs])
 
 
 def _numerical_jacobians(fn, inputs, diff: list, eps: float) -> list:
@@ -161,7 +161,7 @@ def _analytical_jacobians(outs: list, diff_inputs: list, raise_exception: bool) 
                 if g.dtype is not t.dtype:
                     _fail(raise_exception, "Gradient has dtype mismatch")
                     return None
-                jacs[j][:, col] = _realified(g._data)
+                jacs[j][:, col] = _realified(g._values())
             col += 1
     return jacs
 
@@ -280,7 +280,7 @@ def _fast_check(func, inputs, diff, outs, eps, atol, rtol, raise_exception) -> b
         a[...] = orig
         num = float(((plus - minus) / (2 * eps)) @ v_flat)
         g = grads[j]
-        ana = 0.0 if g is None else float(_realified(g._data) @ _realified(u))
+        ana = 0.0 if g is None else float(_realified(g._values()) @ _realified(u))
         if not np.isclose(ana, num, rtol=rtol, atol=atol):
             msg = (f"Jacobian mismatch for output 0 with respect to input {i},\nnumerical:{num}\nanalytical:{ana}\n\n"
                    "The above quantities relating the numerical and analytical jacobians are computed \nin fast mode. "

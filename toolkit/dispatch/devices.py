@@ -8,11 +8,18 @@ from ..ops.registry import OpDef
 from ..tensor import Tensor
 
 
+class SparseCall(Exception):
+    """Raised where a call's scan of its tensors meets a sparse one: the caller runs the op's sparse kernel
+    instead (``running.run_sparse``). The strided path pays nothing for it until a sparse tensor shows up."""
+
+
 def device_of(op: OpDef, bound: list):
     dev = None
     for i in op.tensor_args:
         v = bound[i]
         if isinstance(v, Tensor):
+            if v._sparse_key is not None:
+                raise SparseCall
             d = v._storage.device
             if dev is None:
                 dev = d
@@ -24,6 +31,8 @@ def device_of(op: OpDef, bound: list):
         elif isinstance(v, list):
             for e in v:
                 if e is not None:
+                    if e._sparse_key is not None:
+                        raise SparseCall
                     d = e._storage.device
                     if dev is None:
                         dev = d

@@ -12,6 +12,7 @@ from .._core import dtypes as _dt
 from ..ops import registry as R
 from ..ops.registry import OpDef
 from ..tensor import Tensor
+from .conj import conj_input, is_conj
 
 ELEMENTWISE_KINDS = (R.ELEMENTWISE, R.COMPARISON)
 
@@ -78,12 +79,13 @@ def promoted_arrays(op: OpDef, bound: list, compute):
     for i in op.tensor_args:
         v = bound[i]
         if isinstance(v, Tensor):
-            a = v._data
+            a = v._data if v._extra is None or not is_conj(v) else conj_input(op, v)
             if compute is not None and a.dtype != compute.np and i in op.promote_args:
                 a = a.astype(compute.np)
             arrays[i] = a
         elif isinstance(v, list):
-            arrays[i] = [None if e is None else e._data for e in v]
+            arrays[i] = [None if e is None else e._data if e._extra is None or not is_conj(e) else conj_input(op, e)
+                         for e in v]
         elif compute is not None and v is not None and i in op.promote_args:
             arrays[i] = scalar_as(v, compute)
     return arrays

@@ -27,7 +27,9 @@ from ..ops.registry import OpDef
 from ..tensor import Tensor
 from ..tensor import wrap as _wrap
 from .binding import type_name
-from .devices import cuda_device, device_of, kernel_for
+from .conj import conj_input, is_conj, keeps_conj, write_conj
+from .devices import SparseCall, cuda_device, device_of, kernel_for
+from .layouts import run_sparse
 from .promotion import (
     ELEMENTWISE_KINDS,
     compute_promotion,
@@ -39,15 +41,19 @@ from .promotion import (
 
 
 def execute(op: OpDef, bound: list):
-    """Run a bound op: observers (tracer, profiler) see it when any is active."""
+    """Run a bound op: observers (tracer, profiler) see it when any is active. A sparse tensor argument,
+    met by the scan of the tensors every path makes first, sends the call to the op's sparse kernel."""
     if STATE.observers:
         return _observed(op, bound, 0)
-    if op.pointwise:
-        return _run_pointwise(op, bound)
-    plain = op.__dict__.get("_plain_run")
-    if plain or (plain is None and _is_plain(op)):
-        return _run_plain(op, bound)
-    return run(op, bound)
+    try:
+        if op.pointwise:
+            return _run_pointwise(op, bound)
+        plain = op.__dict__.get("_plain_run")
+        if plain or (plain is None and _is_plain(op)):
+            return _run_plain(op, bound)
+        return _run(op, bound)
+    except SparseCall:
+        return run_sparse(op, bound)
 
 
 def _observed(op: OpDef, bound: list, i: int):
@@ -120,8 +126,11 @@ def _scan(op: OpDef, bound: list, arrays: list, key: list | None) -> tuple:
     grad = False
     for i in op.tensor_args:
         v = bound[i]
-        if type(v) is Tensor or isinstance(v, Tensor):  # subclasses: nn.Parameter
+        # Subclasses (nn.Parameter) add one layout check; a sparse tensor leaves this path (``SparseCall``).
+        if type(v) is Tensor or (isinstance(v, Tensor) and (v._sparse_key is None or _sparse_call())):
             a = arrays[i] = v._data
+            if v._extra is not None and is_conj(v):
+                arrays[i] = conj_input(op, v)
             if key is not None:
                 key.append(a.dtype)
                 key.append(a.ndim == 0)
@@ -135,6 +144,10 @@ def _scan(op: OpDef, bound: list, arrays: list, key: list | None) -> tuple:
         elif key is not None and v is not None:
             key.append(type(v))
     return (CPU if dev is None else dev), grad
+
+
+def _sparse_call() -> bool:
+    raise SparseCall
 
 
 def _is_plain(op: OpDef) -> bool:
@@ -168,6 +181,14 @@ def _run_plain(op: OpDef, bound: list):
 
 
 def run(op: OpDef, bound: list):
+    """Run a bound op without observers: its strided path, or its sparse kernel for sparse arguments."""
+    try:
+        return _run(op, bound)
+    except SparseCall:
+        return run_sparse(op, bound)
+
+
+def _run(op: OpDef, bound: list):
     plain = op.__dict__.get("_plain_run")
     if plain or (plain is None and _is_plain(op)):
         return _run_plain(op, bound)
@@ -176,6 +197,8 @@ def run(op: OpDef, bound: list):
     if op.pointwise:
         return _run_pointwise(op, bound)
     if op.composite is not None:
+        if op.kernels:  # a composite with kernels of its own (a sparse one) takes them for sparse arguments
+            device_of(op, bound)
         return op.composite(*bound)
     if op.refuse_grad_args and STATE.grad_enabled:
         _refuse_grad(op, bound)
@@ -237,7 +260,7 @@ def _run_pointwise(op: OpDef, bound: list):
             v = bound[i]
             if type(v) is Tensor or isinstance(v, Tensor):
                 if v._data.dtype != cnp:
-                    arrays[i] = v._data.astype(cnp)
+                    arrays[i] = arrays[i].astype(cnp)
             elif v is not None:
                 arrays[i] = scalar_as(v, compute)
     kernel = op.kernels.get(dev.type) or kernel_for(op, dev)
@@ -284,6 +307,8 @@ def _wrap_one(a: np.ndarray, view_src, op, bound, dev):
         root = a.base if a.base is not None else a
         if root is st.base or (root is not a and np.shares_memory(a, view_src._data)):
             t = _wrap(a, st)
+            if view_src._extra is not None and keeps_conj(op, view_src, a):
+                t._extras()["conj"] = True
             chain = view_src._view_chain
             if chain is None:
                 t._base = view_src
@@ -345,9 +370,10 @@ def _run_inplace(op: OpDef, bound: list):
     if recording and "self" in op.saved_names:
         # The derivative reads self's old value: a recorded clone keeps its history for double backward.
         saved_self = run(R.get("clone"), [self_t, None]) if self_t._requires_grad else _wrap(
-            self_t._data.copy(), None, dev)
+            np.conjugate(self_t._data) if is_conj(self_t) else self_t._data.copy(), None, dev)
     writable = type(dst) is not np.ndarray or dst.flags.writeable
-    if (op.kernel_out and dev.type == "cpu" and writable
+    conj_self = self_t._extra is not None and is_conj(self_t)
+    if (op.kernel_out and dev.type == "cpu" and writable and not conj_self
             and (result_dtype is None or result_dtype.np == dst.dtype)):
         # Written straight into self: no temporary and no copy back (numpy buffers inputs that overlap fully).
         try:
@@ -376,7 +402,9 @@ def _run_inplace(op: OpDef, bound: list):
         raise RuntimeError(
             f"{op.name}: output with shape {list(self_t.shape)} doesn't match the broadcast shape {list(out.shape)}"
         )
-    if writable:
+    if conj_self:
+        write_conj(dst, out)
+    elif writable:
         np.copyto(dst, out, casting="unsafe")
     else:
         _write_read_only(op, self_t, out)

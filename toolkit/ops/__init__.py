@@ -36,6 +36,7 @@ from . import (  # noqa: F401
     indexing,
     ldl,
     linalg,
+    linalg_eig,
     linalg_structure,
     loss,
     loss_nll,
@@ -77,6 +78,7 @@ from . import (  # noqa: F401
     shape_order,
     solves,
     sorting,
+    sparse_ops,
     special_aliases,
     special_bessel,
     special_functions,
@@ -98,4 +100,3 @@ from . import (  # noqa: F401
 )
 from .registry import all_ops, get, op  # noqa: F401
 
-complex_ops.refuse_complex()  # once every family has registered its ops

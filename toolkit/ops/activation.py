@@ -18,6 +18,7 @@ import numpy as np
 from .._core.meta import TensorMeta
 from . import api
 from ._meta_rules import elementwise_meta
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import float_samples, formula_kernel, not_implemented, reject_dtypes, unary_samples
 from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op
 
@@ -252,3 +253,9 @@ def _(rng):
     yield from unary_samples(rng, -3.0, 3.0)
     yield (rng.uniform(-3, 3, (2, 4)),), {"beta": 2, "threshold": 4.5}
     yield (rng.uniform(-3, 3, (4, 2)).T, 0.5, 1), {}
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("softplus",), no_complex_kernel("softplus_cpu"))
+refuse_complex(("gelu",), no_complex_kernel("GeluKernelImpl"))
+refuse_complex(("relu",), "clamp is not supported for complex types")

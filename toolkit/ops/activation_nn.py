@@ -18,6 +18,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
 from ._meta_rules import elementwise_meta
+from .complex_refusal import refuse_complex
 from .elementwise import not_implemented, reject_dtypes, unary_samples
 from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op
 
@@ -450,3 +451,6 @@ def _(rng):
     yield (rng.uniform(-2, 2, (2, 4, 3)).transpose(0, 2, 1),), {"dim": 2}
     yield (rng.uniform(-2, 2, (0, 2)),), {}
 
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("hardtanh",), "clamp is not supported for complex types")

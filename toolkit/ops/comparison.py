@@ -16,6 +16,7 @@ from .._core.dtypes import title as _title
 from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import not_implemented
 from .pointwise import alias, compute_dtype
 from .registry import (
@@ -153,7 +154,7 @@ def _isclose(name: str, self, other, rtol, atol, equal_nan):
     other = np.asarray(other, dtype=self.dtype) if not isinstance(other, np.ndarray) else other
     _close_check(name, self.dtype, other.dtype, rtol, atol)
     close = np.equal(self, other)
-    floating = self.dtype.kind == "f"
+    floating = self.dtype.kind in "fc"  # complex: |self - other| is the modulus of the difference
     if equal_nan and floating:
         close |= np.isnan(self) & np.isnan(other)
     if rtol == 0 and atol == 0:
@@ -340,3 +341,9 @@ def _(rng):
     yield (np.array(1.0), np.array(1)), {}
     yield (rng.random((3,)) > 0.5, np.array([1, 0, 1])), {}
     yield (np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int32)), {}
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal", "bitwise_and",
+                "bitwise_or", "bitwise_xor"), no_complex_kernel("{name}_cpu"))
+refuse_complex(("isposinf", "isneginf"), "{name} does not support complex inputs.", RuntimeError)

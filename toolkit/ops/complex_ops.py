@@ -3,8 +3,9 @@
 A complex tensor's array is numpy's ``complex64``/``complex128``, so ``real``,
 ``imag`` and ``view_as_real`` are numpy views sharing its memory, as PyTorch's
 are. Conjugation is lazy in PyTorch (a bit on the tensor, read by
-``is_conj``); here ``conj`` computes the conjugate at once and sets the bit,
-so ``is_conj``/``resolve_conj`` answer as PyTorch's do::
+``is_conj``) and so it is here: ``conj`` returns a view of the same memory with
+the bit set, and the dispatcher conjugates the values where an op reads them
+(``toolkit.dispatch.conj``); ``resolve_conj`` materialises them::
 
     z = toolkit.tensor([1 + 2j])
     z.conj().is_conj()                  # True
@@ -19,8 +20,6 @@ in that convention (``wirtinger_grad``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from .._core import dtypes as _dt
@@ -28,7 +27,7 @@ from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
-from .registry import COMPOSITE, ELEMENTWISE, PROMOTE_INT_TO_FLOAT_REAL, VIEW, op, overloads
+from .registry import COMPOSITE, ELEMENTWISE, PROMOTE_INT_TO_FLOAT_REAL, VIEW, op
 
 
 def _complex_samples(rng, *shape):
@@ -78,6 +77,9 @@ def _(self):
     return TensorMeta(self.shape, self.dtype.to_real(), self.device)
 
 
+imag.conj_rule = "resolve"  # the imaginary part of a conjugated tensor: its values, negated (not a view)
+
+
 @imag.wirtinger_grad
 def _(grad):
     return grad * 1j  # dL/dy of y = imag(z) is the imaginary part of z's gradient
@@ -104,6 +106,11 @@ def _(self):
         raise RuntimeError(f"view_as_real is only supported for complex tensors, but got a tensor of scalar type: "
                            f"{self.dtype.title}")
     return TensorMeta((*self.shape, 2), self.dtype.to_real(), self.device)
+
+
+view_as_real.conj_rule = (
+    "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so you can view "
+    "it as real, use self.resolve_conj(); however, be warned that the resulting tensor will NOT alias the original.")
 
 
 @view_as_real.wirtinger_grad
@@ -184,14 +191,33 @@ def _(grad):
 conj_physical.sample_inputs(_parts_samples)
 
 
+@op("_conj(Tensor(a) self) -> Tensor(a)", kind=VIEW, method=False)
+def _conj(self):
+    """A view of ``self``'s memory whose conjugation bit is flipped (the dispatcher carries the bit)."""
+    return self.view()
+
+
+_conj.wirtinger_grad(conj_physical.derivative)
+
+
+@_conj.meta_rule
+def _(self):
+    return TensorMeta(self.shape, self.dtype, self.device)
+
+
+
 @op("conj(Tensor(a) self) -> Tensor(a)", kind=COMPOSITE, composite=True, out=False)
 def conj(self):
-    """The complex conjugate with the conjugation bit set (``is_conj()``); a real tensor is returned as it is."""
+    """The complex conjugate as a lazy view (``is_conj()``): it shares ``self``'s memory, and values are
+    conjugated only when an op reads them; a real tensor is returned as it is."""
     if not self.is_complex():
         return self
-    out = api.conj_physical(self)
-    if not self.is_conj():
+    out = api._conj(self)
+    flag = not self.is_conj()
+    if flag:
         out._extras()["conj"] = True
+    elif out._extra is not None:
+        out._extra.pop("conj", None)
     return out
 
 
@@ -209,6 +235,13 @@ def _(rng):
     # in tests/ops/test_complex.py
     yield (rng.uniform(-2, 2, (2, 3)),), {}
     yield (rng.integers(-3, 3, (4,)),), {}
+
+
+@_conj.sample_inputs
+def _(rng):
+    # none for the generated tests: torch's ``_conj`` asserts on real tensors, and its conjugate views of
+    # complex ones do not convert to numpy; tests/ops/test_complex_more.py checks the views against torch
+    yield from ()
 
 
 @op("resolve_conj(Tensor(a) self) -> Tensor(a)", kind=COMPOSITE, composite=True, out=False)
@@ -320,112 +353,3 @@ def _(grad, result, abs):  # noqa: A002
 def _(rng):
     yield (rng.uniform(0.5, 2, (2, 3)).astype(np.float32), rng.uniform(-3, 3, (2, 3)).astype(np.float32)), {}
     yield (rng.uniform(0.5, 2, (3,)), rng.uniform(-3, 3, (2, 1))), {}
-
-
-# ----------------------------------------------------------------------------- ops PyTorch refuses for complex
-# Ordering, rounding, clamping and the functions of real numbers only: each raises PyTorch's own error for a
-# complex input. (``{dtype}`` is the input's dtype name, ``ComplexFloat`` or ``ComplexDouble``.)
-_NOT_IMPLEMENTED = '"{kernel}" not implemented for \'{{dtype}}\''
-_REFUSED = {
-    NotImplementedError: {
-        **{name: _NOT_IMPLEMENTED.format(kernel=f"{name}_cpu") for name in (
-            "lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal", "atan2", "arctan2",
-            "remainder", "fmod", "logit", "xlogy", "copysign", "kthvalue", "median", "cummax", "cummin",
-            "logaddexp2", "hypot", "nextafter", "aminmax", "bitwise_and", "bitwise_or", "bitwise_xor")},
-        **{name: _NOT_IMPLEMENTED.format(kernel=f"{name}_vml_cpu") for name in ("erf", "erfc", "erfinv",
-                                                                                 "lgamma")},
-        "floor_divide": _NOT_IMPLEMENTED.format(kernel="div_floor_cpu"),
-        "digamma": _NOT_IMPLEMENTED.format(kernel="digamma"),
-        "round": _NOT_IMPLEMENTED.format(kernel="round_vml_cpu"),
-        "frac": _NOT_IMPLEMENTED.format(kernel="frac_cpu"),
-        "amax": _NOT_IMPLEMENTED.format(kernel="max_values_cpu"),
-        "amin": _NOT_IMPLEMENTED.format(kernel="min_values_cpu"),
-        "softplus": _NOT_IMPLEMENTED.format(kernel="softplus_cpu"),
-        "gelu": _NOT_IMPLEMENTED.format(kernel="GeluKernelImpl"),
-        "unique": _NOT_IMPLEMENTED.format(kernel="unique"),
-        **{name: "clamp is not supported for complex types" for name in (
-            "clamp", "clip", "clamp_min", "clamp_max", "relu", "hardtanh")},
-        **{name: f"{name} is not supported for complex inputs" for name in ("floor", "ceil", "trunc")},
-        "fix": "trunc is not supported for complex inputs",
-        "sign": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
-        "signbit": "signbit is not implemented for complex tensors.",
-    },
-    RuntimeError: {
-        **{name: f"{name} not implemented for complex tensors." for name in ("maximum", "minimum", "fmax", "fmin")},
-        **{name: f"{name}(): does not support complex input" for name in ("argmax", "argmin")},
-        **{name: f"{name} is not supported for complex tensors." for name in ("deg2rad", "rad2deg")},
-        "heaviside": "heaviside is not yet implemented for complex tensors.",
-        "nansum": "nansum on CPU does not support complex inputs",
-        "nanmean": "nansum on CPU does not support complex inputs",
-        **{name: " Sort does not support complex dtypes on CPU" for name in ("sort", "argsort", "msort")},
-        "topk": " topk does not support complex dtypes on CPU",
-        "isposinf": "isposinf does not support complex inputs.",
-        "isneginf": "isneginf does not support complex inputs.",
-    },
-}
-
-
-def _complex_dtype_title(value) -> str | None:
-    """``ComplexFloat``/``ComplexDouble`` for a complex array or tensor (or a list holding one), else None."""
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            t = _complex_dtype_title(v)
-            if t is not None:
-                return t
-        return None
-    d = getattr(value, "dtype", None)
-    if d is None:
-        return None
-    if getattr(d, "kind", None) == "c":
-        return "ComplexFloat" if d.itemsize == 8 else "ComplexDouble"
-    if getattr(d, "is_complex", False):
-        return d.title
-    return None
-
-
-def _complex_refusing(kernel: Callable, message: str, error: type) -> Callable:
-    def refusing(*args, **kwargs):
-        for a in args:
-            t = _complex_dtype_title(a)
-            if t is not None:
-                raise error(message.format(dtype=t))
-        return kernel(*args, **kwargs)
-
-    refusing.__name__ = getattr(kernel, "__name__", "kernel")
-    refusing.__doc__ = kernel.__doc__
-    refusing.__wrapped__ = kernel
-    return refusing
-
-
-def refuses_complex(o, message: str, error: type = NotImplementedError) -> None:
-    """Make op ``o`` raise ``error(message)`` when a tensor argument is complex, as PyTorch refuses it;
-    ``{dtype}`` in the message becomes the dtype's name (``ComplexFloat``). The check wraps the op's kernels,
-    so other dtypes pay nothing for it; an in-place variant gets kernels of its own first."""
-    if o.inplace_of is not None and o.kernels is o.inplace_of.kernels:
-        o.kernels = dict(o.kernels)
-    for device, kernel in list(o.kernels.items()):
-        o.kernels[device] = _complex_refusing(kernel, message, error)
-    if o.composite is not None:
-        o.composite = _complex_refusing(o.composite, message, error)
-
-
-def refuse_complex() -> None:
-    """Make the ops PyTorch refuses for complex dtypes raise its errors (run once all op families exist)."""
-    for error, messages in _REFUSED.items():
-        for name, message in messages.items():
-            for o in overloads(name):
-                refuses_complex(o, message, error)
-    for name in ("abs_", "absolute_"):
-        for o in overloads(name):
-            refuses_complex(o, "In-place abs is not supported for complex tensors.", RuntimeError)
-    # ``max``/``min``: the full reduction's kernel name, and the other overloads' own message
-    for name in ("max", "min"):
-        for o in overloads(name):
-            if o.overload == "":
-                refuses_complex(o, _NOT_IMPLEMENTED.format(kernel=f"{name}_all"), NotImplementedError)
-            elif o.overload in ("other", "out"):
-                refuses_complex(o, f"{'maximum' if name == 'max' else 'minimum'} not implemented for complex "
-                                  f"tensors.", RuntimeError)
-            else:
-                refuses_complex(o, f"{name}(): does not support complex input", RuntimeError)
-

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._core import dtypes as _dt
@@ -18,6 +20,9 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False, copy=False):
     """A copy with another dtype and/or device; ``Tensor.to`` calls it only when something changes."""
     if dtype is None:
         return self.copy()
+    if self.dtype.kind == "c" and dtype.np.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+        return self.real.astype(dtype.np)
     if self.dtype.kind == "f" and dtype.np.kind in "iu":
         with np.errstate(invalid="ignore"):
             return self.astype(dtype.np)
@@ -26,6 +31,8 @@ def _to_copy(self, dtype=None, device=None, non_blocking=False, copy=False):
 
 @_to_copy.grad
 def _(grad, self_dtype):
+    if grad.is_complex() and not self_dtype.is_complex:
+        grad = api.real(grad)  # a real input's gradient is the real part, taken without the cast's warning
     return grad.to(self_dtype)
 
 
@@ -94,7 +101,7 @@ def _(self, src, non_blocking=False):
 def fill_(self, value):
     """Fill ``self`` with ``value`` (cast to ``self``'s dtype)."""
     out = np.empty_like(self)
-    out.fill(value)
+    out.fill(_dt.real_scalar(value, out.dtype))
     return out
 
 

@@ -29,7 +29,7 @@ class LinAlgError(RuntimeError):
 # Checks shared by kernels and meta rules
 # ---------------------------------------------------------------------------------------------
 def check_float(name: str, a) -> None:
-    if not _dtype(a).is_floating_point:
+    if not (_dtype(a).is_floating_point or _dtype(a).is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {scalar_name(a)}")
 
 
@@ -41,6 +41,11 @@ def check_matrix(name: str, a, square: bool = False) -> None:
             f"{name}: A must be batches of square matrices, but they are {a.shape[-2]} by {a.shape[-1]} matrices"
         )
     check_float(name, a)
+
+
+def hermitian_part(a: np.ndarray) -> np.ndarray:
+    """``(A + A^H) / 2``: the input cholesky and eigh factor (``A`` itself for the Hermitian inputs they are for)."""
+    return (a + np.conj(np.swapaxes(a, -1, -2))) * a.real.dtype.type(0.5)
 
 
 def _batch_prefix(a: np.ndarray, index) -> str:
@@ -69,6 +74,11 @@ def _singular_info(a: np.ndarray):
         except np.linalg.LinAlgError:
             return i, _first_zero_pivot(m)
     return 0, a.shape[-1]
+
+
+def adjoint(x):
+    """The conjugate transpose of the last two dims (the transpose of a real tensor), for derivatives."""
+    return x.conj().mT if x.is_complex() else x.mT
 
 
 def _eye_like(a, n: int):
@@ -189,11 +199,21 @@ def _slogdet(a):
 def _slogdet_meta(a):
     check_matrix("linalg.slogdet", a, square=True)
     m = _meta(a.shape[:-2], a)
-    return m, m
+    return m, TensorMeta(m.shape, m.dtype.to_real(), m.device)
 
 
-def _slogdet_grad(grad, A):
-    return grad[1].unsqueeze(-1).unsqueeze(-1) * _inv_t(A)
+def _slogdet_grad(grad, A, result):
+    """``(g_logabs + i Im(conj(sign) g_sign)) A^{-H}``: with ``log det = logabs + i theta``, the sign moves only
+    with the phase ``theta``; for real ``A`` the sign is piecewise constant and only ``g_logabs`` flows."""
+    g_sign, g_log = grad
+    if g_log is None:
+        g_log = api.zeros_like(result[1])
+    if not A.is_complex():
+        return g_log.unsqueeze(-1).unsqueeze(-1) * _inv_t(A)
+    w = g_log.to(A.dtype)
+    if g_sign is not None:
+        w = w + 1j * api.imag(result[0].conj() * g_sign)
+    return w.unsqueeze(-1).unsqueeze(-1) * _inv_t(A).conj()
 
 
 @op("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", kind=LINALG, namespace="linalg",
@@ -213,14 +233,14 @@ linalg_slogdet.return_type = structseq("linalg_slogdet", ("sign", "logabsdet"))
 slogdet.return_type = structseq("slogdet", ("sign", "logabsdet"))
 
 
-@linalg_slogdet.grad
-def _(grad, A):
-    return _slogdet_grad(grad, A)
+@linalg_slogdet.wirtinger_grad
+def _(grad, A, result):
+    return _slogdet_grad(grad, A, result)
 
 
-@slogdet.grad
-def _(grad, self):
-    return _slogdet_grad(grad, self)
+@slogdet.wirtinger_grad
+def _(grad, self, result):
+    return _slogdet_grad(grad, self, result)
 
 
 for _o in (linalg_slogdet, slogdet):
@@ -232,6 +252,8 @@ for _o in (linalg_slogdet, slogdet):
 def logdet(self):
     """Log determinant: nan for a negative determinant, -inf for a singular matrix."""
     sign, logabs = _slogdet(self)
+    if sign.dtype.kind == "c":  # the principal log of a complex determinant
+        return (np.log(sign) + logabs).astype(sign.dtype)
     return np.where(sign < 0, np.nan, logabs).astype(logabs.dtype)
 
 
@@ -346,7 +368,7 @@ def _(rng):
 def _cholesky(name, a, upper):
     """Lower factor of the symmetric part of ``a`` (which is ``a`` itself for the symmetric inputs it is for)."""
     check_matrix(name, a, square=True)
-    sym = (a + np.swapaxes(a, -1, -2)) * a.dtype.type(0.5)
+    sym = hermitian_part(a)
     try:
         low = np.linalg.cholesky(sym)
     except np.linalg.LinAlgError:
@@ -361,7 +383,7 @@ def _cholesky(name, a, upper):
                         f"is not positive-definite (the leading minor of order {k} is not positive-definite)."
                     ) from None
         raise
-    return np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low
+    return np.ascontiguousarray(np.conj(np.swapaxes(low, -1, -2))) if upper else low
 
 
 def _cholesky_meta(a, upper=False):
@@ -370,11 +392,12 @@ def _cholesky_meta(a, upper=False):
 
 
 def _cholesky_grad(grad, result, upper):
-    """Gradient with respect to the symmetric input (the derivative of L = chol(sym(A)))."""
-    L, gL = (result.mT, grad.mT) if upper else (result, grad)
-    m = L.mT.matmul(gL).tril()
-    p = (m + m.tril(-1).mT) * 0.5
-    return api.linalg_solve(L, api.linalg_solve(L.mT, p), left=False)
+    """Gradient with respect to the Hermitian input (the derivative of L = chol(herm(A))), written in the
+    conjugate-Wirtinger convention (a Cholesky factor is not complex-analytic in A)."""
+    L, gL = (adjoint(result), adjoint(grad)) if upper else (result, grad)
+    m = adjoint(L).matmul(gL).tril()
+    p = (m + adjoint(m.tril(-1))) * 0.5
+    return api.linalg_solve(L, api.linalg_solve(adjoint(L), p), left=False)
 
 
 def _spd_samples(rng):
@@ -401,5 +424,5 @@ def cholesky(self, upper=False):
 
 for _o in (linalg_cholesky, cholesky):
     _o.meta_rule(_cholesky_meta)
-    _o.grad(_cholesky_grad)
+    _o.wirtinger_grad(_cholesky_grad)
     _o.sample_inputs(_spd_samples)

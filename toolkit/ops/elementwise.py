@@ -20,6 +20,7 @@ from .._core.meta import TensorMeta
 from ..backends.cpu import map_kernel
 from . import _flops
 from ._meta_rules import elementwise_meta
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .registry import (
     ELEMENTWISE,
     PROMOTE_COMPLEX_TO_FLOAT,
@@ -570,3 +571,11 @@ def _(rng):
 @frac.sample_inputs
 def _(rng):
     yield from _between_integers(rng)
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("round",), no_complex_kernel("round_vml_cpu"))
+refuse_complex(("frac",), no_complex_kernel("frac_cpu"))
+refuse_complex(("floor", "ceil", "trunc"), "{name} is not supported for complex inputs")
+refuse_complex(("abs_",), "In-place abs is not supported for complex tensors.", RuntimeError)
+# (``sign`` refuses complex in pointwise.py, once ``sgn`` has taken its kernel)

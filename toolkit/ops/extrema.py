@@ -13,6 +13,7 @@ from .. import return_types
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .reduction import axes, dim_arange, fast_reducible, reduce_meta, restore_dims
 from .registry import ELEMENTWISE, REDUCTION, op
 from .selection import maximum, minimum
@@ -325,3 +326,12 @@ for _name, _largest in (("argmax", True), ("argmin", False)):
                 "flattened tensor or along ``dim`` (int64).")(_arg_kernel(_name, _largest))
     _o.meta_rule(_arg_meta(_name))
     _o.sample_inputs(_arg_samples)
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("aminmax",), no_complex_kernel("aminmax_cpu"))
+refuse_complex(("amax",), no_complex_kernel("max_values_cpu"))
+refuse_complex(("amin",), no_complex_kernel("min_values_cpu"))
+refuse_complex(("argmax", "argmin"), "{name}(): does not support complex input", RuntimeError)
+refuse_complex(("max", "min"), no_complex_kernel("{name}_all"), only=("",))
+refuse_complex(("max", "min"), "{name}(): does not support complex input", RuntimeError, only=("dim", "names_dim"))

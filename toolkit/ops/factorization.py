@@ -18,12 +18,17 @@ from .._core.meta import TensorMeta
 from ..return_types import structseq
 from . import api
 from ._linalg_checks import _dtype
-from .decomposition import _diag, _eye_like, check_matrix
+from .decomposition import _diag, _eye_like, adjoint, check_matrix, hermitian_part
 from .registry import LINALG, op
 
 
 def _meta(shape, like):
     return TensorMeta(tuple(shape), _dtype(like), like.device)
+
+
+def _real_meta(shape, like):
+    """Singular values and Hermitian eigenvalues are real for complex input too."""
+    return TensorMeta(tuple(shape), _dtype(like).to_real(), like.device)
 
 
 def _rect_samples(rng):
@@ -62,12 +67,16 @@ def _qr(name, a, mode):
 
 
 def _qr_grad_tall(Q, R, gQ, gR):
-    """``A = QR`` with ``m >= n``: gA = Q (gR + tril(skew) R^-T) + (gQ - Q Q^T gQ) R^-T."""
-    qdq = Q.mT.matmul(gQ)
-    rdr = R.matmul(gR.mT)
-    low = (qdq - qdq.mT + rdr - rdr.mT).tril()
-    ga = Q.matmul(gR + api.linalg_solve(R.mT, low, left=False))
-    return ga + api.linalg_solve(R.mT, gQ - Q.matmul(qdq), left=False)
+    """``A = QR`` with ``m >= n``: gA = Q (gR + low R^-H) + (gQ - Q Q^H gQ) R^-H, where ``low`` is the lower
+    triangle of the skew-Hermitian ``M = Q^H gQ + R gR^H - (...)^H``, its (imaginary) diagonal halved: R's
+    diagonal is real, so only the phase part of the diagonal moves Q."""
+    qdq = adjoint(Q).matmul(gQ)
+    rdr = R.matmul(adjoint(gR))
+    skew = qdq - adjoint(qdq) + rdr - adjoint(rdr)
+    low = skew.tril(-1) + skew.diagonal(0, -2, -1).diag_embed() * 0.5 if skew.is_complex() else skew.tril()
+    Rh = adjoint(R)
+    ga = Q.matmul(gR + api.linalg_solve(Rh, low, left=False))
+    return ga + api.linalg_solve(Rh, gQ - Q.matmul(qdq), left=False)
 
 
 def _qr_grad(grad, result, mode):
@@ -86,7 +95,7 @@ def _qr_grad(grad, result, mode):
     # Wide: A = Q [X | Y] with X = Q U square; Y = Q V shifts the gradient reaching Q.
     U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
     gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
-    gX = _qr_grad_tall(Q, U, gQ + Q.matmul(V).matmul(gV.mT), gU)
+    gX = _qr_grad_tall(Q, U, gQ + Q.matmul(V).matmul(adjoint(gV)), gU)
     return api.cat([gX, Q.matmul(gV)], -1)
 
 
@@ -117,12 +126,12 @@ def _(self, some=True):
     return tuple(_meta(s, self) for s in _qr_shapes("linalg.qr", self, "reduced" if some else "complete"))
 
 
-@linalg_qr.grad
+@linalg_qr.wirtinger_grad
 def _(grad, mode, result):
     return _qr_grad(grad, result, mode)
 
 
-@qr.grad
+@qr.wirtinger_grad
 def _(grad, some, result):
     return _qr_grad(grad, result, "reduced" if some else "complete")
 
@@ -155,39 +164,62 @@ def _svd(a, full):
         *batch, m, n = a.shape
         k = min(m, n)
         eye = lambda d, c: np.broadcast_to(np.eye(d, c, dtype=a.dtype), tuple(batch) + (d, c)).copy()  # noqa: E731
-        return eye(m, m if full else k), np.zeros(tuple(batch) + (k,), a.dtype), eye(n if full else k, n)
+        return eye(m, m if full else k), np.zeros(tuple(batch) + (k,), a.real.dtype), eye(n if full else k, n)
     return np.linalg.svd(a, full_matrices=full)
 
 
 def svd_backward(gU, gS, gVh, U, S, Vh):
-    """PyTorch's svd_backward (real case) for the reduced factors; any of the grads may be None."""
+    """PyTorch's svd_backward for the reduced factors (any of the grads may be None), in the
+    conjugate-Wirtinger convention. Singular vectors of a complex matrix are fixed only up to a phase
+    each: a loss that depends on it (``imag(diag(U^H gU + V^H gV))`` not zero) raises."""
     m, n = U.shape[-2], Vh.shape[-1]
     if gU is None and gVh is None:
-        return (U * gS.unsqueeze(-2)).matmul(Vh)
+        return (U * gS.unsqueeze(-2)).matmul(Vh).to(U.dtype)
     k = S.shape[-1]
     S2 = S * S
-    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _eye_like(S, k)
+    eye = _eye_like(S, k)
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
     inner = 0
+    uhgu = adjoint(U).matmul(gU) if gU is not None else None
     if gU is not None:
-        uhgu = U.mT.matmul(gU)
-        inner = (uhgu - uhgu.mT) * S.unsqueeze(-2)
+        inner = (uhgu - adjoint(uhgu)) * S.unsqueeze(-2)
     if gVh is not None:
-        vhgv = Vh.matmul(gVh.mT)
-        inner = inner + S.unsqueeze(-1) * (vhgv - vhgv.mT)
+        vhgv = Vh.matmul(adjoint(gVh))
+        inner = inner + S.unsqueeze(-1) * (vhgv - adjoint(vhgv))
+        if U.is_complex():
+            check_phase("svd_backward", vhgv, uhgu)
     gA = inner / E
+    if U.is_complex():
+        gA = gA * (1 - eye)
+        if uhgu is not None:
+            gA = gA + _diag(api.imag(uhgu.diagonal(0, -2, -1)) / S) * 1j
     if gS is not None:
         gA = gA + _diag(gS)
     if m > n and gU is not None:
         gA = U.matmul(gA)
         gus = gU / S.unsqueeze(-2)
-        gA = (gA + gus - U.matmul(U.mT.matmul(gus))).matmul(Vh)
+        gA = (gA + gus - U.matmul(adjoint(U).matmul(gus))).matmul(Vh)
     elif m < n and gVh is not None:
         gA = gA.matmul(Vh)
         sgv = gVh / S.unsqueeze(-1)
-        gA = U.matmul(gA + sgv - sgv.matmul(Vh.mT).matmul(Vh))
+        gA = U.matmul(gA + sgv - sgv.matmul(adjoint(Vh)).matmul(Vh))
     else:
         gA = U.matmul(gA).matmul(Vh)
     return gA
+
+
+def check_phase(name, vhgv, uhgu=None):
+    """PyTorch's gauge check: the loss must not depend on the phases of the complex singular/eigenvectors."""
+    d = vhgv.diagonal(0, -2, -1)
+    if uhgu is not None:
+        d = d + uhgu.diagonal(0, -2, -1)
+    im = api.imag(d)
+    if not bool(api.allclose(im, api.zeros_like(im), rtol=1e-2, atol=1e-2)):
+        what = "singular vectors" if name == "svd_backward" else "eigenvectors"
+        tail = ("depends on this phase term, making it ill-defined." if name == "svd_backward"
+                else "depends on this quantity, so it is ill-defined.")
+        raise RuntimeError(f"{name}: The {what} in the complex case are specified up to multiplication by "
+                           f"e^{{i phi}}. The specified loss function {tail}")
 
 
 def _narrow_full(gU, gVh, U, Vh, k):
@@ -212,10 +244,11 @@ linalg_svd.return_type = structseq("linalg_svd", ("U", "S", "Vh"))
 
 @linalg_svd.meta_rule
 def _(A, full_matrices=True, driver=None):
-    return tuple(_meta(s, A) for s in _svd_shapes("linalg.svd", A, full_matrices))
+    u, s, vh = _svd_shapes("linalg.svd", A, full_matrices)
+    return _meta(u, A), _real_meta(s, A), _meta(vh, A)
 
 
-@linalg_svd.grad
+@linalg_svd.wirtinger_grad
 def _(grad, result):
     gU, gS, gVh = grad
     U, S, Vh = result
@@ -239,10 +272,10 @@ def svd(self, some=True, compute_uv=True):
     _svd_shapes("linalg.svd", self, not some)
     if not compute_uv:
         *batch, m, n = self.shape
-        s = np.linalg.svd(self, compute_uv=False) if self.size else np.zeros(tuple(batch) + (min(m, n),), self.dtype)
+        s = np.linalg.svd(self, compute_uv=False) if self.size else np.zeros(tuple(batch) + (min(m, n),), self.real.dtype)
         return np.zeros(tuple(batch) + (m, m), self.dtype), s, np.zeros(tuple(batch) + (n, n), self.dtype)
     u, s, vh = _svd(self, not some)
-    return u, s, np.swapaxes(vh, -1, -2)
+    return u, s, np.conj(np.swapaxes(vh, -1, -2))
 
 
 svd.return_type = structseq("svd", ("U", "S", "V"))
@@ -251,17 +284,17 @@ svd.return_type = structseq("svd", ("U", "S", "V"))
 @svd.meta_rule
 def _(self, some=True, compute_uv=True):
     u, s, vh = _svd_shapes("linalg.svd", self, not (some and compute_uv))
-    return _meta(u, self), _meta(s, self), _meta(vh[:-2] + vh[-2:][::-1], self)
+    return _meta(u, self), _real_meta(s, self), _meta(vh[:-2] + vh[-2:][::-1], self)
 
 
-@svd.grad
+@svd.wirtinger_grad
 def _(grad, self, compute_uv, result):
     gU, gS, gV = grad
     if not compute_uv:
         U, S, Vh = api.linalg_svd(self, full_matrices=False)
         return svd_backward(None, gS, None, U, S, Vh)
     U, S, V = result
-    gU, gVh, U, Vh = _narrow_full(gU, gV.mT, U, V.mT, S.shape[-1])
+    gU, gVh, U, Vh = _narrow_full(gU, adjoint(gV), U, adjoint(V), S.shape[-1])
     return svd_backward(gU, gS, gVh, U, S, Vh)
 
 
@@ -280,16 +313,16 @@ def linalg_svdvals(A, driver=None):
     """Singular values, descending (no singular vectors are formed)."""
     check_matrix("linalg.svdvals", A)
     if A.size == 0:
-        return np.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.dtype)
+        return np.zeros(A.shape[:-2] + (min(A.shape[-2:]),), A.real.dtype)
     return np.linalg.svd(A, compute_uv=False)
 
 
 @linalg_svdvals.meta_rule
 def _(A, driver=None):
-    return _meta(_svd_shapes("linalg.svdvals", A, False)[1], A)
+    return _real_meta(_svd_shapes("linalg.svdvals", A, False)[1], A)
 
 
-@linalg_svdvals.grad
+@linalg_svdvals.wirtinger_grad
 def _(grad, A):
     U, S, Vh = api.linalg_svd(A, full_matrices=False)
     return svd_backward(None, grad, None, U, S, Vh)
@@ -309,8 +342,8 @@ def _eigh_check(name, a, UPLO):
 
 
 def _sym(a):
-    """The symmetric part: eigh's input, whose derivative is then the symmetric gradient PyTorch returns."""
-    return (a + np.swapaxes(a, -1, -2)) * a.dtype.type(0.5)
+    """The Hermitian part: eigh's input, whose derivative is then the Hermitian gradient PyTorch returns."""
+    return hermitian_part(a)
 
 
 @op("linalg_eigh(Tensor self, str UPLO='L') -> (Tensor eigenvalues, Tensor eigenvectors)", kind=LINALG, autocast="fp32",
@@ -327,17 +360,27 @@ linalg_eigh.return_type = structseq("linalg_eigh", ("eigenvalues", "eigenvectors
 
 @linalg_eigh.meta_rule
 def _(self, UPLO="L"):
-    return tuple(_meta(s, self) for s in _eigh_check("linalg.eigh", self, UPLO))
+    values, vectors = _eigh_check("linalg.eigh", self, UPLO)
+    return _real_meta(values, self), _meta(vectors, self)
 
 
-@linalg_eigh.grad
+@linalg_eigh.wirtinger_grad
 def _(grad, result):
     gL, gV = grad
     L, V = result
-    k = V.mT.matmul(gV)
-    E = L.unsqueeze(-2) - L.unsqueeze(-1) + _eye_like(L, L.shape[-1])
-    inner = (k - k.mT) * 0.5 / E + _diag(gL)
-    return V.matmul(inner).matmul(V.mT)
+    if gV is None:
+        return (V * gL.unsqueeze(-2)).matmul(adjoint(V))
+    k = adjoint(V).matmul(gV)
+    if V.is_complex():
+        check_phase("linalg_eigh_backward", k)
+    n = L.shape[-1]
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + _eye_like(L, n)
+    inner = (k - adjoint(k)) * 0.5 / E
+    if V.is_complex():
+        inner = inner * (1 - _eye_like(L, n))
+    if gL is not None:
+        inner = inner + _diag(gL)
+    return V.matmul(inner).matmul(adjoint(V))
 
 
 def _sym_samples(rng):
@@ -360,13 +403,13 @@ def linalg_eigvalsh(self, UPLO="L"):
 
 @linalg_eigvalsh.meta_rule
 def _(self, UPLO="L"):
-    return _meta(_eigh_check("linalg.eigvalsh", self, UPLO)[0], self)
+    return _real_meta(_eigh_check("linalg.eigvalsh", self, UPLO)[0], self)
 
 
-@linalg_eigvalsh.grad
+@linalg_eigvalsh.wirtinger_grad
 def _(grad, self, UPLO):
     V = api.linalg_eigh(self, UPLO)[1]
-    return (V * grad.unsqueeze(-2)).matmul(V.mT)
+    return (V * grad.unsqueeze(-2)).matmul(adjoint(V))
 
 
 linalg_eigvalsh.sample_inputs(_sym_samples)

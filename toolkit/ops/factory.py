@@ -34,6 +34,29 @@ def _float_or(dtype):
     return (dtype or _dt.get_default_dtype()).np
 
 
+def _spaced_dtype(name: str, start, end, dtype):
+    """``linspace``/``logspace``'s dtype: complex endpoints infer the default complex dtype, which a passed
+    real dtype may not narrow (PyTorch's error)."""
+    if not isinstance(start, complex) and not isinstance(end, complex):
+        return dtype or _dt.get_default_dtype()
+    inferred = _dt.get_default_dtype().to_complex()
+    if dtype is not None and not dtype.is_complex:
+        part = "double" if inferred is _dt.complex128 else "float"
+        raise RuntimeError(f"torch.{name}(): inferred dtype c10::complex<{part}> can't be safely cast to passed "
+                           f"dtype {_dt.title(dtype)}")
+    return dtype or inferred
+
+
+def _complex_linspace(start: complex, end: complex, steps: int, d: np.dtype) -> np.ndarray:
+    """Complex ``linspace``: each part is spaced as a real ``linspace`` of the parts' dtype."""
+    s, e = complex(start), complex(end)
+    out = np.empty(steps, d)
+    real = np.empty(0, d).real.dtype
+    out.real = linspace.kernels["cpu"](s.real, e.real, steps, _dt.from_numpy_dtype(real))
+    out.imag = linspace.kernels["cpu"](s.imag, e.imag, steps, _dt.from_numpy_dtype(real))
+    return out
+
+
 def _check_size(name, size):
     for s in size:
         if s < 0:
@@ -139,6 +162,10 @@ def _arange_plan(start, end, step, dtype):
     """Checks, dtype and length of an arange, from its arguments alone (shared with the meta rule)."""
     if end is None:
         start, end = 0, start
+    if any(isinstance(v, complex) for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    if dtype is not None and dtype.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_dt.title(dtype)}'")
     if not (step > 0 or step < 0):  # nan too
         raise RuntimeError("arange: step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
@@ -229,7 +256,9 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive, rounded exactly as PyTorch rounds them."""
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
-    d = np.dtype(_float_or(dtype))
+    d = np.dtype(_spaced_dtype("linspace", start, end, dtype).np)
+    if d.kind == "c":
+        return _complex_linspace(start, end, steps, d)
     if d == np.bool_:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     s, e = _scalar_to(start, d), _scalar_to(end, d)
@@ -257,7 +286,10 @@ def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None,
     """``base ** linspace(start, end, steps)``, with the exponents computed in double as PyTorch does."""
     if steps < 0:
         raise RuntimeError("logspace: number of steps must be non-negative")
-    d = np.dtype(_float_or(dtype))
+    d = np.dtype(_spaced_dtype("logspace", start, end, dtype).np)
+    if d.kind == "c":  # base ** (complex exponents), in double precision
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.power(complex(base), _complex_linspace(start, end, steps, np.dtype(np.complex128))).astype(d)
     if d == np.bool_:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
     if steps <= 1:
@@ -436,11 +468,11 @@ def _(start, end=None, step=1, dtype=None, layout=None, device=None, pin_memory=
 def _(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
-    return _opts_meta((steps,), dtype, device)
+    return _opts_meta((steps,), _spaced_dtype("linspace", start, end, dtype), device)
 
 
 @logspace.meta_rule
 def _(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("logspace: number of steps must be non-negative")
-    return _opts_meta((steps,), dtype, device)
+    return _opts_meta((steps,), _spaced_dtype("logspace", start, end, dtype), device)

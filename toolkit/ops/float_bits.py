@@ -21,6 +21,7 @@ from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from . import api
 from ._meta_rules import elementwise_meta
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import float_only, int_and_bool, not_implemented, unary_samples
 from .registry import (
     COMPARISON,
@@ -358,3 +359,9 @@ def _shift_samples(rng):
 
 bitwise_left_shift.sample_inputs(_shift_samples)
 bitwise_right_shift.sample_inputs(_shift_samples)
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("copysign", "nextafter"), no_complex_kernel("{name}_cpu"))
+refuse_complex(("signbit",), "signbit is not implemented for complex tensors.")
+refuse_complex(("heaviside",), "heaviside is not yet implemented for complex tensors.", RuntimeError)

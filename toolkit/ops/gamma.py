@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from . import api
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import (
     float_only,
     float_samples,
@@ -177,3 +178,8 @@ def _incomplete_gamma_samples(rng):
 
 igamma.sample_inputs(_incomplete_gamma_samples)
 igammac.sample_inputs(_incomplete_gamma_samples)
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("lgamma",), no_complex_kernel("lgamma_vml_cpu"))
+refuse_complex(("digamma",), no_complex_kernel("digamma"))

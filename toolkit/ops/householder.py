@@ -2,8 +2,8 @@
 
 ``A`` holds the reflectors' vectors below its diagonal (as ``geqrf`` leaves them, the leading 1 implicit)
 and ``tau`` their scales: the result is the first ``n`` columns of ``H_1 ... H_k`` with
-``H_i = I - tau_i v_i v_i^T``. The derivative differentiates that product factor by factor, with
-registered ops.
+``H_i = I - tau_i v_i v_i^H``. The derivative differentiates that product factor by factor, with
+registered ops, in the conjugate-Wirtinger convention (a reflector is not complex-analytic in ``v``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 from .._core.meta import TensorMeta
 from . import api
 from ._linalg_checks import _dtype, scalar_name
-from .decomposition import check_float
+from .decomposition import adjoint, check_float
 from .registry import LINALG, op
 
 _NAME = "torch.linalg.householder_product"
@@ -49,13 +49,13 @@ def _product(A, tau):
         v = np.zeros(A.shape[:-2] + (m,), A.dtype)
         v[..., i] = 1
         v[..., i + 1:] = A[..., i + 1:, i]
-        w = np.einsum("...m,...mn->...n", v, q)
+        w = np.einsum("...m,...mn->...n", np.conj(v), q)
         q -= tau[..., i, None, None] * v[..., :, None] * w[..., None, :]
     return q
 
 
 def _reflector(v, t, eye):
-    return eye - t.unsqueeze(-1).unsqueeze(-1) * (v.unsqueeze(-1) * v.unsqueeze(-2))
+    return eye - t.unsqueeze(-1).unsqueeze(-1) * (v.unsqueeze(-1) * v.conj().unsqueeze(-2))
 
 
 def householder_product_vjp(grad, A, tau, needs_input_grad):
@@ -79,12 +79,13 @@ def _householder_grad(grad, A, tau, needs_input_grad):
     left = None
     g_cols, g_tau = [], []
     for i in range(k):
-        gh = grad.matmul(rights[i].mT)
+        gh = grad.matmul(adjoint(rights[i]))
         if left is not None:
-            gh = left.mT.matmul(gh)
+            gh = adjoint(left).matmul(gh)
         v = vs[i].unsqueeze(-1)
-        g_tau.append(-(v.mT.matmul(gh).matmul(v)).squeeze(-1).squeeze(-1))
-        gv = -tau.select(-1, i).unsqueeze(-1) * (gh + gh.mT).matmul(v).squeeze(-1)
+        t = tau.select(-1, i).unsqueeze(-1)
+        g_tau.append(-(adjoint(v).matmul(gh).matmul(v)).squeeze(-1).squeeze(-1))
+        gv = -(t.conj() * gh.matmul(v).squeeze(-1) + t * adjoint(gh).matmul(v).squeeze(-1))
         mask = (api.arange(m) > i).to(A.dtype)
         g_cols.append(gv * mask)
         left = hs[i] if left is None else left.matmul(hs[i])
@@ -113,12 +114,12 @@ linalg_householder_product.meta_rule(_householder_check)
 orgqr.meta_rule(_householder_check)
 
 
-@linalg_householder_product.grad
+@linalg_householder_product.wirtinger_grad
 def _(grad, input, tau, needs_input_grad):
     return _householder_grad(grad, input, tau, needs_input_grad)
 
 
-@orgqr.grad
+@orgqr.wirtinger_grad
 def _(grad, self, input2, needs_input_grad):
     return _householder_grad(grad, self, input2, needs_input_grad)
 

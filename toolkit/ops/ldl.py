@@ -30,6 +30,8 @@ def _factor_check(A, name="torch.linalg.ldl_factor_ex"):
         raise RuntimeError(
             f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
     check_float(name, A)
+    if _dtype(A).is_complex:  # the Bunch-Kaufman kernel below is written for real symmetric matrices
+        raise NotImplementedError(f"{name}: complex input is not supported")
     batch = tuple(A.shape[:-2])
     return (TensorMeta(tuple(A.shape), _dtype(A), A.device),
             TensorMeta(batch + (A.shape[-1],), _dt.int32, A.device), TensorMeta(batch, _dt.int32, A.device))

@@ -17,6 +17,7 @@ from .._core.meta import TensorMeta
 from ..return_types import structseq
 from . import api
 from ._linalg_checks import _dtype, scalar_name
+from .decomposition import adjoint as _adj
 from .products import _broadcast_or_raise
 from .registry import LINALG, op
 
@@ -29,12 +30,17 @@ def _factor_check(A, pivot, name="torch.linalg.lu_factor"):
     if len(A.shape) < 2:
         raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A.shape)} instead")
-    if not _dtype(A).is_floating_point:
+    if not (_dtype(A).is_floating_point or _dtype(A).is_complex):
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{scalar_name(A)}'")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     *batch, m, n = A.shape
     return tuple(batch), m, n, min(m, n)
+
+
+def _pivot_size(x: np.ndarray) -> np.ndarray:
+    """The size LAPACK's pivot search compares: ``|x|``, or ``|re| + |im|`` for complex entries."""
+    return np.abs(x.real) + np.abs(x.imag) if x.dtype.kind == "c" else np.abs(x)
 
 
 def getrf(a: np.ndarray):
@@ -47,7 +53,7 @@ def getrf(a: np.ndarray):
     info = np.zeros(b, np.int32)
     rows = np.arange(b)
     for j in range(k):
-        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
+        p = j + np.argmax(_pivot_size(lu[:, j:, j]), axis=1)
         piv[:, j] = p + 1
         top = lu[rows, j].copy()
         lu[rows, j] = lu[rows, p]
@@ -297,7 +303,7 @@ def _lu_solve(LU, pivots, B, left, adjoint):
     P, L, U = _unpack(LU, pivots)
     A = np.matmul(P, np.matmul(L, U))
     if adjoint:
-        A = np.swapaxes(A, -1, -2)
+        A = np.conj(np.swapaxes(A, -1, -2))
     if not left:
         return np.swapaxes(_lu_solve_plain(np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)), -1, -2)
     return _lu_solve_plain(A, B)
@@ -313,23 +319,24 @@ def _lu_solve_plain(A, B):
 
 
 def _lu_solve_grad(grad, LU, pivots, B_shape, left, adjoint, X, needs_lu, needs_b):
+    """The conjugate-Wirtinger gradient (``adjoint`` conjugates A, so the solve is not complex-analytic in LU)."""
     gB = api.linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
     gLU = None
     if needs_lu:
         if left:
-            gA = -X.matmul(gB.mT) if adjoint else -gB.matmul(X.mT)
+            gA = -X.matmul(_adj(gB)) if adjoint else -gB.matmul(_adj(X))
         else:
-            gA = -gB.mT.matmul(X) if adjoint else -X.mT.matmul(gB)
+            gA = -_adj(gB).matmul(X) if adjoint else -_adj(X).matmul(gB)
         P, L, U = api.lu_unpack(LU, pivots)
         pga = P.mT.matmul(gA)
-        gLU = (pga.matmul(U.mT).tril(-1) + L.mT.matmul(pga).triu()).sum_to_size(tuple(LU.shape))
+        gLU = (pga.matmul(_adj(U)).tril(-1) + _adj(L).matmul(pga).triu()).sum_to_size(tuple(LU.shape))
     return gLU, (gB.sum_to_size(tuple(B_shape)) if needs_b else None)
 
 
 @op("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
     kind=LINALG, namespace="linalg", function="lu_solve", method=False, nondiff_args=("pivots",))
 def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
-    """Solve ``A X = B`` (``X A = B`` with ``left=False``; ``A^T`` with ``adjoint``) from ``lu_factor``'s
+    """Solve ``A X = B`` (``X A = B`` with ``left=False``; ``A^H`` with ``adjoint``) from ``lu_factor``'s
     output."""
     _lu_solve_check(LU, pivots, B, left)
     return _lu_solve(LU, pivots, B, left, adjoint)
@@ -338,7 +345,7 @@ def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
 linalg_lu_solve.meta_rule(lambda LU, pivots, B, left=True, adjoint=False: _lu_solve_check(LU, pivots, B, left))
 
 
-@linalg_lu_solve.grad
+@linalg_lu_solve.wirtinger_grad
 def _(grad, LU, pivots, B_shape, left, adjoint, result, needs_input_grad):
     # needs_input_grad has one flag per differentiable argument: LU and B (pivots are integers)
     return _lu_solve_grad(grad, LU, pivots, B_shape, left, adjoint, result, needs_input_grad[0],
@@ -374,7 +381,7 @@ def lu_solve(self, LU_data, LU_pivots):
 lu_solve.meta_rule(lambda self, LU_data, LU_pivots: _lu_solve_check(LU_data, LU_pivots, self, True))
 
 
-@lu_solve.grad
+@lu_solve.wirtinger_grad
 def _(grad, self_shape, LU_data, LU_pivots, result, needs_input_grad):
     gLU, gB = _lu_solve_grad(grad, LU_data, LU_pivots, self_shape, True, False, result, needs_input_grad[1],
                              needs_input_grad[0])

@@ -77,7 +77,7 @@ def masked_fill_scalar(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
     _check_mask(mask.dtype, "masked_fill_")
     _mask_meta(self, mask, "masked_fill")
-    return np.where(mask, np.array(value).astype(self.dtype), self)
+    return np.where(mask, np.array(_dt.real_scalar(value, self.dtype)).astype(self.dtype), self)
 
 
 @masked_fill_scalar.meta_rule

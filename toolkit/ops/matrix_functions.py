@@ -16,7 +16,7 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
 from ._linalg_checks import _dtype, scalar_name
-from .decomposition import check_float, check_matrix
+from .decomposition import adjoint, check_float, check_matrix
 from .factorization import svd_backward
 from .norms import matrix_norm_grad
 from .registry import LINALG, op
@@ -134,7 +134,7 @@ def _exp_check(a):
 
 def _expm(a):
     _exp_check(a)
-    x = a.astype(np.float64)
+    x = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     n = x.shape[-1]
     if x.size == 0:
         return np.array(a)
@@ -184,7 +184,7 @@ for _o in (matrix_exp, linalg_matrix_exp):
 # pinv, pinverse
 # ---------------------------------------------------------------------------------------------
 def _pinv_check(a):
-    if len(a.shape) < 2 or not _dtype(a).is_floating_point:
+    if len(a.shape) < 2 or not (_dtype(a).is_floating_point or _dtype(a).is_complex):
         raise RuntimeError(
             f"linalg.pinv({scalar_name(a)}{{{list(a.shape)}}}): expected a tensor with 2 or more dimensions of "
             "float, double, cfloat or cdouble types"
@@ -218,26 +218,26 @@ def _pinv(a, atol, rtol, hermitian):
         w, v = api.linalg_eigh(a)
         s = w.abs()
         keep = s > _tolerance(a, s.amax(-1, keepdim=True), atol, rtol)
-        inv = api.where(keep, w.reciprocal(), api.zeros((), dtype=a.dtype, device=a.device))
-        return (v * inv.unsqueeze(-2)).matmul(v.mT)
+        inv = api.where(keep, w.reciprocal(), api.zeros((), dtype=w.dtype, device=a.device))
+        return (v * inv.unsqueeze(-2)).matmul(adjoint(v))
     u, s, vh = api.linalg_svd(a, full_matrices=False)
     keep = s > _tolerance(a, s.narrow(-1, 0, 1), atol, rtol)
-    inv = api.where(keep, s.reciprocal(), api.zeros((), dtype=a.dtype, device=a.device))
-    return (vh.mT * inv.unsqueeze(-2)).matmul(u.mT)
+    inv = api.where(keep, s.reciprocal(), api.zeros((), dtype=s.dtype, device=a.device))
+    return (adjoint(vh) * inv.unsqueeze(-2)).matmul(adjoint(u))
 
 
 def pinv_backward(grad, pinvA, A):
-    """PyTorch's pinv_backward (real case)."""
+    """PyTorch's pinv_backward, in the conjugate-Wirtinger convention (``pinv`` is not complex-analytic)."""
     m, n = A.shape[-2], A.shape[-1]
-    pinvAh, gradh = pinvA.mT, grad.mT
+    pinvAh, gradh = adjoint(pinvA), adjoint(grad)
     if m <= n:
         K = gradh.matmul(pinvA)
         KpinvAh = K.matmul(pinvAh)
-        return (-(pinvA.matmul(K)).mT + KpinvAh - A.matmul(pinvA).matmul(KpinvAh)
+        return (-adjoint(pinvA.matmul(K)) + KpinvAh - A.matmul(pinvA).matmul(KpinvAh)
                 + pinvAh.matmul(pinvA).matmul(gradh - K.matmul(A)))
     K = pinvA.matmul(gradh)
     pinvAhK = pinvAh.matmul(K)
-    return (-(K.matmul(pinvA)).mT + (gradh - A.matmul(K)).matmul(pinvA).matmul(pinvAh) + pinvAhK
+    return (-adjoint(K.matmul(pinvA)) + (gradh - A.matmul(K)).matmul(pinvA).matmul(pinvAh) + pinvAhK
             - pinvAhK.matmul(pinvA).matmul(A))
 
 
@@ -279,7 +279,7 @@ def linalg_pinv_atol_rtol_tensor(self, atol=None, rtol=None, hermitian=False):
 
 for _o in (pinverse, linalg_pinv, linalg_pinv_atol_rtol, linalg_pinv_atol_rtol_tensor):
     _o.meta_rule(lambda self, *args, **kwargs: _pinv_check(self))
-    _o.grad(lambda grad, self, result: pinv_backward(grad, result, self))
+    _o.wirtinger_grad(lambda grad, self, result: pinv_backward(grad, result, self))
 
 pinverse.sample_inputs(_pinv_samples)
 linalg_pinv.sample_inputs(lambda rng: (((a[0], 1e-10), k) for a, k in _pinv_samples(rng)))
@@ -370,7 +370,7 @@ def _cond_check(a, p):
         if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
             raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
         check_matrix(name, a, square=True)
-    return _meta(a.shape[:-2], a)
+    return _meta(a.shape[:-2], a, _dtype(a).to_real())
 
 
 def _cond(a, p):
@@ -406,7 +406,7 @@ def _cond_grad(grad, a, p, result):
     ni = api.linalg_matrix_norm(inv, p) if not isinstance(p, str) else api.linalg_matrix_norm(inv, ord=p)
     ga = matrix_norm_grad(grad * ni, a, p, dims, False, na)
     gi = matrix_norm_grad(grad * na, inv, p, dims, False, ni)
-    it = inv.mT
+    it = adjoint(inv)
     return ga - it.matmul(gi).matmul(it)
 
 
@@ -426,7 +426,7 @@ def linalg_cond_str(self, p):
 
 for _o in (linalg_cond, linalg_cond_str):
     _o.meta_rule(lambda self, p=None: _cond_check(self, p))
-    _o.grad(lambda grad, self, p, result: _cond_grad(grad, self, p, result))
+    _o.wirtinger_grad(lambda grad, self, p, result: _cond_grad(grad, self, p, result))
 
 
 @linalg_cond.sample_inputs

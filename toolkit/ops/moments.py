@@ -29,13 +29,15 @@ def _check_float(a_dtype_kind_is_float: bool, name: str) -> None:
 
 def _var_and_mean(self: np.ndarray, dim, correction, keepdim: bool, name: str):
     """Variance (divided by ``N - correction``, floored at 0 as PyTorch does) and mean, in ``self``'s dtype."""
-    _check_float(self.dtype.kind == "f", name)
+    _check_float(self.dtype.kind in "fc", name)
     ax = axes(dim, self.ndim, name)
     x = self.astype(np.float32) if self.dtype == np.float16 else self
     n = reduced_count(self.shape, dim)
     if n - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=2)
+    if self.dtype.kind == "c":
+        return _complex_var_and_mean(self, ax, n, correction, keepdim)
     if fast_reducible(self):
         from ._reduce_numba import squared_deviations  # optional: numba, never loaded by import toolkit
 
@@ -50,6 +52,17 @@ def _var_and_mean(self: np.ndarray, dim, correction, keepdim: bool, name: str):
     if not keepdim:
         m = m.reshape(var.shape)
     return var.astype(self.dtype, copy=False), m.astype(self.dtype, copy=False)
+
+
+def _complex_var_and_mean(self: np.ndarray, ax, n: int, correction, keepdim: bool):
+    """A complex tensor's variance is the mean squared modulus of its deviations: real, in the real dtype."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = np.sum(self, axis=ax, keepdims=True) / self.dtype.type(n)
+        dev = self - m
+        var = np.sum(dev.real * dev.real + dev.imag * dev.imag, axis=ax, keepdims=keepdim) / max(0.0, n - correction)
+    if not keepdim:
+        m = m.reshape(var.shape)
+    return var.astype(self.real.dtype, copy=False), m.astype(self.dtype, copy=False)
 
 
 def _var_backward(grad, self, dim, correction, keepdim):
@@ -122,8 +135,8 @@ def _make(name: str, overload: str, params: str, normalize, signature, doc: str)
     @o.meta_rule
     def _(self, *args):
         dim, _, keepdim = normalize(*args)
-        _check_float(self.dtype.is_floating_point, name)
-        m = reduce_meta(self, dim, keepdim, self.dtype, name)
+        _check_float(self.dtype.is_floating_point or self.dtype.is_complex, name)
+        m = reduce_meta(self, dim, keepdim, self.dtype.to_real(), name)
         return (m, reduce_meta(self, dim, keepdim, self.dtype, name)) if with_mean else m
 
     def derivative(grad, self, result, *args):
@@ -133,7 +146,7 @@ def _make(name: str, overload: str, params: str, normalize, signature, doc: str)
             g, self, dim, correction, keepdim)
         return gi + _mean_backward(grad[1], self.shape, dim, keepdim) if with_mean else gi
 
-    o.grad(signature(derivative))
+    o.wirtinger_grad(signature(derivative))  # 2 (z - mean) / (N - correction) per unit of variance: real or complex
     o.sample_inputs(_SAMPLES[overload])
 
 
@@ -188,7 +201,7 @@ def _(self, p="fro", dim=None, keepdim=False, dtype=None):
     return _matrix_check(self, order, d, keepdim, dtype)[0]
 
 
-@norm.grad
+@norm.wirtinger_grad  # vector_norm_grad gives the complex gradient as is
 def _(grad, self, result, p, dim, keepdim):
     kind, order, d = p_norm_plan(p, dim, self.ndim)
     if kind == "vector":

@@ -18,6 +18,7 @@ from .. import return_types
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
+from .complex_refusal import refuse_complex
 from .extrema import check_nonempty_dims, evenly_distribute, select_backward
 from .reduction import axes, expand_back, int_to_long, reduce_meta, restore_dims
 from .registry import REDUCTION, op
@@ -226,3 +227,7 @@ def _(rng):
     yield (np.array(0.5), 0), {}
     yield (np.zeros((0, 3)), 1), {}
     yield (rng.integers(-3, 3, (3, 4)).astype(np.int64), 0), {}
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("nansum", "nanmean"), "nansum on CPU does not support complex inputs", RuntimeError)

@@ -27,8 +27,11 @@ _INF = math.inf
 
 def _out_dtype(name, x, dtype):
     check_float(name, x)
-    if dtype is not None and not dtype.is_floating_point:
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"{name}: dtype should be floating point or complex, but got {scalar_name(np.empty(0, dtype.np))}")
+    if dtype is not None and dtype.is_complex != _dtype(x).is_complex:
+        kind = "complex for complex" if _dtype(x).is_complex else "real for real"
+        raise RuntimeError(f"{name}: dtype should be {kind} inputs, but got {dtype.title}")
     return dtype or _dtype(x)
 
 
@@ -50,12 +53,14 @@ def _vector_check(x, ord, dim, keepdim, dtype, name="linalg.vector_norm"):
                 f"{name} cannot compute the {_ord_str(ord)} norm on an empty tensor because the operation does not "
                 "have an identity"
             )
-    return TensorMeta(reduced_shape(shape, dim, keepdim, name), out, x.device)
+    return TensorMeta(reduced_shape(shape, dim, keepdim, name), out.to_real(), x.device)
 
 
 def _vector_norm(x, ord, dim, keepdim, dtype):
     out = dtype.np if dtype is not None else x.dtype
     axis = None if dim in (None, ()) or x.ndim == 0 else wrap_dims(dim, x.ndim)
+    if out.kind == "c":  # the norm of complex entries is real: their moduli's norm
+        return _vector_norm(np.abs(x.astype(out, copy=False)), ord, dim, keepdim, None)
     if ord in (1, 2) and out == x.dtype and fast_reducible(x):
         from ._reduce_numba import ABS, SQUARES, sum_terms  # optional: numba, never loaded by import toolkit
 
@@ -93,15 +98,15 @@ def _keep(t, shape, dim, keepdim):
 def vector_norm_grad(grad, x, ord, dim, keepdim, norm):
     shape = tuple(x.shape)
     g, n = _keep(grad, shape, dim, keepdim), _keep(norm, shape, dim, keepdim)
-    x = x.to(g.dtype)
+    x = x.to(g.dtype.to_complex() if x.is_complex() else g.dtype)
     if ord == 0:
         return None  # piecewise constant: no gradient flows, as in PyTorch
     if ord == 1:
-        return g * x.sign()
+        return g * x.sgn()
     if ord in (_INF, -_INF):
         mask = (x.abs() == n).to(g.dtype)
         axes = list(range(len(shape))) if dim in (None, ()) else list(dim)
-        return g * x.sign() * mask / mask.sum(axes, keepdim=True)
+        return g * x.sgn() * mask / mask.sum(axes, keepdim=True)
     safe = n + (n == 0).to(n.dtype)
     if ord == 2:
         return x * (g / safe)
@@ -121,7 +126,7 @@ def _(self, ord=2, dim=None, keepdim=False, dtype=None):
     return _vector_check(self, ord, dim, keepdim, dtype)
 
 
-@linalg_vector_norm.grad
+@linalg_vector_norm.wirtinger_grad  # the rules give z's gradient as is: x |x|^(p-2) g / n^(p-1), real or complex
 def _(grad, self, ord, dim, keepdim, result):
     return vector_norm_grad(grad, self, ord, dim, keepdim, result)
 
@@ -156,13 +161,16 @@ def _matrix_check(x, ord, dim, keepdim, dtype, name="linalg.matrix_norm"):
     d0, d1 = (wrap_dim(d, len(x.shape), name) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
-    return TensorMeta(reduced_shape(tuple(x.shape), (d0, d1), keepdim, name), out, x.device), (d0, d1)
+    return TensorMeta(reduced_shape(tuple(x.shape), (d0, d1), keepdim, name), out.to_real(), x.device), (d0, d1)
 
 
 def _matrix_norm(x, ord, dims, keepdim, dtype):
     out = dtype.np if dtype is not None else x.dtype
+    if out.kind == "c":  # real: the entrywise norms are those of the moduli, the spectral ones of the real S
+        x = x.astype(out, copy=False)
+        x, out = (x if ord in ("nuc", 2, -2) else np.abs(x)), x.real.dtype
     acc = np.float32 if out == np.float16 else out
-    a = x.astype(acc, copy=False)
+    a = x if x.dtype.kind == "c" else x.astype(acc, copy=False)
     d0, d1 = dims
     if ord == "fro":
         r = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
@@ -192,14 +200,14 @@ def _matrix_norm(x, ord, dims, keepdim, dtype):
 def matrix_norm_grad(grad, x, ord, dims, keepdim, norm):
     shape = tuple(x.shape)
     g, n = _keep(grad, shape, dims, keepdim), _keep(norm, shape, dims, keepdim)
-    x = x.to(g.dtype)
+    x = x.to(g.dtype.to_complex() if x.is_complex() else g.dtype)
     d0, d1 = dims
     if ord == "fro":
         return x * (g / (n + (n == 0).to(n.dtype)))
     if ord in (1, -1, _INF, -_INF):
         sums = x.abs().sum(d0 if abs(ord) == 1 else d1, keepdim=True)
         mask = (sums == n).to(g.dtype)
-        return g * x.sign() * mask / mask.sum(d1 if abs(ord) == 1 else d0, keepdim=True)
+        return g * x.sgn() * mask / mask.sum(d1 if abs(ord) == 1 else d0, keepdim=True)
     m = x.movedim((d0, d1), (-2, -1))
     U, S, Vh = api.linalg_svd(m, full_matrices=False)
     gm = g.movedim((d0, d1), (-2, -1)).squeeze(-1).squeeze(-1)
@@ -256,7 +264,7 @@ def _matrix_samples(rng):
 
 for _o in (linalg_matrix_norm, linalg_matrix_norm_str):
     _o.meta_rule(_matrix_meta)
-    _o.grad(_matrix_grad)
+    _o.wirtinger_grad(_matrix_grad)  # real or complex x: the rules give the conjugate-Wirtinger gradient
 linalg_matrix_norm_str.sample_inputs(
     lambda rng: ((a, k) for a, k in _matrix_samples(rng) if len(a) == 1 or isinstance(a[1], str)))
 linalg_matrix_norm.sample_inputs(
@@ -327,7 +335,7 @@ def _norm_grad(grad, self, ord, dim, keepdim, result):
 
 for _o in (linalg_norm, linalg_norm_str):
     _o.meta_rule(_norm_meta)
-    _o.grad(_norm_grad)
+    _o.wirtinger_grad(_norm_grad)
 
 
 @linalg_norm.sample_inputs

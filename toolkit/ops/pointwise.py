@@ -20,6 +20,7 @@ from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import (
     absolute,
     compute_dtype,
@@ -476,3 +477,12 @@ def _(rng):
 @addcdiv.sample_inputs
 def _(rng):
     yield from _addc_samples(rng, _signed)
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("atan2", "arctan2", "remainder", "fmod", "hypot"), no_complex_kernel("{name}_cpu"))
+refuse_complex(("floor_divide",), no_complex_kernel("div_floor_cpu"))
+refuse_complex(("sign",), "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn "
+                          "instead.")  # after ``sgn``, which shares its kernel and takes complex
+refuse_complex(("absolute_",), "In-place abs is not supported for complex tensors.", RuntimeError)
+# (``fix`` took ``trunc``'s kernel with its refusal)

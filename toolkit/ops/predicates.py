@@ -35,7 +35,7 @@ def _plain_samples(rng):
 
 
 is_signed = _predicate("is_signed(Tensor self) -> bool", "is_signed", "Whether the dtype holds negative values.")
-is_complex = _predicate("is_complex(Tensor self) -> bool", "is_complex", "Whether the dtype is complex (never).")
+is_complex = _predicate("is_complex(Tensor self) -> bool", "is_complex", "Whether the dtype is complex (complex64 or complex128).")
 is_inference = _predicate("is_inference(Tensor self) -> bool", "is_inference",
                           "Whether the tensor was made in inference mode.")
 is_neg = _predicate("is_neg(Tensor self) -> bool", "is_neg", "Whether the tensor's negation bit is set (never).")

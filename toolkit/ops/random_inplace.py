@@ -12,6 +12,8 @@ Their derivative is zero for ``self``, as in PyTorch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._core import dtypes as _dt
@@ -66,7 +68,18 @@ def empty_like(a: np.ndarray, dtype=None) -> np.ndarray:
     return np.empty([a.shape[p] for p in perm], dtype).transpose(np.argsort(perm))
 
 
+def _complex_parts(shape, dtype) -> tuple | None:
+    """For a complex dtype, the real sample PyTorch draws instead: its parts' dtype and a trailing dim of 2
+    (real and imaginary parts interleaved, as ``view_as_real`` lays them out)."""
+    if np.dtype(dtype).kind != "c":
+        return None
+    return (*shape, 2), np.empty(0, dtype).real.dtype
+
+
 def sample_uniform(shape, dtype, low: float, high: float, generator) -> np.ndarray:
+    parts = _complex_parts(shape, dtype)
+    if parts is not None:  # both parts uniform on [low, high)
+        return sample_uniform(*parts, low, high, generator).view(dtype)
     check_floating("check_uniform_bounds", dtype)
     if not low <= high:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(low)} > to={_num(high)}")
@@ -75,6 +88,11 @@ def sample_uniform(shape, dtype, low: float, high: float, generator) -> np.ndarr
 
 
 def sample_normal(shape, dtype, mean: float, std: float, generator, contiguous: bool = True) -> np.ndarray:
+    parts = _complex_parts(shape, dtype)
+    if parts is not None:  # each part N(mean, std^2 / 2): the complex variance is std^2
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+        return sample_normal(*parts, mean, std / math.sqrt(2), generator, contiguous).view(dtype)
     check_floating("normal_kernel_cpu", dtype)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")

@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from . import runtime as _runtime
 from ._meta_rules import elementwise_meta
+from .complex_refusal import complex_refusing
 from .schema import Schema, parse_schema
 
 # Kinds: passes and tests ask kinds, never names.
@@ -243,6 +244,17 @@ class OpDef:
 
     def grad(self, fn: Callable) -> Callable:
         return self.derivative_rule(fn)
+
+    def refuses_complex(self, message: str, error: type = NotImplementedError) -> OpDef:
+        """Raise ``error(message)`` for a complex tensor argument, as PyTorch refuses it (``{dtype}`` in the
+        message becomes ``ComplexFloat``/``ComplexDouble``); an in-place variant sharing the kernels gets its own."""
+        if self.inplace_of is not None and self.kernels is self.inplace_of.kernels:
+            self.kernels = dict(self.kernels)
+        for device, kernel in list(self.kernels.items()):
+            self.kernels[device] = complex_refusing(kernel, message, error)
+        if self.composite is not None:
+            self.composite = complex_refusing(self.composite, message, error)
+        return self
 
     def wirtinger_grad(self, fn: Callable) -> Callable:
         """Attach a derivative that gives PyTorch's complex gradient itself (the conjugate Wirtinger

@@ -22,6 +22,7 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .registry import REDUCTION, op
 
 
@@ -141,3 +142,7 @@ def _(rng):
     yield (np.array(0.7), 0), {}
     yield (rng.uniform(-3, 3, (0, 2)), 0), {}
     yield (rng.uniform(-3, 3, (3, 4)).astype(np.float32), 0), {}
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("cummax", "cummin"), no_complex_kernel("{name}_cpu"))

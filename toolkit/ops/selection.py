@@ -16,6 +16,7 @@ import numpy as np
 from .._core.dtypes import title as _title
 from . import api
 from ._meta_rules import elementwise_meta
+from .complex_refusal import refuse_complex
 from .elementwise import not_implemented
 from .masked import nonzero_numpy
 from .pointwise import alias, compute_dtype
@@ -397,3 +398,10 @@ def _extrema_samples(rng):
 
 for _o in (maximum, minimum, fmax, fmin):
     _o.sample_inputs(_extrema_samples)
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("clamp", "clip", "clamp_min", "clamp_max"), "clamp is not supported for complex types")
+refuse_complex(("maximum", "minimum", "fmax", "fmin"), "{name} not implemented for complex tensors.", RuntimeError)
+refuse_complex(("max",), "maximum not implemented for complex tensors.", RuntimeError, only=("other", "out"))
+refuse_complex(("min",), "minimum not implemented for complex tensors.", RuntimeError, only=("other", "out"))

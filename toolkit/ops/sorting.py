@@ -14,6 +14,7 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .extrema import check_nonempty_dims, evenly_distribute, select_backward
 from .reduction import reduce_meta
 from .registry import REDUCTION, SHAPE, op
@@ -424,3 +425,9 @@ def _(rng):
     yield (np.array(0.5),), {}
     yield (np.zeros((0, 3)), 1), {}
     yield (np.array([True, False, False]),), {}
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("kthvalue", "median"), no_complex_kernel("{name}_cpu"))
+refuse_complex(("sort", "argsort", "msort"), " Sort does not support complex dtypes on CPU", RuntimeError)
+refuse_complex(("topk",), " topk does not support complex dtypes on CPU", RuntimeError)

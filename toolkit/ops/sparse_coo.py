@@ -19,6 +19,14 @@ import numpy as np
 # The conversions a dense Tensor offers (``to_sparse``...), filled in by ``toolkit.sparse`` when it is imported.
 CONVERSIONS: dict = {}
 
+def backend_refusal(name: str, backend: str) -> NotImplementedError:
+    """PyTorch's error for an op (``aten::exp``) without a kernel for a backend (``SparseCPU``, ``CPU``)."""
+    return NotImplementedError(
+        f"Could not run '{name}' with arguments from the '{backend}' backend. This could be because the operator "
+        "doesn't exist for this backend, or was omitted during the selective/custom build process (if using "
+        "custom build).")
+
+
 _UNSUPPORTED = ("Could not run this operator with arguments from the 'SparseCPU' backend. This could be because "
                 "the operator doesn't exist for this backend, or was omitted during the selective/custom build "
                 "process (if using custom build).")

@@ -17,7 +17,7 @@ from .._core.shape import wrap_dim
 from ..return_types import structseq
 from . import api
 from ._linalg_checks import _dtype, scalar_name
-from .decomposition import check_float
+from .decomposition import adjoint, check_float
 from .factorization import svd_backward
 from .matrix_functions import pinv_backward
 from .registry import LINALG, op
@@ -165,7 +165,8 @@ def _lstsq_metas(A, B, driver, full_rank=True):
         residual = batch + (() if vector else (k,))
     rank = (0,) if driver == "gels" else batch
     sv = batch + (min(m, n),) if driver in ("gelsd", "gelss") else (0,)
-    return (_meta(sol, A), _meta(residual, A), _meta(rank, A, _dt.int64), _meta(sv, A))
+    real = _dtype(A).to_real()  # residuals and singular values are real for complex input too
+    return (_meta(sol, A), _meta(residual, A, real), _meta(rank, A, _dt.int64), _meta(sv, A, real))
 
 
 @op("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, "
@@ -182,7 +183,7 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     flat_a, flat_b = a.reshape((-1, m, n)), bm.reshape((-1, m, bm.shape[-1]))
     sol = np.zeros((flat_a.shape[0], n, bm.shape[-1]), self.dtype)
     ranks = np.zeros(flat_a.shape[0], np.int64)
-    svs = np.zeros((flat_a.shape[0], min(m, n)), self.dtype)
+    svs = np.zeros((flat_a.shape[0], min(m, n)), self.real.dtype)
     for i in range(flat_a.shape[0]):
         if flat_a[i].size == 0:
             continue
@@ -192,12 +193,12 @@ def linalg_lstsq(self, b, rcond=None, driver=None):
     full = bool(np.all(ranks == min(m, n)))
     metas = _lstsq_metas(self, b, driver, full)
     if metas[1].shape != (0,):
-        res = np.sum((np.matmul(a, solution) - bm) ** 2, axis=-2)
-        residuals = (res[..., 0] if vector else res).astype(self.dtype)
+        res = np.sum(np.abs(np.matmul(a, solution) - bm) ** 2, axis=-2)
+        residuals = (res[..., 0] if vector else res).astype(self.real.dtype)
     else:
-        residuals = np.zeros((0,), self.dtype)
+        residuals = np.zeros((0,), self.real.dtype)
     rank = ranks.reshape(batch) if drv != "gels" else np.zeros((0,), np.int64)
-    sv = svs.reshape(batch + (min(m, n),)) if drv in ("gelsd", "gelss") else np.zeros((0,), self.dtype)
+    sv = svs.reshape(batch + (min(m, n),)) if drv in ("gelsd", "gelss") else np.zeros((0,), self.real.dtype)
     return (solution[..., 0] if vector else solution), residuals, rank, sv
 
 
@@ -209,7 +210,7 @@ def _(self, b, rcond=None, driver=None):
     return _lstsq_metas(self, b, driver)
 
 
-@linalg_lstsq.grad
+@linalg_lstsq.wirtinger_grad  # X = pinv(A) B is not complex-analytic in A: the rule is the Wirtinger gradient
 def _(grad, self, b, result, needs_input_grad):
     gX, gR = grad[0], grad[1]
     vector = b.ndim == self.ndim - 1
@@ -220,14 +221,14 @@ def _(grad, self, b, result, needs_input_grad):
         g = gX.unsqueeze(-1) if vector else gX
         pinv = api.linalg_pinv(self)
         if needs_input_grad[0]:
-            gA = pinv_backward(g.matmul(B.mT), pinv, self)
+            gA = pinv_backward(g.matmul(adjoint(B)), pinv, self)
         if needs_input_grad[1]:
-            gB = pinv.mT.matmul(g)
+            gB = adjoint(pinv).matmul(g)
     if gR is not None and gR.numel() > 0:
         r = self.matmul(X) - B
         w = (gR.unsqueeze(-1) if vector else gR).unsqueeze(-2) * r * 2
         if needs_input_grad[0]:
-            t = w.matmul(X.mT)
+            t = w.matmul(adjoint(X))
             gA = t if gA is None else gA + t
         if needs_input_grad[1]:
             gB = -w if gB is None else gB - w

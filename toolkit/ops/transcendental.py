@@ -14,6 +14,7 @@ import numpy as np
 
 from .._core.fp_errors import ignore_fp_errors
 from . import api
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import (
     compute_dtype,
     float_only,
@@ -223,8 +224,15 @@ def _(grad):
     return grad * _DEG_PER_RAD
 
 
-sinc = float_unary("sinc", lambda a: formula_kernel("sinc")(a), "sinc(self)",
-                   "The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.")
+def _complex_sinc(a: np.ndarray) -> np.ndarray:
+    """``sin(pi z) / (pi z)`` in ``z``'s complex dtype, 1 at 0."""
+    pz = a * a.dtype.type(math.pi)
+    zero = pz == 0
+    return np.where(zero, a.dtype.type(1), np.sin(pz) / np.where(zero, a.dtype.type(1), pz))
+
+
+sinc = float_unary("sinc", lambda a: _complex_sinc(a) if a.dtype.kind == "c" else formula_kernel("sinc")(a),
+                   "sinc(self)", "The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.")
 
 
 @sinc.grad
@@ -382,3 +390,9 @@ float_samples(tan, low=-1.2, high=1.2)
 float_samples(asin, acos, erfinv, low=-0.9, high=0.9)
 float_samples(log, log2, log10, sqrt, rsqrt, low=0.5, high=3.0)
 float_samples(log1p, low=-0.5, high=2.0)
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("logit", "xlogy", "logaddexp2"), no_complex_kernel("{name}_cpu"))
+refuse_complex(("erf", "erfc", "erfinv"), no_complex_kernel("{name}_vml_cpu"))
+refuse_complex(("deg2rad", "rad2deg"), "{name} is not supported for complex tensors.", RuntimeError)

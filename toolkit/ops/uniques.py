@@ -18,6 +18,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
+from .complex_refusal import no_complex_kernel, refuse_complex
 from .registry import SHAPE, op
 
 
@@ -173,3 +174,7 @@ def _(rng):
     yield (np.zeros((0, 2)),), {"return_inverse": True, "return_counts": True}
     yield (np.zeros((0, 2)),), {"dim": 0, "return_inverse": True}
     yield (np.array([True, True, False]),), {"return_counts": True}
+
+
+# PyTorch refuses complex input for these, with its own messages
+refuse_complex(("unique",), no_complex_kernel("unique"))

@@ -1,10 +1,12 @@
-"""Arithmetic on sparse COO tensors: sums, products, negation, transposes, reductions and matrix products.
+"""The sparse COO kernels of the registry's arithmetic ops: sums, products, negation, transposes, reductions.
 
-Each computes new values with registered dense ops (so autograd follows them) and new indices with numpy.
-What PyTorch refuses on the ``SparseCPU`` backend is refused here with the same words::
+Each is registered under the ``"sparse_cpu"`` dispatch key of the op it computes (``toolkit.add``,
+``Tensor.add`` and ``+`` all reach it through the dispatcher), takes the call's bound arguments as they are,
+and computes new values with registered dense ops (so autograd follows them) and new indices with numpy.
+What PyTorch refuses on the ``SparseCPU`` backend is refused with the same words::
 
     (s + s).to_dense()        # sparse + sparse stays sparse
-    toolkit.sparse.mm(s, d)   # dense result; the gradient for s is sparse with s's pattern
+    toolkit.add(d, s)         # a dense result
 """
 
 from __future__ import annotations
@@ -14,10 +16,22 @@ import numbers
 import numpy as np
 
 import toolkit
+from toolkit.ops import registry as R
 from toolkit.ops import sparse_coo as _k
 from toolkit.tensor import Tensor
 
 from ._coo import SparseTensor, build, values_at, values_of
+
+
+def sparse_kernel(*names: str):
+    """Register the decorated function as the ``"sparse_cpu"`` kernel of every overload of each op named."""
+    def deco(fn):
+        for name in names:
+            for o in R.overloads(name):
+                o.kernel("sparse_cpu")(fn)
+        return fn
+
+    return deco
 
 
 def _check_same_size(name: str, a: Tensor, b: Tensor) -> None:
@@ -27,12 +41,12 @@ def _check_same_size(name: str, a: Tensor, b: Tensor) -> None:
                            "does not support broadcasting)")
 
 
-def add(self: SparseTensor, other, alpha=1) -> Tensor:
-    """``self + alpha * other``: sparse with a sparse ``other``; a dense ``other`` is refused (as PyTorch)."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"add(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
-    if not isinstance(other, SparseTensor):
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+def _is_scalar(other) -> bool:
+    return isinstance(other, (numbers.Number, np.number)) or (
+        isinstance(other, Tensor) and other.dim() == 0 and not other.is_sparse)
+
+
+def _sparse_add(self: SparseTensor, other: SparseTensor, alpha) -> SparseTensor:
     _check_same_size("add", self, other)
     if self.sparse_dim() != other.sparse_dim():
         raise RuntimeError(f"add: expected same number of sparse dimensions, but got {self.sparse_dim()} and "
@@ -50,22 +64,35 @@ def add(self: SparseTensor, other, alpha=1) -> Tensor:
     return out
 
 
-def dense_add(dense: Tensor, sparse: SparseTensor, alpha=1) -> Tensor:
-    """``dense + alpha * sparse``: a dense result."""
-    d = sparse.to_dense()
-    return dense + (d * alpha if alpha != 1 else d)
+@sparse_kernel("add")
+def add(self, other, alpha=1) -> Tensor:
+    """``self + alpha * other``: sparse for two sparse tensors, dense for a dense ``self`` (``dense + sparse``);
+    a sparse ``self`` with a dense ``other`` is refused, as PyTorch refuses it."""
+    if not self.is_sparse:
+        d = other.to_dense()
+        return self + (d * alpha if alpha != 1 else d)
+    if not (isinstance(other, Tensor) and other.is_sparse):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    return _sparse_add(self, other, alpha)
 
 
-def mul(self: SparseTensor, other) -> SparseTensor:
-    """Elementwise product with a number, a dense tensor of the same shape, or a sparse tensor."""
+@sparse_kernel("sub")
+def sub(self, other, alpha=1) -> Tensor:
+    """``self - alpha * other`` (``add`` with ``-alpha``)."""
+    return add(self, other, -alpha)
+
+
+@sparse_kernel("mul")
+def mul(self, other) -> SparseTensor:
+    """Elementwise product of a sparse tensor with a number, a dense tensor of the same shape or a sparse one:
+    sparse, in either order."""
+    if not self.is_sparse:
+        self, other = other, self
     vals = values_of(self)
-    if isinstance(other, (numbers.Number, np.number)) or (isinstance(other, Tensor) and other.dim() == 0
-                                                          and not isinstance(other, SparseTensor)):
+    if _is_scalar(other):
         return build(self._sp_indices, vals * other, self.shape, self._sp_coalesced)
-    if not isinstance(other, Tensor):
-        raise TypeError(f"mul(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
     _check_same_size("mul", self, other)
-    if not isinstance(other, SparseTensor):
+    if not other.is_sparse:
         picked = values_at(other, self._sp_indices, tuple(self.shape))
         return build(self._sp_indices, vals * picked, self.shape, self._sp_coalesced)
     if not (self._sp_coalesced and other._sp_coalesced):
@@ -73,19 +100,51 @@ def mul(self: SparseTensor, other) -> SparseTensor:
         small, large = (other, self) if other._nnz() < self._nnz() else (self, other)
         picked = values_at(large, small._sp_indices, tuple(self.shape))
         return build(small._sp_indices, values_of(small) * picked, self.shape, small._sp_coalesced)
-    a, b = self, other
-    shape = a._sparse_shape()
-    la, lb = _k.linear_indices(a._sp_indices, shape), _k.linear_indices(b._sp_indices, shape)
+    shape = self._sparse_shape()
+    la, lb = _k.linear_indices(self._sp_indices, shape), _k.linear_indices(other._sp_indices, shape)
     common, ia, ib = np.intersect1d(la, lb, assume_unique=True, return_indices=True)
-    va = values_of(a).index_select(0, toolkit.from_numpy(ia.astype(np.int64)))
-    vb = values_of(b).index_select(0, toolkit.from_numpy(ib.astype(np.int64)))
+    va = vals.index_select(0, toolkit.from_numpy(ia.astype(np.int64)))
+    vb = values_of(other).index_select(0, toolkit.from_numpy(ib.astype(np.int64)))
     return build(_k.from_linear(common, shape), va * vb, self.shape, True)
 
 
+@sparse_kernel("div")
+def div(self, other, rounding_mode=None) -> SparseTensor:
+    """A sparse tensor divided by a number or a 0-d dense tensor: the pattern kept."""
+    if not (self.is_sparse and _is_scalar(other)):
+        raise _k.backend_refusal("aten::div.Tensor", "SparseCPU")
+    vals = values_of(self)
+    out = vals.div(other, rounding_mode=rounding_mode) if rounding_mode else vals / other
+    return build(self._sp_indices, out, self.shape, self._sp_coalesced)
+
+
+@sparse_kernel("neg")
 def neg(self: SparseTensor) -> SparseTensor:
     return build(self._sp_indices, -values_of(self), self.shape, self._sp_coalesced)
 
 
+# Elementwise ops that map zero to zero: a sparse tensor keeps its pattern and maps its (coalesced) values.
+_ZERO_PRESERVING = ("abs", "sin", "sinh", "tan", "tanh", "asin", "asinh", "atan", "atanh", "sqrt", "relu",
+                    "sign", "sgn", "ceil", "floor", "round", "trunc", "expm1", "log1p", "erf", "erfinv", "frac",
+                    "deg2rad", "rad2deg", "square", "signbit", "isnan", "isinf", "nan_to_num")
+
+
+def _values_wise(name: str):
+    def kernel(self: SparseTensor, *args) -> SparseTensor:
+        s = self.coalesce()
+        return build(s._sp_indices, getattr(values_of(s), name)(*args), s.shape, True)
+
+    kernel.__name__ = kernel.__qualname__ = f"sparse_{name}"
+    kernel.__doc__ = f"``{name}`` of a sparse tensor: its pattern, ``{name}`` of its values."
+    return kernel
+
+
+for _name in _ZERO_PRESERVING:
+    if R.overloads(_name):
+        sparse_kernel(_name)(_values_wise(_name))
+
+
+@sparse_kernel("transpose")
 def transpose(self: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     """Swap two sparse dims (their index rows); PyTorch refuses a sparse dim with a dense one."""
     n = self.dim()
@@ -106,6 +165,7 @@ def transpose(self: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     return build(idx, values_of(self), tuple(shape), False)
 
 
+@sparse_kernel("t")
 def t(self: SparseTensor) -> SparseTensor:
     if self.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
@@ -113,6 +173,7 @@ def t(self: SparseTensor) -> SparseTensor:
     return self if self.dim() < 2 else transpose(self, 0, 1)
 
 
+@R.get("_sparse_sum.dim_dtype").kernel("sparse_cpu")
 def sparse_sum(input: SparseTensor, dim=None, dtype=None) -> Tensor:
     """``toolkit.sparse.sum``: all elements (a 0-d dense tensor), or over ``dim``: sparse while sparse dims
     remain, dense when every sparse dim is summed."""
@@ -137,82 +198,22 @@ def sparse_sum(input: SparseTensor, dim=None, dtype=None) -> Tensor:
     return build(input._sp_indices[keep], vals, shape, False).coalesce()
 
 
-def mm(mat1: SparseTensor, mat2: Tensor) -> Tensor:
-    """Sparse (2-D) times dense (2-D): a dense matrix. The gradient for ``mat1`` keeps ``mat1``'s pattern."""
-    if isinstance(mat2, SparseTensor):
-        return mm(mat1, mat2.to_dense()).to_sparse()
-    if mat1.sparse_dim() != 2 or mat1.dense_dim() != 0 or mat2.dim() != 2:
-        raise RuntimeError(f"mm: expected 2-D sparse and 2-D dense matrices, got a {mat1.sparse_dim()}+"
-                           f"{mat1.dense_dim()}-D sparse and a {mat2.dim()}-D tensor")
-    if mat1.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
-    if mat1.dtype is not mat2.dtype:
-        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: {mat1.dtype} != {mat2.dtype}")
-    rows = toolkit.from_numpy(mat1._sp_indices[0])
-    cols = toolkit.from_numpy(mat1._sp_indices[1])
-    vals = values_of(mat1)
-    contrib = vals.unsqueeze(1) * mat2.index_select(0, cols)
-    out = toolkit.zeros((mat1.shape[0], mat2.shape[1]), dtype=mat2.dtype, device=mat2.device)
-    return out.index_add(0, rows, contrib)
+R.get("_sparse_sum").kernel("sparse_cpu")(sparse_sum)
+R.get("_sparse_sum.dim").kernel("sparse_cpu")(sparse_sum)
 
 
-def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)`` with a sparse ``mat1`` (``toolkit.sparse.addmm``)."""
-    prod = mm(mat1, mat2)
-    if isinstance(input, SparseTensor):
-        input = input.to_dense()
-    return (input * beta if beta != 1 else input) + (prod * alpha if alpha != 1 else prod)
+@R.get("_sparse_sum.dtype").kernel("sparse_cpu")
+def _sparse_sum_dtype(input: SparseTensor, dtype) -> Tensor:
+    return sparse_sum(input, None, dtype)
 
 
-def dense_to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None,
-                    dense_dim=None) -> SparseTensor:
-    """``Tensor.to_sparse``: the nonzero entries (rows of dense dims with any nonzero) of a strided tensor."""
-    if layout is not None and layout is not toolkit.sparse_coo:
-        raise RuntimeError(f"to_sparse: conversion from Strided to {layout} is not implemented")
-    n = self.dim()
-    sd = n if sparse_dim is None else int(sparse_dim)
-    if not 0 <= sd <= n:
-        raise RuntimeError(f"sparse_dim must be in [0, {n}], but got {sd}" if sd >= 0 else
-                           f"sparse_dim must be non-negative, got {sd}")
-    arr = self.detach().cpu().numpy()
-    sparse_shape = tuple(self.shape[:sd])
-    flat = arr.reshape((int(np.prod(sparse_shape)) if sd else 1, -1))
-    lin = np.flatnonzero((flat != 0).any(axis=1)) if flat.size else np.zeros(0, dtype=np.int64)
-    idx = _k.from_linear(lin.astype(np.int64), sparse_shape) if sd else np.zeros((0, 1), dtype=np.int64)
-    src = self.reshape((-1, *self.shape[sd:])) if sd else self.unsqueeze(0)
-    vals = src.index_select(0, toolkit.from_numpy(lin.astype(np.int64) if sd else np.zeros(1, dtype=np.int64)))
-    return build(idx, vals, tuple(self.shape), True)
-
-
-def sub(self: SparseTensor, other, alpha=1) -> Tensor:
-    return add(self, other, alpha=-alpha)
-
-
-def _reflected(alpha: int, symbol: str):
-    """``dense + sparse`` / ``dense - sparse``: Python asks the sparse (sub)class first, which gives a dense sum."""
-    def op(self: SparseTensor, other):
-        if isinstance(other, Tensor):
-            return dense_add(other, self, alpha=alpha)
-        raise TypeError(f"unsupported operand type(s) for {symbol}: '{type(other).__name__}' and 'Tensor'")
-
-    return op
-
-
-def _sum(self: SparseTensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+@sparse_kernel("sum")
+def _sum(self: SparseTensor, dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     if keepdim:
         raise RuntimeError("sum: keepdim is not supported for sparse tensors")
     return sparse_sum(self, dim, dtype)
 
 
-# The sparse tensor's arithmetic methods and operators are these functions.
-SparseTensor.add = SparseTensor.__add__ = add
-SparseTensor.sub = SparseTensor.__sub__ = sub
-SparseTensor.__radd__ = _reflected(1, "+")
-SparseTensor.__rsub__ = _reflected(-1, "-")
-SparseTensor.mul = SparseTensor.__mul__ = SparseTensor.__rmul__ = mul
-SparseTensor.neg = SparseTensor.negative = SparseTensor.__neg__ = neg
-SparseTensor.transpose = transpose
-SparseTensor.t = t
-SparseTensor.mm = SparseTensor.matmul = SparseTensor.__matmul__ = mm
-SparseTensor.sum = _sum
+@sparse_kernel("reshape")
+def _reshape(self: SparseTensor, shape) -> Tensor:
+    raise RuntimeError("reshape is not implemented for sparse tensors")

@@ -21,6 +21,8 @@ from toolkit._core import layout_kinds as _layouts
 from toolkit._core.storage import Storage
 from toolkit.autograd import Function
 from toolkit.autograd.grad_mode import LOCAL
+from toolkit.ops import api
+from toolkit.ops import registry as R
 from toolkit.ops import sparse_coo as _k
 from toolkit.tensor import Tensor
 
@@ -37,6 +39,7 @@ class SparseTensor(Tensor):
 
     __slots__ = ("_sp_indices", "_sp_values", "_sp_coalesced")
     is_sparse = True
+    _sparse_key = "sparse_cpu"  # the dispatcher runs ops' "sparse_cpu" kernels for it
 
     @property
     def layout(self):
@@ -72,7 +75,7 @@ class SparseTensor(Tensor):
         return self._values()
 
     def smm(self, mat2: Tensor) -> SparseTensor:
-        return self.mm(mat2).to_sparse()
+        return api.smm(self, mat2)
 
     def _sparse_shape(self) -> tuple:
         return self._data.shape[:self.sparse_dim()]
@@ -83,23 +86,11 @@ class SparseTensor(Tensor):
     # ---------------------------------------------------------------- conversions
     def coalesce(self) -> SparseTensor:
         """Sorted unique indices, duplicate entries summed; a coalesced tensor is returned as it is."""
-        if self._sp_coalesced:
-            return self
-        idx, inverse = _k.coalesce_plan(self._sp_indices, self._sparse_shape())
-        vals = _values_of(self)
-        summed = toolkit.zeros((idx.shape[1], *self._dense_shape()), dtype=vals.dtype, device=vals.device)
-        summed = summed.index_add(0, toolkit.from_numpy(inverse), vals)
-        return build(idx, summed, self._data.shape, True)
+        return api.coalesce(self)
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
         """The strided tensor with the same elements (duplicates summed)."""
-        vals = _values_of(self)
-        if dtype is not None:
-            vals = vals.to(dtype)
-        lin = _k.linear_indices(self._sp_indices, self._sparse_shape())
-        flat = toolkit.zeros((math.prod(self._sparse_shape()), *self._dense_shape()), dtype=vals.dtype,
-                             device=vals.device)
-        return flat.index_add(0, toolkit.from_numpy(lin), vals).reshape(self._data.shape)
+        return api.to_dense(self, dtype, masked_grad=masked_grad)
 
     def to_sparse(self, *args, **kwargs) -> SparseTensor:
         layout = kwargs.get("layout")
@@ -126,16 +117,12 @@ class SparseTensor(Tensor):
     def float(self, memory_format=None) -> SparseTensor:
         return self.to(toolkit.float32)
 
-    def zero_(self) -> SparseTensor:
-        """No entries left (``nnz`` 0), in place, as PyTorch zeroes a sparse tensor."""
-        self._sp_indices = np.zeros((self.sparse_dim(), 0), dtype=np.int64)
-        vals = self._sp_values
-        self._sp_values = toolkit.zeros((0, *self._dense_shape()), dtype=vals.dtype, device=vals.device)
-        self._sp_coalesced = True
-        return self
-
-    def clone(self, *, memory_format=None) -> SparseTensor:
-        return build(self._sp_indices.copy(), _values_of(self).clone(), self._data.shape, self._sp_coalesced)
+    def _assign_sparse(self, other: SparseTensor) -> None:
+        """Take ``other``'s entries and history (the dispatcher's in-place ops on a sparse tensor)."""
+        self._sp_indices, self._sp_values, self._sp_coalesced = other._sp_indices, other._sp_values, \
+            other._sp_coalesced
+        self._data = other._data
+        self._requires_grad, self.grad_fn, self._output_nr = other._requires_grad, other.grad_fn, other._output_nr
 
     def detach(self) -> SparseTensor:
         return make(self._sp_indices, self._sp_values.detach(), self._data.shape, self._sp_coalesced)
@@ -243,3 +230,41 @@ def build(indices: np.ndarray, values: Tensor, size: tuple, coalesced: bool) -> 
 
 values_of = _values_of
 
+
+
+# ---------------------------------------------------------------- the "sparse_cpu" kernels of structural ops
+@R.get("coalesce").kernel("sparse_cpu")
+def _coalesce(self: SparseTensor) -> SparseTensor:
+    if self._sp_coalesced:
+        return self
+    idx, inverse = _k.coalesce_plan(self._sp_indices, self._sparse_shape())
+    vals = _values_of(self)
+    summed = toolkit.zeros((idx.shape[1], *self._dense_shape()), dtype=vals.dtype, device=vals.device)
+    summed = summed.index_add(0, toolkit.from_numpy(inverse), vals)
+    return build(idx, summed, self._data.shape, True)
+
+
+@R.get("to_dense").kernel("sparse_cpu")
+def _to_dense(self: SparseTensor, dtype=None, masked_grad=None) -> Tensor:
+    vals = _values_of(self)
+    if dtype is not None:
+        vals = vals.to(dtype)
+    lin = _k.linear_indices(self._sp_indices, self._sparse_shape())
+    flat = toolkit.zeros((math.prod(self._sparse_shape()), *self._dense_shape()), dtype=vals.dtype,
+                         device=vals.device)
+    return flat.index_add(0, toolkit.from_numpy(lin), vals).reshape(self._data.shape)
+
+
+@R.get("clone").kernel("sparse_cpu")
+def _clone(self: SparseTensor, memory_format=None) -> SparseTensor:
+    return build(self._sp_indices.copy(), _values_of(self).clone(), self._data.shape, self._sp_coalesced)
+
+
+@R.get("zero_").kernel("sparse_cpu")
+def _zero_(self: SparseTensor) -> SparseTensor:
+    """No entries left (``nnz`` 0), in place, as PyTorch zeroes a sparse tensor."""
+    self._sp_indices = np.zeros((self.sparse_dim(), 0), dtype=np.int64)
+    vals = self._sp_values
+    self._sp_values = toolkit.zeros((0, *self._dense_shape()), dtype=vals.dtype, device=vals.device)
+    self._sp_coalesced = True
+    return self

@@ -14,10 +14,13 @@ import numpy as np
 import toolkit
 from toolkit._core import layout_kinds as _layouts
 from toolkit._core.storage import Storage
+from toolkit.ops import api
+from toolkit.ops import registry as R
 from toolkit.ops import sparse_coo as _k
 from toolkit.tensor import Tensor
 
-from ._coo import _NO_HISTORY, SparseTensor, build, values_of
+from . import _products
+from ._coo import _NO_HISTORY, SparseTensor, _to_dense, build, values_of
 
 _new = object.__new__
 
@@ -27,6 +30,7 @@ class SparseCsrTensor(Tensor):
 
     __slots__ = ("_coo",)
     is_sparse_csr = True
+    _sparse_key = "sparse_csr_cpu"  # the dispatcher runs ops' "sparse_csr_cpu" kernels for it
 
     @property
     def layout(self):
@@ -53,7 +57,7 @@ class SparseCsrTensor(Tensor):
         return 0
 
     def to_dense(self, dtype=None, *, masked_grad=None) -> Tensor:
-        return self._coo.to_dense(dtype)
+        return api.to_dense(self, dtype, masked_grad=masked_grad)
 
     def to_sparse(self, *args, **kwargs) -> SparseTensor:
         return self._coo
@@ -62,11 +66,6 @@ class SparseCsrTensor(Tensor):
 
     def to_sparse_csr(self, dense_dim=None) -> SparseCsrTensor:
         return self
-
-    def mm(self, mat2: Tensor) -> Tensor:
-        return self._coo.mm(mat2)
-
-    matmul = __matmul__ = mm
 
     def detach(self) -> SparseCsrTensor:
         return csr_from_coo(self._coo.detach())
@@ -126,3 +125,23 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
         raise RuntimeError("sparse_csr_tensor: a CSR leaf that requires grad is not supported; build it from "
                            "values that require grad (their gradient is dense)")
     return csr_from_coo(coo)
+
+
+# ---------------------------------------------------------------- the "sparse_csr_cpu" kernels: through the COO form
+def _as_coo(x):
+    return x._coo if isinstance(x, SparseCsrTensor) else x
+
+
+def _through_coo(kernel):
+    def csr_kernel(*args):
+        return kernel(*(_as_coo(a) for a in args))
+
+    csr_kernel.__name__ = csr_kernel.__qualname__ = f"csr_{kernel.__name__}"
+    csr_kernel.__doc__ = f"``{kernel.__name__}`` of a CSR matrix: its coalesced COO form's."
+    return csr_kernel
+
+
+for _name, _kernel in (("mm", _products.mm), ("matmul", _products.matmul), ("addmm", _products.addmm),
+                       ("_sparse_mm", _products.mm), ("to_dense", _to_dense)):
+    for _o in R.overloads(_name):
+        _o.kernel("sparse_csr_cpu")(_through_coo(_kernel))

@@ -50,3 +50,23 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def dense_to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, blocksize=None,
+                    dense_dim=None) -> SparseTensor:
+    """``Tensor.to_sparse``: the nonzero entries (rows of dense dims with any nonzero) of a strided tensor."""
+    if layout is not None and layout is not toolkit.sparse_coo:
+        raise RuntimeError(f"to_sparse: conversion from Strided to {layout} is not implemented")
+    n = self.dim()
+    sd = n if sparse_dim is None else int(sparse_dim)
+    if not 0 <= sd <= n:
+        raise RuntimeError(f"sparse_dim must be in [0, {n}], but got {sd}" if sd >= 0 else
+                           f"sparse_dim must be non-negative, got {sd}")
+    arr = self.detach().cpu().numpy()
+    sparse_shape = tuple(self.shape[:sd])
+    flat = arr.reshape((int(np.prod(sparse_shape)) if sd else 1, -1))
+    lin = np.flatnonzero((flat != 0).any(axis=1)) if flat.size else np.zeros(0, dtype=np.int64)
+    idx = _k.from_linear(lin.astype(np.int64), sparse_shape) if sd else np.zeros((0, 1), dtype=np.int64)
+    src = self.reshape((-1, *self.shape[sd:])) if sd else self.unsqueeze(0)
+    vals = src.index_select(0, toolkit.from_numpy(lin.astype(np.int64) if sd else np.zeros(1, dtype=np.int64)))
+    return build(idx, vals, tuple(self.shape), True)

@@ -1,4 +1,5 @@
-"""``toolkit.sparse.softmax`` / ``log_softmax`` and ``hspmm``: functions over the specified entries only.
+"""The sparse kernels of ``_sparse_softmax`` / ``_sparse_log_softmax`` (``toolkit.sparse.softmax`` and
+``log_softmax``): functions over the specified entries only.
 
 The softmax treats unspecified entries as ``-inf`` (they stay unspecified), so each group of entries that
 share every sparse index but ``dim`` is normalised on its own; the shift by the group maximum is a constant
@@ -12,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 import toolkit
+from toolkit.ops import api
+from toolkit.ops import registry as R
 from toolkit.ops import sparse_coo as _k
-from toolkit.tensor import Tensor
 
-from ._arith import mm
 from ._coo import SparseTensor, build, values_of
 
 
@@ -48,19 +49,21 @@ def _softmax(input: SparseTensor, dim: int, dtype, log: bool) -> SparseTensor:
     return build(s._sp_indices, out, s.shape, True)
 
 
+@R.get("_sparse_softmax").kernel("sparse_cpu")
+def _sparse_softmax(input: SparseTensor, dim: int, dtype=None) -> SparseTensor:
+    return _softmax(input, dim, dtype, False)
+
+
+@R.get("_sparse_log_softmax").kernel("sparse_cpu")
+def _sparse_log_softmax(input: SparseTensor, dim: int, dtype=None) -> SparseTensor:
+    return _softmax(input, dim, dtype, True)
+
+
 def softmax(input: SparseTensor, dim: int, *, dtype=None) -> SparseTensor:
     """Softmax over the specified entries along ``dim`` (unspecified entries count as ``-inf``)."""
-    return _softmax(input, dim, dtype, False)
+    return api._sparse_softmax(input, dim, dtype)
 
 
 def log_softmax(input: SparseTensor, dim: int, *, dtype=None) -> SparseTensor:
     """Log-softmax over the specified entries along ``dim`` (unspecified entries count as ``-inf``)."""
-    return _softmax(input, dim, dtype, True)
-
-
-def hspmm(mat1: SparseTensor, mat2: Tensor) -> SparseTensor:
-    """Sparse times dense as a hybrid sparse tensor: one sparse dim (the rows ``mat1`` has entries in) and the
-    product's rows as dense values."""
-    dense = mm(mat1, mat2)
-    rows = np.unique(mat1._sp_indices[0]).astype(np.int64)
-    return build(rows.reshape(1, -1), dense.index_select(0, toolkit.from_numpy(rows)), tuple(dense.shape), False)
+    return api._sparse_log_softmax(input, dim, dtype)

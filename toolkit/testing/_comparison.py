@@ -20,7 +20,8 @@ from ..factories import from_numpy
 from ..tensor import Tensor
 
 # PyTorch's default (rtol, atol) per dtype; other dtypes compare exactly.
-_PRECISIONS = {_dt.float16: (1e-3, 1e-5), _dt.float32: (1.3e-6, 1e-5), _dt.float64: (1e-7, 1e-7)}
+_PRECISIONS = {_dt.float16: (1e-3, 1e-5), _dt.float32: (1.3e-6, 1e-5), _dt.float64: (1e-7, 1e-7),
+               _dt.complex64: (1.3e-6, 1e-5), _dt.complex128: (1e-7, 1e-7)}
 _bfloat16 = getattr(_dt, "bfloat16", None)
 if _bfloat16 is not None:
     _PRECISIONS[_bfloat16] = (1.6e-2, 1e-5)
@@ -108,7 +109,7 @@ def _check_attributes(actual: Tensor, expected: Tensor, check_device, check_dtyp
 
 
 def _host(t: Tensor, dtype: _dt.dtype) -> np.ndarray:
-    return np.asarray(t.detach().cpu().numpy(), dtype=dtype.np)
+    return np.asarray(t.detach().cpu().resolve_conj().numpy(), dtype=dtype.np)
 
 
 def _compare_tensors(actual: Tensor, expected: Tensor, rtol, atol, equal_nan, check_device, check_dtype,
@@ -118,7 +119,7 @@ def _compare_tensors(actual: Tensor, expected: Tensor, rtol, atol, equal_nan, ch
     common = _dt.promote_types(actual.dtype, expected.dtype)
     a, e = _host(actual, common), _host(expected, common)
     with np.errstate(invalid="ignore", over="ignore"):
-        if common.is_floating_point:
+        if common.is_floating_point or common.is_complex:
             matches = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
         else:
             matches = a == e

@@ -181,8 +181,8 @@ def direct_call(n: Node, known: dict) -> DirectCall | None:
             if is_none(v):
                 args.append("value")
             elif isinstance(v.type, T.TensorType) or isinstance(v.type, T.OptionalType):
-                if v not in known:
-                    return None
+                if v not in known or known[v].is_complex:  # a complex tensor may be a lazy conjugate, which
+                    return None                              # dispatch resolves and a raw array call would not
                 dims.append(known[v])
                 args.append("array")
             elif isinstance(v.type, (T.IntType, T.FloatType, T.BoolType)):
