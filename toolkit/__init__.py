@@ -12,6 +12,7 @@ import warnings as _warnings
 from . import (
     autograd,
     cuda,
+    fft,  # toolkit.fft: torch.fft's functions
     linalg,
     random,
     special,  # toolkit.special: torch.special's functions
