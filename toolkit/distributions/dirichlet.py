@@ -6,13 +6,31 @@ from typing import Any
 
 import toolkit
 from toolkit._core.shape import Size
+from toolkit.autograd import Function
 from toolkit.distributions import constraints
-from toolkit.distributions._gamma import sample_dirichlet
 from toolkit.distributions.exp_family import ExponentialFamily
 from toolkit.nn import functional as F
 from toolkit.tensor import Tensor
 
 __all__ = ["Dirichlet"]
+
+
+class _Dirichlet(Function):
+    """``x ~ Dirichlet(alpha)`` over the last dim, differentiable in ``alpha``: each coordinate moves along the
+    implicit gradient of its Beta marginal (``_dirichlet_grad``), the others share the compensation that keeps
+    the sum 1."""
+
+    @staticmethod
+    def forward(ctx: Any, alpha: Tensor) -> Tensor:
+        x = toolkit._sample_dirichlet(alpha)
+        ctx.save_for_backward(x, alpha)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> Tensor:
+        x, alpha = ctx.saved_tensors
+        total = alpha.sum(-1, True).expand_as(alpha)
+        return toolkit._dirichlet_grad(x, alpha, total) * (grad - (x * grad).sum(-1, True))
 
 
 class Dirichlet(ExponentialFamily):
@@ -38,7 +56,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        return sample_dirichlet(self.concentration.expand(shape))
+        return _Dirichlet.apply(self.concentration.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

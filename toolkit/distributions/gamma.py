@@ -7,7 +7,6 @@ from typing import Any
 import toolkit
 from toolkit._core.shape import Size
 from toolkit.distributions import constraints
-from toolkit.distributions._gamma import standard_gamma
 from toolkit.distributions.exp_family import ExponentialFamily
 from toolkit.distributions.utils import _batch_shape_of, broadcast_all
 from toolkit.tensor import Tensor
@@ -48,7 +47,7 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        value = standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value = toolkit._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
         value.detach().clamp_(min=toolkit.finfo(value.dtype).tiny)  # never exactly 0
         return value
 

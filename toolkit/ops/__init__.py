@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     float_bits,
     fractional_pool,
     gamma,
+    gamma_sampling,
     gradient,
     grid_sample,
     histogramdd,

@@ -251,3 +251,42 @@ def binomial(gen: Generator, count: np.ndarray, prob: np.ndarray) -> np.ndarray:
         _kernels().binomial_fill(gen._mt, gen._pos, np.ascontiguousarray(count, dtype=np.float64),
                                  np.ascontiguousarray(prob, dtype=np.float64), out)
     return out
+
+
+def _gamma_kernels():
+    from . import _gamma_numba  # optional: numba, never loaded by import toolkit
+
+    return _gamma_numba
+
+
+def standard_gamma(gen: Generator, alpha: np.ndarray, single: bool) -> np.ndarray:
+    """One standard gamma draw per alpha (flattened in output order), in double, as ATen's ``sample_gamma``
+    draws them: its rejection loop takes 53-bit uniforms and double normals (with the generator's cached
+    second Box-Muller value) straight from the stream. ``single``: float32 alphas, whose boost and shift ATen
+    computes in float."""
+    out = np.empty(alpha.size, dtype=np.float64)
+    if alpha.size:
+        cache = np.array([0.0, 0.0] if gen._next_double is None else [1.0, gen._next_double])
+        _gamma_kernels().standard_gamma_fill(gen._mt, gen._pos, cache, np.ascontiguousarray(alpha, np.float64),
+                                             single, out)
+        gen._next_double = float(cache[1]) if cache[0] else None
+    return out
+
+
+def dirichlet(gen: Generator, alpha: np.ndarray) -> np.ndarray:
+    """Dirichlet draws over the last dim of ``alpha`` (C order), in ``alpha``'s dtype: gamma draws in double
+    (at least the smallest normal double), normalized, then kept inside ``[tiny, 1)`` of the dtype."""
+    gamma = standard_gamma(gen, alpha.reshape(-1), single=False).reshape(alpha.shape)
+    gamma = np.where(gamma > _DBL_MIN, gamma, _DBL_MIN)  # NaN goes to the minimum too, as std::max does
+    k = alpha.shape[-1]
+    sums = np.empty(gamma.size // k if k else 0, dtype=np.float64)
+    if sums.size:
+        _gamma_kernels().aten_row_sums(gamma.reshape(-1), k, sums)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = (gamma / sums.reshape(gamma.shape[:-1] + (1,))).astype(alpha.dtype)
+    tiny = np.finfo(alpha.dtype).tiny
+    below_one = np.nextafter(alpha.dtype.type(1), alpha.dtype.type(0))
+    return np.minimum(below_one, np.where(ratio > tiny, ratio, tiny))
+
+
+_DBL_MIN = np.finfo(np.float64).tiny

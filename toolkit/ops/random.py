@@ -314,14 +314,15 @@ class _MetaArray:
 @op("poisson(Tensor self, Generator? generator=None) -> Tensor", kind=RANDOM, method=False,
     differentiable=False)
 def poisson(self, generator=None):
-    """One Poisson sample per rate in ``self``, in ``self``'s dtype; equal to PyTorch's for the same seed
-    (ATen's ``sample_poisson``: products of uniforms below rate 10, Hörmann's rejection above)."""
+    """One Poisson sample per rate in ``self``, in ``self``'s dtype; equal to PyTorch's for the same seed, for
+    any strides (ATen's ``sample_poisson``: products of uniforms below rate 10, Hörmann's rejection above)."""
     if self.dtype.kind != "f":
         raise not_implemented("poisson_cpu", self.dtype)
     if self.size and not (self >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    counts = D.poisson(get_generator(generator), in_memory_order(self, self))
-    return shaped_like(self, counts.astype(np.float64)).astype(self.dtype)
+    # ATen fills a fresh contiguous output, so draws follow the logical (C) order whatever self's strides
+    counts = D.poisson(get_generator(generator), np.ascontiguousarray(self).reshape(-1))
+    return counts.reshape(self.shape).astype(self.dtype)
 
 
 @poisson.grad
