@@ -72,6 +72,7 @@ from . import (  # noqa: F401
     random,
     reduction,
     rnn_cells,
+    rnn_fused,
     rrelu,
     scans,
     scatter_reduce,

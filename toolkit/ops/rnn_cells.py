@@ -1,10 +1,12 @@
 """Recurrent cells and layers with aten's signatures: ``torch.rnn_tanh_cell``, ``rnn_relu_cell``, ``gru_cell``,
 ``lstm_cell`` and the full-sequence ``torch.rnn_tanh``, ``rnn_relu``, ``gru`` and ``lstm``.
 
-Each is one registry op composed of registered ops exactly as ATen's ``RNN.cpp``
-composes it (the gates from two ``linear`` calls, chunked along dim 1), so
-autograd records the same parts as PyTorch's and double backward works; the
-ops carry no derivative rule of their own. The sequence ops run the cells over
+Each is one registry op composed of registered ops as ATen's ``RNN.cpp``
+composes it: the gates from two matrix products, then, for the GRU and LSTM
+on the CPU, one fused cell op (``rnn_fused``: a compiled pass with its own
+backward, as ATen's CUDA cells), elsewhere the chunked gate arithmetic. So
+autograd records registered ops and double backward works; the ops carry no
+derivative rule of their own. The sequence ops run the cells over
 time, layer by layer and direction by direction, taking ``params`` as the flat
 list ``nn.RNN`` keeps: per layer and direction ``w_ih, w_hh`` (then ``b_ih,
 b_hh`` when ``has_biases``, then ``w_hr`` for an LSTM with projections).
@@ -56,10 +58,27 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return (gi + gh).relu()
 
 
+def _fused(t) -> bool:
+    """Whether the compiled cell kernels of ``rnn_fused`` run for ``t`` (a real tensor on the CPU)."""
+    return t.device.type == "cpu" and not t.is_complex()
+
+
+def _fused_gates(input, hx, w_ih, w_hh, b_ih, b_hh):
+    """The two gate products for a fused cell, and its biases: both biases go to the cell, as ATen passes them;
+    a lone bias is added to its product instead, since the fused cells take both or neither."""
+    if b_ih is not None and b_hh is not None:
+        return api.mm(input, w_ih.t()), api.mm(hx, w_hh.t()), b_ih, b_hh
+    gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+    return gi, gh, None, None
+
+
 @op("gru_cell" + _CELL, kind=NN, method=False, composite=True, differentiable=False)
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One GRU step: reset ``r``, update ``z`` and new ``n`` gates; ``(1 - z) * n + z * hx``."""
     _check_cell(input, hx, w_ih, w_hh, w_hh.shape[1])
+    if _fused(input):
+        gi, gh, bi, bh = _fused_gates(input, hx, w_ih, w_hh, b_ih, b_hh)
+        return api._thnn_fused_gru_cell(gi, gh, hx, bi, bh)[0]
     gi, gh = _gates(input, hx, w_ih, w_hh, b_ih, b_hh)
     i_r, i_z, i_n = gi.chunk(3, 1)
     h_r, h_z, h_n = gh.chunk(3, 1)
@@ -77,6 +96,10 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
         raise RuntimeError("lstm_cell expects two hidden states")
     h, c = hx
     _check_cell(input, h, w_ih, w_hh, w_hh.shape[1])
+    if _fused(input):
+        gi, gh, bi, bh = _fused_gates(input, h, w_ih, w_hh, b_ih, b_hh)
+        hy, cy, _ = api._thnn_fused_lstm_cell(gi, gh, c, bi, bh)
+        return hy, cy
     gi, gh = _gates(input, h, w_ih, w_hh, b_ih, b_hh)
     i, f, g, o = (gi + gh).chunk(4, 1)
     cy = f.sigmoid() * c + i.sigmoid() * g.tanh()

@@ -3,8 +3,9 @@
 The recurrences are compositions of registered ops, so autograd (and double
 backward) need nothing special. Each layer projects the whole input sequence
 with one matrix multiply before the time loop; only the hidden-to-hidden
-product runs per step. Parameter names, shapes, gate order and the default
-initialisation order follow PyTorch, so state dicts transfer and the same seed
+product runs per step, and on the CPU the LSTM and GRU gate arithmetic is one
+fused cell op, so a step costs two ops and two backward nodes. Parameter
+names, shapes, gate order and the default initialisation order follow PyTorch, so state dicts transfer and the same seed
 gives the same weights. A ``PackedSequence`` input runs the same steps on the live rows of each time step
 only, and gives a ``PackedSequence`` output, as PyTorch.
 
@@ -42,8 +43,19 @@ def _rnn_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None, relu: 
     return api.relu(pre) if relu else api.tanh(pre)
 
 
-def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> tuple[Tensor, Tensor]:
-    """Gates in PyTorch's order i, f, g, o: ``c' = f*c + i*g``, ``h' = o*tanh(c')``."""
+def _fused(t: Tensor) -> bool:
+    """Whether the compiled cell ops (``_thnn_fused_lstm_cell``, ``_thnn_fused_gru_cell``) run for ``t``: a real
+    tensor on the CPU. There a step is two ops (the hidden product and the cell) and two backward nodes."""
+    return not t.is_cuda and not api.is_complex(t)
+
+
+def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor, b_hh: Tensor | None,
+               fused: bool) -> tuple[Tensor, Tensor]:
+    """Gates in PyTorch's order i, f, g, o: ``c' = f*c + i*g``, ``h' = o*tanh(c')``; ``fused``: see ``_fused``."""
+    if fused:
+        gh = api.mm(h, w_hh_t) if b_hh is None else api.addmm(b_hh, h, w_hh_t)
+        hy, cy, _ = api._thnn_fused_lstm_cell(gi, gh, c)
+        return hy, cy
     gates = api.addmm(gi, h, w_hh_t)
     if b_hh is not None:
         gates = gates + b_hh
@@ -52,9 +64,12 @@ def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor, b_hh: Tensor | 
     return api.sigmoid(o) * api.tanh(c2), c2
 
 
-def _gru_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> Tensor:
+def _gru_step(gi: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None, fused: bool) -> Tensor:
     """Gates r, z, n; the new gate sees ``r * (W_hn h + b_hn)``; ``h' = n + z * (h - n)``."""
     gh = api.mm(h, w_hh_t) if b_hh is None else api.addmm(b_hh, h, w_hh_t)
+    if fused:
+        hy, _ = api._thnn_fused_gru_cell(gi, gh, h)
+        return hy
     i_r, i_z, i_n = api.chunk(gi, 3, 1)
     h_r, h_z, h_n = api.chunk(gh, 3, 1)
     r = api.sigmoid(i_r + h_r)
@@ -354,6 +369,7 @@ class RNNBase(Module):
             b_ih, b_hh = b_ih + b_hh, None
         gates = _input_gates(data.unsqueeze(1), w_ih, b_ih).squeeze(1)
         w_hh_t = w_hh.t().contiguous()
+        fused = _fused(gates)
         offsets = [0]
         for bs in sizes:
             offsets.append(offsets[-1] + bs)
@@ -377,11 +393,11 @@ class RNNBase(Module):
                     c = api.cat([c, c0[c.size(0):bs]], 0)
             gi = gates[offsets[t]:offsets[t + 1]]
             if mode == "LSTM":
-                h, c = _lstm_step(gi, h, c, w_hh_t, b_hh)
+                h, c = _lstm_step(gi, h, c, w_hh_t, b_hh, fused)
                 if w_hr_t is not None:
                     h = api.mm(h, w_hr_t)
             elif mode == "GRU":
-                h = _gru_step(gi, h, w_hh_t, b_hh)
+                h = _gru_step(gi, h, w_hh_t, b_hh, fused)
             else:
                 h = _rnn_step(gi, h, w_hh_t, b_hh, mode == "RNN_RELU")
             outs[t] = h
@@ -428,16 +444,17 @@ class RNNBase(Module):
             b_ih, b_hh = b_ih + b_hh, None  # both biases add before the nonlinearity
         steps = api.unbind(_input_gates(x, w_ih, b_ih), 0)
         w_hh_t = w_hh.t().contiguous()
+        fused = _fused(w_hh_t)
         n = len(steps)
         outs = [h] * n
         for i in range(n):
             t = n - 1 - i if reverse else i
             if mode == "LSTM":
-                h, c = _lstm_step(steps[t], h, c, w_hh_t, b_hh)
+                h, c = _lstm_step(steps[t], h, c, w_hh_t, b_hh, fused)
                 if w_hr_t is not None:
                     h = api.mm(h, w_hr_t)
             elif mode == "GRU":
-                h = _gru_step(steps[t], h, w_hh_t, b_hh)
+                h = _gru_step(steps[t], h, w_hh_t, b_hh, fused)
             else:
                 h = _rnn_step(steps[t], h, w_hh_t, b_hh, mode == "RNN_RELU")
             outs[t] = h
@@ -612,7 +629,7 @@ class LSTMCell(RNNCellBase):
             h = self._hidden(input, hx[0], is_batched)
             c = self._hidden(input, hx[1], is_batched)
         gi = _cell_input_gates(input, self.weight_ih, self.bias_ih)
-        h2, c2 = _lstm_step(gi, h, c, self.weight_hh.t(), self.bias_hh)
+        h2, c2 = _lstm_step(gi, h, c, self.weight_hh.t(), self.bias_hh, _fused(gi))
         return (h2, c2) if is_batched else (h2.squeeze(0), c2.squeeze(0))
 
 
@@ -631,6 +648,6 @@ class GRUCell(RNNCellBase):
             input = input.unsqueeze(0)
         h = self._hidden(input, hx, is_batched)
         gi = _cell_input_gates(input, self.weight_ih, self.bias_ih)
-        out = _gru_step(gi, h, self.weight_hh.t(), self.bias_hh)
+        out = _gru_step(gi, h, self.weight_hh.t(), self.bias_hh, _fused(gi))
         return out if is_batched else out.squeeze(0)
 
