@@ -93,6 +93,9 @@ def _busy_processes(n: int):
 
 
 def main() -> None:
+    if "--help" in sys.argv or "-h" in sys.argv:
+        print(__doc__)
+        return
     suites = _suites()
     busy = _busy_count()
     parts = [f"Machine: {machine()}  ", f"Date: {datetime.date.today().isoformat()}", ""]

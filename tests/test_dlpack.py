@@ -77,3 +77,11 @@ def test_errors_as_pytorch():
         toolkit.from_dlpack(42)
     with pytest.raises(BufferError, match="bfloat16|dtype"):
         toolkit.from_dlpack(torch.ones(2, dtype=torch.bfloat16))
+
+
+def test_complex_tensors_cross_both_ways():
+    src = torch.tensor([1 + 2j, -3.5j], dtype=torch.complex64)
+    t = toolkit.from_dlpack(src)
+    assert t.dtype == toolkit.complex64 and t.tolist() == src.tolist()
+    back = torch.from_dlpack(toolkit.tensor([0.5 - 1j, 2 + 0j], dtype=toolkit.complex128))
+    assert back.dtype == torch.complex128 and back.tolist() == [0.5 - 1j, 2 + 0j]

@@ -20,16 +20,6 @@ SHAPES = [(FAST_MIN + 3,), (257, 301), (3, 129, 257), (1, 40000, 1)]
 DTYPES = [toolkit.float32, toolkit.float64]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _torch_on_one_thread():
-    """The oracle on one thread: on a machine shared with other work, PyTorch's spinning pool makes each call
-    cost milliseconds (its results do not depend on the thread count beyond the tolerances)."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def _views(rng, shape, dtype):
     """A contiguous tensor of ``shape``, its transpose, and a strided slice (the last two: other layouts)."""
     a = toolkit.tensor(rng.standard_normal(shape) * 3).to(dtype)
