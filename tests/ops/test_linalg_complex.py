@@ -249,3 +249,33 @@ def test_errors_match_torch(name):
     base = next(c for c in type(want.value).__mro__ if c.__module__ == "builtins")
     assert isinstance(got.value, base) and type(got.value).__name__ == type(want.value).__name__.lstrip("_")
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("name", ["cholesky_ex", "cholesky_solve", "cholesky_inverse"])
+def test_cholesky_family_on_complex_matches_torch(name, upper):
+    """Values and gradients of the Cholesky solvers on a complex Hermitian positive-definite matrix (the factor's
+    triangle only: the others are not read)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    spd = a @ a.conj().T + 3 * np.eye(3)
+    factor = np.linalg.cholesky(spd)
+    factor = factor.conj().T.copy() if upper else factor
+    b = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+    results = []
+    for lib in (toolkit, torch):
+        m = lib.tensor(spd if name == "cholesky_ex" else factor, requires_grad=True)
+        rhs = lib.tensor(b, requires_grad=True)
+        if name == "cholesky_ex":
+            y = lib.linalg.cholesky_ex(m, upper=upper).L
+        elif name == "cholesky_solve":
+            y = lib.cholesky_solve(rhs, m, upper)
+        else:
+            y = lib.cholesky_inverse(m, upper)
+        (y.real.sum() + 2 * y.imag.sum()).backward()
+        results.append((y, m.grad))
+    keep = np.triu if upper else np.tril
+    assert_close(results[0][0], results[1][0], accum=3)
+    grad = results[0][1] if name == "cholesky_ex" else toolkit.tensor(keep(results[0][1].numpy()))
+    expected = results[1][1] if name == "cholesky_ex" else torch.tensor(keep(results[1][1].numpy()))
+    assert_close(grad, expected, accum=9)

@@ -219,9 +219,10 @@ def _cholesky_solve_check(self, L):
 
 
 def _cholesky_solve(b, L, upper):
-    low = np.swapaxes(L, -1, -2) if upper else L
+    """``(L L^H)^-1 b`` (``(U^H U)^-1 b`` with ``upper``): two triangular solves, with adjoints for complex."""
+    low = np.conjugate(np.swapaxes(L, -1, -2)) if upper else L
     y = _solve_triangular(low, b, False, True, False)
-    return _solve_triangular(np.swapaxes(low, -1, -2), y, True, True, False)
+    return _solve_triangular(np.conjugate(np.swapaxes(low, -1, -2)), y, True, True, False)
 
 
 @op("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor", kind=LINALG, out="cast", autocast="fp32")
@@ -234,13 +235,13 @@ def cholesky_solve(self, input2, upper=False):
 cholesky_solve.meta_rule(lambda self, input2, upper=False: _meta(_cholesky_solve_check(self, input2), self))
 
 
-@cholesky_solve.grad
+@cholesky_solve.wirtinger_grad  # written with adjoints: the conjugate-Wirtinger gradient for complex inputs too
 def _(grad, self_shape, input2, upper, result, needs_input_grad):
     g_self = api.cholesky_solve(grad, input2, upper)
     g_l = None
     if needs_input_grad[1]:
-        common = g_self.matmul(result.mT)
-        common = common + common.mT
+        common = g_self.matmul(result.mH)
+        common = common + common.mH
         g_l = (-input2.matmul(common)).triu() if upper else (-common.matmul(input2)).tril()
         g_l = g_l.sum_to_size(tuple(input2.shape))
     return g_self.sum_to_size(tuple(self_shape)), g_l
@@ -271,9 +272,9 @@ def cholesky_inverse(self, upper=False):
 cholesky_inverse.meta_rule(lambda self, upper=False: _cholesky_inverse_check(self))
 
 
-@cholesky_inverse.grad
+@cholesky_inverse.wirtinger_grad  # written with adjoints: the conjugate-Wirtinger gradient for complex inputs too
 def _(grad, self, upper, result):
-    common = result.matmul((grad + grad.mT).matmul(result))
+    common = result.matmul((grad + grad.mH).matmul(result))
     # only the factor's triangle is read, so only it gets a gradient
     return (-self.matmul(common)).triu() if upper else (-common.matmul(self)).tril()
 
@@ -367,7 +368,7 @@ def _(self, upper=False, check_errors=False):
     return _meta(self.shape, self), _info_meta(self, self.shape[:-2])
 
 
-@linalg_cholesky_ex.grad
+@linalg_cholesky_ex.wirtinger_grad  # as linalg.cholesky's: the rule is written for complex inputs too
 def _(grad, upper, result):
     return _cholesky_grad(grad[0], result[0], upper)
 
