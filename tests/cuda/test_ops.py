@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import toolkit
+from toolkit.backends.cuda.elementwise import COMPLEX_REFUSAL
 from toolkit.ops import registry
 
 from .helpers import UP_TO_SIGN, compare, host, needs_cuda, sample_accum, to_device
@@ -30,6 +31,21 @@ def _cases():
             yield pytest.param(o, i, id=f"{o.schema.full_name}-{i}")
 
 
+def _complex(*values) -> bool:
+    """Whether a sample or a result holds a complex tensor or array."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            if _complex(*v):
+                return True
+        elif isinstance(v, dict):
+            if _complex(*v.values()):
+                return True
+        elif isinstance(v, (np.ndarray, toolkit.Tensor)) and v.dtype in (np.complex64, np.complex128, toolkit.complex64,
+                                                                        toolkit.complex128):
+            return True
+    return False
+
+
 def _sample(o, i):
     for k, s in enumerate(o.samples(np.random.default_rng(0))):
         if k == i:
@@ -48,7 +64,12 @@ def test_cuda_matches_cpu(o, i):
         return
     if not o.tensor_args and o.device_arg is not None:
         kwargs = dict(kwargs, device="cuda")
-    got = o(*to_device(args, "cuda"), **kwargs)
+    try:
+        got = o(*to_device(args, "cuda"), **kwargs)
+    except NotImplementedError as e:
+        if COMPLEX_REFUSAL in str(e) and _complex(args, expected):
+            return  # complex math runs on the CPU only for now; the kernels refuse it instead of dropping parts
+        raise
     if o.name == "empty":
         assert got.shape == expected.shape and got.dtype == expected.dtype and got.is_cuda
         return

@@ -35,10 +35,15 @@ def _probe_dtype(op, args: list) -> np.dtype:
     return dt
 
 
+COMPLEX_REFUSAL = "complex dtypes are not implemented on CUDA yet"
+
+
 def _check_dtypes(op, arrays) -> None:
     for a in arrays:
         if a.dtype == np.float16:
             raise NotImplementedError(f"{op.name}: float16 is not implemented on CUDA")
+        if a.dtype.kind == "c":  # the generated kernels compute in real arithmetic: refuse rather than drop parts
+            raise NotImplementedError(f"{op.name}: {COMPLEX_REFUSAL}")
 
 
 def make_kernel(op):
@@ -52,6 +57,8 @@ def make_kernel(op):
         _check_dtypes(op, arrays)
         compute = np.result_type(*[a.dtype for a in arrays])
         out_dtype = _probe_dtype(op, list(args))
+        if out_dtype.kind == "c":  # complex, polar: a complex result from real operands
+            raise NotImplementedError(f"{op.name}: {COMPLEX_REFUSAL}")
         inputs, params, constants = {}, {}, {}
         for i, v in enumerate(args):
             name = names[i]

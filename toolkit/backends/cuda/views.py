@@ -29,7 +29,7 @@ def _map_back(r, host: np.ndarray, a: CudaArray):
         return None if any(m is None for m in mapped) else type(r)(mapped) if isinstance(r, list) else tuple(mapped)
     r = np.asarray(r)
     if r.dtype != a.dtype:
-        return None
+        return _retyped(r, host, a)
     if r.size == 0:
         return a.view_of(r.shape, r.strides, a.offset)
     start = host.__array_interface__["data"][0]
@@ -37,6 +37,18 @@ def _map_back(r, host: np.ndarray, a: CudaArray):
     if not np.may_share_memory(r, host):
         return None
     return a.view_of(r.shape, r.strides, (ptr - start) // a.itemsize)
+
+
+def _retyped(r: np.ndarray, host: np.ndarray, a: CudaArray):
+    """A view of another dtype over the same bytes (``real``/``imag`` of complex, ``view_as_real``,
+    ``view_as_complex``), or None when the device buffer cannot be seen as that dtype."""
+    if r.size and not np.may_share_memory(r, host):
+        return None
+    byte = a.offset * a.itemsize if not r.size else \
+        r.__array_interface__["data"][0] - host.__array_interface__["data"][0]
+    if byte % r.itemsize or (a.buf.shape[0] * a.itemsize) % r.itemsize:
+        return None
+    return CudaArray(a.buf.view(r.dtype), byte // r.itemsize, r.shape, r.strides, r.dtype, a.root())
 
 
 def make_kernel(op):
