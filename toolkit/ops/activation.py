@@ -20,7 +20,7 @@ from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import float_samples, formula_kernel, not_implemented, reject_dtypes, unary_samples
-from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op
+from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op, runs_on_sparse_values
 
 _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -259,3 +259,6 @@ def _(rng):
 refuse_complex(("softplus",), no_complex_kernel("softplus_cpu"))
 refuse_complex(("gelu",), no_complex_kernel("GeluKernelImpl"))
 refuse_complex(("relu",), "clamp is not supported for complex types")
+
+# PyTorch's sparse kernels for these map the values (each maps zero to zero).
+runs_on_sparse_values(("relu",))

@@ -27,6 +27,7 @@ from .registry import (
     PROMOTE_NONE,
     REDUCTION,
     op,
+    runs_on_sparse_values,
 )
 
 
@@ -347,3 +348,6 @@ def _(rng):
 refuse_complex(("lt", "le", "gt", "ge", "less", "less_equal", "greater", "greater_equal", "bitwise_and",
                 "bitwise_or", "bitwise_xor"), no_complex_kernel("{name}_cpu"))
 refuse_complex(("isposinf", "isneginf"), "{name} does not support complex inputs.", RuntimeError)
+
+# PyTorch's sparse kernels for these map the values (each maps zero to zero).
+runs_on_sparse_values(("isinf", "isnan"))

@@ -30,6 +30,7 @@ from .registry import (
     VIEW,
     get,
     op,
+    runs_on_sparse_values,
 )
 
 
@@ -579,3 +580,6 @@ refuse_complex(("frac",), no_complex_kernel("frac_cpu"))
 refuse_complex(("floor", "ceil", "trunc"), "{name} is not supported for complex inputs")
 refuse_complex(("abs_",), "In-place abs is not supported for complex tensors.", RuntimeError)
 # (``sign`` refuses complex in pointwise.py, once ``sgn`` has taken its kernel)
+
+# PyTorch's sparse kernels for these map the values (each maps zero to zero).
+runs_on_sparse_values(("abs", "ceil", "floor", "frac", "round", "sign", "square", "trunc"))

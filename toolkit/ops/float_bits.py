@@ -32,6 +32,7 @@ from .registry import (
     PROMOTE_INT_TO_FLOAT,
     PROMOTE_NONE,
     op,
+    runs_on_sparse_values,
 )
 
 _LN2 = math.log(2.0)
@@ -365,3 +366,6 @@ bitwise_right_shift.sample_inputs(_shift_samples)
 refuse_complex(("copysign", "nextafter"), no_complex_kernel("{name}_cpu"))
 refuse_complex(("signbit",), "signbit is not implemented for complex tensors.")
 refuse_complex(("heaviside",), "heaviside is not yet implemented for complex tensors.", RuntimeError)
+
+# PyTorch's sparse kernels for these map the values (each maps zero to zero).
+runs_on_sparse_values(("nan_to_num", "signbit"))

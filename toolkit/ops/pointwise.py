@@ -34,7 +34,7 @@ from .elementwise import (
     sub,
     trunc,
 )
-from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, OpDef, op
+from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, OpDef, op, runs_on_sparse_values
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -486,3 +486,6 @@ refuse_complex(("sign",), "Unlike NumPy, torch.sign is not intended to support c
                           "instead.")  # after ``sgn``, which shares its kernel and takes complex
 refuse_complex(("absolute_",), "In-place abs is not supported for complex tensors.", RuntimeError)
 # (``fix`` took ``trunc``'s kernel with its refusal)
+
+# PyTorch's sparse kernels for these map the values (each maps zero to zero).
+runs_on_sparse_values(("sgn",))

@@ -179,6 +179,8 @@ class OpDef:
         # is PyTorch's conjugate Wirtinger gradient. ``wirtinger_grad`` attaches a rule that is written in
         # that convention itself (``abs``, ``real``, ``angle``: functions that are not complex-analytic).
         self.holomorphic_rule = True
+        # PyTorch runs the op on a sparse tensor value by value (it maps zero to zero): ``runs_on_sparse_values``.
+        self.sparse_values_wise = False
         self.saved_names: tuple = ()
         self.wants_needs_input_grad = False
         self.samples = None
@@ -502,6 +504,17 @@ def get(name: str, overload: str = "") -> OpDef:
 def overloads(name: str) -> list[OpDef]:
     """The overloads of ``name`` in the order calls try them (``sort_overloads``)."""
     return list(_REGISTRY.get(name, ()))
+
+
+def runs_on_sparse_values(names) -> None:
+    """Declare, beside their definitions, the elementwise ops PyTorch runs on sparse tensors value by value
+    (those that map zero to zero): every overload of each named op; ``toolkit.sparse`` gives them that kernel."""
+    for name in names:
+        found = overloads(name)
+        if not found:
+            raise KeyError(f"runs_on_sparse_values: no op named {name!r}")
+        for o in found:
+            o.sparse_values_wise = True
 
 
 def all_ops() -> list[OpDef]:

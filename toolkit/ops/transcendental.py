@@ -26,7 +26,7 @@ from .elementwise import (
     unary_samples,
 )
 from .pointwise import alias
-from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op
+from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op, runs_on_sparse_values
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -396,3 +396,7 @@ float_samples(log1p, low=-0.5, high=2.0)
 refuse_complex(("logit", "xlogy", "logaddexp2"), no_complex_kernel("{name}_cpu"))
 refuse_complex(("erf", "erfc", "erfinv"), no_complex_kernel("{name}_vml_cpu"))
 refuse_complex(("deg2rad", "rad2deg"), "{name} is not supported for complex tensors.", RuntimeError)
+
+# PyTorch's sparse kernels for these map the values (each maps zero to zero).
+runs_on_sparse_values(("asin", "asinh", "atan", "atanh", "deg2rad", "erf", "erfinv", "expm1", "log1p",
+                       "rad2deg", "sin", "sinh", "sqrt", "tan", "tanh"))

@@ -123,12 +123,8 @@ def neg(self: SparseTensor) -> SparseTensor:
     return build(self._sp_indices, -values_of(self), self.shape, self._sp_coalesced)
 
 
-# Elementwise ops that map zero to zero: a sparse tensor keeps its pattern and maps its (coalesced) values.
-_ZERO_PRESERVING = ("abs", "sin", "sinh", "tan", "tanh", "asin", "asinh", "atan", "atanh", "sqrt", "relu",
-                    "sign", "sgn", "ceil", "floor", "round", "trunc", "expm1", "log1p", "erf", "erfinv", "frac",
-                    "deg2rad", "rad2deg", "square", "signbit", "isnan", "isinf", "nan_to_num")
-
-
+# Elementwise ops PyTorch runs on sparse tensors value by value (declared beside each op with
+# ``runs_on_sparse_values``): the tensor keeps its pattern and maps its (coalesced) values.
 def _values_wise(name: str):
     def kernel(self: SparseTensor, *args) -> SparseTensor:
         s = self.coalesce()
@@ -139,9 +135,8 @@ def _values_wise(name: str):
     return kernel
 
 
-for _name in _ZERO_PRESERVING:
-    if R.overloads(_name):
-        sparse_kernel(_name)(_values_wise(_name))
+for _name in sorted({o.name for o in R.all_ops() if o.sparse_values_wise}):
+    sparse_kernel(_name)(_values_wise(_name))
 
 
 @sparse_kernel("transpose")
