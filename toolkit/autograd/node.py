@@ -174,9 +174,11 @@ class OpNode(Node):
             kwargs["needs_input_grad"] = self._needs
         if self._n_outputs == 1:
             g = grads[0]
+            complex_grad = isinstance(g, Tensor) and g._data.dtype.kind == "c"  # (no call on the hot path)
         else:
             g = tuple(self._zeros_for(i) if gi is None else gi for i, gi in enumerate(grads))
-        if op.holomorphic_rule and _any_complex(g):
+            complex_grad = op.holomorphic_rule and _any_complex(g)
+        if complex_grad and op.holomorphic_rule:
             res = _conjugated(op.derivative(_conjugated(g), **kwargs))
         else:
             res = op.derivative(g, **kwargs)
