@@ -4,7 +4,7 @@
 reaches ``z`` conjugated, and no values are computed until an op reads them. Kernels know nothing of the
 bit, so the dispatcher resolves it at their boundary: an op gets the conjugated values, except a view op,
 which gets the memory itself so that its result stays a view; the bit then carries over to the view. An op
-may set ``conj_rule`` on its definition to refuse conjugated input with PyTorch's message (``view_as_real``)
+may set ``conj_rule`` (an ``OpDef`` field) to refuse conjugated input with PyTorch's message (``view_as_real``)
 or to take the conjugated values even though it is a view (``imag``: ``"resolve"``).
 
 The check costs one slot read per tensor argument (``_extra`` is ``None`` for almost every tensor), so calls
@@ -31,7 +31,7 @@ def is_conj(v) -> bool:
 
 def conj_input(op: OpDef, v) -> np.ndarray:
     """The array ``op``'s kernel gets for a conjugated tensor ``v``."""
-    rule = op.__dict__.get("conj_rule")
+    rule = op.conj_rule
     if rule is None and op.kind is R.VIEW:
         return v._data  # the view keeps the bit (``keep_conj``)
     if rule is not None and rule != "resolve":
@@ -41,7 +41,7 @@ def conj_input(op: OpDef, v) -> np.ndarray:
 
 def keeps_conj(op: OpDef, src, a: np.ndarray) -> bool:
     """Whether the view ``a`` that ``op`` made of ``src`` carries ``src``'s conjugation bit."""
-    return a.dtype.kind == "c" and is_conj(src) and op.__dict__.get("conj_rule") is None
+    return a.dtype.kind == "c" and is_conj(src) and op.conj_rule is None
 
 
 def write_conj(dst: np.ndarray, out: np.ndarray) -> None:

@@ -181,6 +181,10 @@ class OpDef:
         self.holomorphic_rule = True
         # PyTorch runs the op on a sparse tensor value by value (it maps zero to zero): ``runs_on_sparse_values``.
         self.sparse_values_wise = False
+        # What the op does with a lazily conjugated input (``dispatch/conj.py``): None (views keep the bit,
+        # other ops read the conjugated values), ``"resolve"`` (read the values, even as a view), or the
+        # message of PyTorch's refusal.
+        self.conj_rule: str | None = None
         self.saved_names: tuple = ()
         self.wants_needs_input_grad = False
         self.samples = None
