@@ -28,7 +28,7 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-_state: dict = {"intra": None, "interop": None, "blas_limits": None}
+_state: dict = {"intra": None, "interop": None, "blas_limits": None, "blas_fitted": None}
 
 
 def _check_count(name: str, n) -> int:
@@ -50,6 +50,7 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     # Kept alive: the limit holds until the next call replaces it.
     _state["blas_limits"] = threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+    _state["blas_fitted"] = None  # blas_threads fits the BLAS to the load again, within the new count
 
 
 def get_num_threads() -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._core import blas_threads as _blas
 from .._core import dtypes as _dt
 from . import _conv_fast
 
@@ -160,6 +161,7 @@ def _scratch(shape: tuple, dtype) -> np.ndarray:
 
 def conv_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
     """Batched convolution of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *kernel), 1-d, 2-d or 3-d."""
+    _blas.fit_blas_threads(x.size * w.shape[0])
     nd = x.ndim - 2
     if nd == 3:
         return conv3d_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups)
@@ -212,6 +214,7 @@ def conv_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
 
 def conv_transpose_forward(x, w, b, stride, padding, output_padding, dilation, groups):
     """Batched transposed convolution of ``x`` (N, C, *spatial) with ``w`` (C, O/g, *kernel): col2im by offsets."""
+    _blas.fit_blas_threads(x.size * w.shape[0])
     nd = x.ndim - 2
     if nd == 3:
         return conv_transpose3d_forward(x, w, b, stride, padding, output_padding, dilation, groups)
@@ -252,6 +255,7 @@ def conv_transpose_forward(x, w, b, stride, padding, output_padding, dilation, g
 
 def conv3d_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
     """Batched 3-d convolution: (N, C, D, H, W) windows copied into columns, one batched matmul per group."""
+    _blas.fit_blas_threads(x.size * w.shape[0])
     dtype = np.result_type(x.dtype, w.dtype)
     n, c = x.shape[:2]
     o, cg = w.shape[:2]
@@ -281,6 +285,7 @@ def conv3d_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
 
 def conv_transpose3d_forward(x, w, b, stride, padding, output_padding, dilation, groups):
     """Batched 3-d transposed convolution: one batched matmul, then col2im with one strided add per offset."""
+    _blas.fit_blas_threads(x.size * w.shape[0])
     dtype = np.result_type(x.dtype, w.dtype)
     n, c = x.shape[:2]
     sp = x.shape[2:]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import blas_threads as _blas
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import (
@@ -37,7 +38,7 @@ from .registry import LINALG, op
 def mm(self, mat2):
     """Matrix product of two 2-D tensors (no broadcasting; see ``matmul``)."""
     _check_mm(self, mat2)
-    return np.matmul(self, mat2)
+    return _blas.matmul(self, mat2)
 
 
 @mm.meta_rule
@@ -63,7 +64,7 @@ def _(rng):
 def bmm(self, mat2):
     """Batched matrix product of two 3-D tensors with equal batch sizes (no broadcasting)."""
     _check_bmm(self, mat2)
-    return np.matmul(self, mat2)
+    return _blas.matmul(self, mat2)
 
 
 @bmm.meta_rule
@@ -89,9 +90,9 @@ def matmul(self, other):
     """Matrix product with torch.matmul's rules: 1-D operands act as vectors, batch dims broadcast."""
     if self.ndim == 2 and other.ndim == 2 and self.shape[1] == other.shape[0] and self.dtype == other.dtype \
             and self.dtype != np.bool_:
-        return np.matmul(self, other)
+        return _blas.matmul(self, other)
     _check_matmul(self, other)
-    return np.matmul(self, other)
+    return _blas.matmul(self, other)
 
 
 @matmul.meta_rule
@@ -103,7 +104,7 @@ def _(self, other):
 def _(self, other):
     """Operands of one non-bool dtype: numpy's matmul has torch.matmul's rules (1-D operands, batch broadcast)."""
     if self.dtype == other.dtype and self.dtype.np != np.bool_:
-        return np.matmul
+        return _blas.matmul
     return None
 
 

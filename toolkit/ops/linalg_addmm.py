@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import blas_threads as _blas
 from .._core.shape import broadcast_shapes_or_none
 from . import _flops
 from ._linalg_checks import _check_bmm, _check_mv, _dtype, _meta, _mm_dims, _no_bool, scalar_name
@@ -62,7 +63,7 @@ def _addmm_check(self, mat1, mat2):
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     """``beta * self + alpha * (mat1 @ mat2)``, with ``self`` broadcast to the product's shape."""
     _addmm_check(self, mat1, mat2)
-    return _scaled_sum(self, np.matmul(mat1, mat2), beta, alpha)
+    return _scaled_sum(self, _blas.matmul(mat1, mat2), beta, alpha)
 
 
 @addmm.meta_rule
@@ -101,7 +102,7 @@ def _baddbmm_check(self, batch1, batch2):
 def baddbmm(self, batch1, batch2, beta=1, alpha=1):
     """``beta * self + alpha * bmm(batch1, batch2)``, with ``self`` broadcast to the product's shape."""
     _baddbmm_check(self, batch1, batch2)
-    return _scaled_sum(self, np.matmul(batch1, batch2), beta, alpha)
+    return _scaled_sum(self, _blas.matmul(batch1, batch2), beta, alpha)
 
 
 @baddbmm.meta_rule

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import blas_threads as _blas
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
@@ -58,9 +59,9 @@ def linear(input, weight, bias=None):
     _linear_check(input.shape, weight.shape, None if bias is None else bias.shape, input.dtype, weight.dtype,
                   None if bias is None else bias.dtype)
     if input.ndim > 2 and weight.ndim == 2:
-        out = (input.reshape(-1, input.shape[-1]) @ weight.T).reshape(input.shape[:-1] + (weight.shape[0],))
+        out = _blas.matmul(input.reshape(-1, input.shape[-1]), weight.T).reshape(input.shape[:-1] + (weight.shape[0],))
     else:
-        out = np.matmul(input, weight.T)
+        out = _blas.matmul(input, weight.T)
     if bias is not None:
         out = np.add(out, bias, out=out) if isinstance(out, np.ndarray) and out.ndim else out + bias
     return np.asarray(out, dtype=input.dtype)

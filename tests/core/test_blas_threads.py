@@ -1,0 +1,84 @@
+"""numpy's BLAS follows the machine's load (toolkit/_core/blas_threads.py): fewer threads beside busy processes,
+never more than ``set_num_threads`` allows, and the behaviour can be turned off.
+
+Each check runs in a fresh interpreter: the BLAS thread count is process-wide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="the load is read from /proc/loadavg")
+
+_BUSY = "import time\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass\n"
+
+
+def _run(code: str, env: dict | None = None) -> dict:
+    out = subprocess.check_output([sys.executable, "-c", textwrap.dedent(code)], text=True,
+                                  env={**os.environ, **(env or {})})
+    return json.loads(out.strip().splitlines()[-1])
+
+
+_PRODUCT = """
+    import json, time, numpy as np, threadpoolctl, toolkit
+    from toolkit._core import blas_threads
+    numpys = {i["filepath"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+    def blas():  # the BLAS numpy loaded (scipy may load its own later)
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["filepath"] in numpys]
+    started = blas()
+    a = toolkit.ones(256, 256)
+    seen = []
+    for _ in range(5):  # a few looks at the load, SAMPLE_EVERY apart
+        (a @ a).sum()
+        seen.append(blas())
+        time.sleep(blas_threads.SAMPLE_EVERY * 1.5)
+    print(json.dumps({"started": started, "seen": seen, "others": blas_threads.others_running()}))
+"""
+
+
+def test_beside_busy_processes_the_blas_runs_on_one_thread():
+    cpus = os.cpu_count() or 1
+    if cpus > 8:
+        pytest.skip(f"keeping all {cpus} cores busy is too much for a unit test")
+    busy = [subprocess.Popen([sys.executable, "-c", _BUSY]) for _ in range(cpus)]
+    try:
+        found = _run(_PRODUCT)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert found["others"] >= cpus
+    assert all(n == [1] * len(n) for n in found["seen"][1:]), found
+
+
+def test_set_num_threads_caps_what_the_load_allows():
+    found = _run(_PRODUCT.replace("started = blas()", "toolkit.set_num_threads(1)\n    started = blas()"))
+    assert all(n == [1] * len(n) for n in found["seen"]), found
+
+
+def test_the_policy_can_be_turned_off():
+    found = _run(_PRODUCT.replace("started = blas()", "threadpoolctl.threadpool_limits(3, 'blas')\n    started = blas()"),
+                 env={"TOOLKIT_BLAS_FOLLOWS_LOAD": "0"})
+    assert all(n == found["started"] for n in found["seen"]), found
+
+
+def test_others_running_counts_other_processes_only():
+    found = _run("""
+        import json
+        from toolkit._core import blas_threads
+        print(json.dumps({"others": blas_threads.others_running()}))
+    """)
+    assert isinstance(found["others"], int) and found["others"] >= 0
+
+
+def test_a_threadpoolctl_limit_set_later_is_kept():
+    code = _PRODUCT.replace("started = blas()", "b = toolkit.ones(256, 256)\n    (b @ b).sum()\n    time.sleep(0.1)\n"
+                            "    limit = threadpoolctl.threadpool_limits(1, 'blas')\n    started = blas()")
+    found = _run(code)
+    assert all(n == [1] * len(n) for n in found["seen"]), found
