@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolkit.backends.cpu import FormulaError, map_kernel, map_source, scalar, specialize
+import toolkit
+from toolkit.backends.cpu import FormulaError, map_kernel, map_source, scalar, specialize, split
 from toolkit.backends.cpu import cache as kcache
-from toolkit.backends.cpu.map_kernels import PARALLEL_MIN, MapKernel
+from toolkit.backends.cpu.map_kernels import CALL_WORK, PARALLEL_MIN, MapKernel
 
 from ..conftest import assert_close
 
@@ -25,8 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_map_source_inlines_the_formula_and_its_helpers():
     src = map_source("rint(x) * y + beta", inputs=("x", "y"), params=("beta",))
     assert "def serial(out, in_x, in_y, beta):" in src
-    assert "def parallel(out, in_x, in_y, beta):" in src
-    assert "numba.prange" in src
+    assert "numba.prange" not in src  # large calls are shared out by toolkit.backends.cpu.split instead
     assert "out[i] = rint(x) * y + beta" in src
     assert "def rint(x):" in src and "_EXACT = " in src
     assert "def erfinv" not in src  # only the helpers the formula reads
@@ -97,13 +97,20 @@ def test_zero_size_and_zero_dim_inputs():
     assert k(np.zeros(3), dtype=np.float32).dtype == np.float32
 
 
-def test_parallel_loop_agrees_with_serial(rng):
-    k = map_kernel("math.erf(a) * a", inputs=("a",))
-    x = rng.standard_normal(PARALLEL_MIN + 7)
-    out = k(x)
+@pytest.mark.parametrize("expr, work", [("math.erf(a) * a + beta", CALL_WORK), ("a * a + beta", 1)])
+def test_split_loop_agrees_with_serial(rng, monkeypatch, expr, work):
+    monkeypatch.setattr(split, "_busy", [0, 1])  # a busy spell noticed by an earlier test would run it serially
+    k = map_kernel(expr, inputs=("a",), params=("beta",))
+    assert k.work == work
+    x = rng.standard_normal(PARALLEL_MIN // work + 7)
+    seen = []
+    real = split._Slices.run
+    monkeypatch.setattr(split._Slices, "run", lambda self: seen.append(self.threads) or real(self))
+    out = k(x, 0.5)
     serial = np.empty_like(x)
-    k.module.serial(serial, x)
+    k.module.serial(serial, x, 0.5)
     np.testing.assert_array_equal(out, serial)
+    assert seen == ([] if toolkit.get_num_threads() < 2 else [min(toolkit.get_num_threads(), x.size)])
 
 
 def test_wrong_number_of_values():

@@ -10,7 +10,7 @@ import torch
 
 import toolkit
 import toolkit.nn.functional as F
-from toolkit.ops import _split
+from toolkit.backends.cpu import split as _split
 
 from ..conftest import assert_close
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import toolkit
-from toolkit.ops import _split
+from toolkit.backends.cpu import split as _split
 from toolkit.ops.reduction import FAST_MIN
 
 from ..conftest import assert_close, to_torch

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import toolkit
-from toolkit.ops import _split
+from toolkit.backends.cpu import split as _split
 
 from ..conftest import assert_close, to_torch
 

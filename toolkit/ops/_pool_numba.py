@@ -7,7 +7,7 @@ all of them (it only sees flat indices within a plane).
 
 Imported only when max pooling first runs, so ``import toolkit`` never loads
 numba; the compiled functions are cached on disk. 2-d pooling splits large
-inputs by planes over the cores with ``_split.run_slices`` (never ``prange``:
+inputs by planes over the cores with ``backends.cpu.split.run_slices`` (never ``prange``:
 numba's worker threads wait for each other and for BLAS's threads, busy right
 before and after in the convolutions around a pooling layer, which measured
 twice as slow for the seed's Net on two cores).
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._split import run_slices
+from ..backends.cpu.split import run_slices
 
 WORK_PER_COMPARE = 2  # one window element of max pooling costs about two elements of a float32 sum (at most)
 

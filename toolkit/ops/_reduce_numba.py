@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from .._core.threads import get_num_threads
-from ._split import run_tasks, split_threads
+from ..backends.cpu.split import run_tasks, split_threads
 
 SUM, SQUARES, ABS, DEV = 0, 1, 2, 3
 BLOCK = 1 << 14  # elements per partial sum of a whole-array reduction

@@ -10,7 +10,7 @@ vectorizes the loop; ``math.exp`` would be a scalar library call per element, sl
 float64 in a function that alone may reassociate them, so float32 results are at least as accurate as
 PyTorch's. A NaN anywhere in a row makes the row's sum NaN, so the whole row comes out NaN, as in PyTorch.
 
-Large inputs are split over the cores by rows (or by outer index) with ``_split.run_slices``, not with
+Large inputs are split over the cores by rows (or by outer index) with ``backends.cpu.split.run_slices``, not with
 ``prange``: numba's thread pools wait for every worker, and lost to the serial loop on a busy two-core
 machine (log_softmax 4096x1000 medians 25-27 ms against 17-21 ms while other work ran).
 
@@ -28,9 +28,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from ._split import run_slices
+from ..backends.cpu.split import run_slices
 
-WORK_PER_ELEMENT = 10  # a softmax element costs about ten elements of a float32 sum (see ``_split``)
+WORK_PER_ELEMENT = 10  # a softmax element costs about ten elements of a float32 sum (see ``backends.cpu.split``)
 
 
 @intrinsic

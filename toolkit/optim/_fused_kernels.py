@@ -22,7 +22,8 @@ import numpy as np
 
 # Below this many elements a parameter is updated on one thread. The vectorized update streams memory, which
 # one core nearly saturates: on a loaded two-core machine the parallel form lost to the serial one at every
-# size measured (4k to 16M elements; numba's workers wait for cores), so only larger tensors are split.
+# size measured (4k to 16M elements; numba's workers wait for cores), so only larger tensors are split, and
+# only while other processes leave the cores free (``toolkit._core.load``).
 PARALLEL_MIN = 1 << 24
 
 

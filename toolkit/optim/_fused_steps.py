@@ -22,6 +22,7 @@ from numbers import Real
 
 import numpy as np
 
+from toolkit._core.load import free_cores
 from toolkit.autograd.grad_mode import is_grad_enabled
 from toolkit.tensor import Tensor, wrap
 
@@ -100,7 +101,7 @@ def adam_stepper(*, amsgrad: bool, beta1, beta2, lr, weight_decay, eps, maximize
             return False
         g, p, m, v = arrays[:4]
         mx = arrays[4] if amsgrad else v
-        kernel = K.adam_parallel if p.size >= K.PARALLEL_MIN else K.adam_update
+        kernel = K.adam_parallel if p.size >= K.PARALLEL_MIN and free_cores() > 1 else K.adam_update
         kernel(p, g, m, v, mx, amsgrad, maximize, decay, decoupled, *scalars(g.dtype.type, count))
         _bump(*written)
         return True
@@ -139,7 +140,7 @@ def sgd_stepper(*, weight_decay, momentum, lr, dampening, nesterov: bool,
             buf = wrap(b.reshape(grad._data.shape))
         else:
             b = arrays[2] if use_momentum else p
-        kernel = K.sgd_parallel if p.size >= K.PARALLEL_MIN else K.sgd_update
+        kernel = K.sgd_parallel if p.size >= K.PARALLEL_MIN and free_cores() > 1 else K.sgd_update
         kernel(p, g, b, maximize, decay, use_momentum, first, nesterov, *scalars(g.dtype.type))
         _bump(*written)
         return buf

@@ -3,7 +3,9 @@
 - :mod:`.codegen`: a scalar formula (an elementwise op's ``formula``) -> the source of a numba loop;
 - :mod:`.cache`: generated sources as real files in ``$TOOLKIT_CACHE_DIR/kernels``, keyed by their hash;
 - :mod:`.map_kernels`: ``map_kernel(formula, inputs, params)`` -> a callable over broadcast arrays;
-- :mod:`.scalar`: helper functions formulas may call (``erfinv``, ``rint``, ...).
+- :mod:`.scalar`: helper functions formulas may call (``erfinv``, ``rint``, ...);
+- :mod:`.split`: one kernel's work shared between the caller and helper threads, never slower than the serial
+  loop on a busy machine (map kernels and the compiled kernels of ``ops`` run large calls through it).
 
 numba is imported only when a kernel first runs.
 """

@@ -132,10 +132,11 @@ def {name}(out, {signature}):
 
 
 def map_source(expr: str, inputs: tuple, params: tuple = ()) -> str:
-    """The Python source of a module with two numba map kernels for ``expr``: ``serial`` and ``parallel``.
+    """The Python source of a module with the numba map kernel ``serial`` for ``expr`` (run on slices of the
+    arrays by :mod:`.split` to use several cores).
 
-    Both take ``(out, *input_arrays, *params)`` with 1-d contiguous arrays of
-    ``out``'s length and write ``out[i] = expr`` for every ``i``; the caller
+    It takes ``(out, *input_arrays, *params)`` with 1-d contiguous arrays of
+    ``out``'s length and writes ``out[i] = expr`` for every ``i``; the caller
     broadcasts and flattens. Inputs arrive as ``in_<name>`` and are read into
     ``<name>`` so the expression keeps the formula's own names.
     """
@@ -154,12 +155,8 @@ def map_source(expr: str, inputs: tuple, params: tuple = ()) -> str:
         f"formula: {expr}\ninputs: {', '.join(inputs)}\nparams: {', '.join(params) or '-'}\n"
         '"""\n\nimport math\n\nimport numba\n\n\n'
     )
-    loops = [
-        _LOOP.format(jit=_JIT.format(extra=""), name="serial", signature=signature, range="range", loads=loads,
-                     expr=expr),
-        _LOOP.format(jit=_JIT.format(extra=", parallel=True"), name="parallel", signature=signature,
-                     range="numba.prange", loads=loads, expr=expr),
-    ]
+    loops = [_LOOP.format(jit=_JIT.format(extra=""), name="serial", signature=signature, range="range", loads=loads,
+                          expr=expr)]
     sections = (["".join(module_consts)] if module_consts else []) + helper_src + loops
     return header + "\n\n".join(sections)
 

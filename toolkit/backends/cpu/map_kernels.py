@@ -3,8 +3,11 @@
 A ``MapKernel`` is cheap to create: it generates its source (see
 :mod:`.codegen`) and only imports numba and compiles on its first call, once
 per input dtype; the machine code is cached on disk (see :mod:`.cache`), so a
-later process loads it instead of compiling. Large inputs run the ``prange``
-variant on all cores, small ones the serial loop (no thread start-up cost).
+later process loads it instead of compiling. Large inputs are shared out over
+the cores by :mod:`.split` (never ``prange``, whose pool waits for every worker
+and loses to the serial loop beside busy processes), small ones run the loop at
+once. A formula that calls functions (``math.erf``) counts as ``CALL_WORK``
+elements of a sum per element, so it splits from smaller sizes than ``x < 0``.
 
 Example::
 
@@ -15,26 +18,32 @@ Example::
 
 from __future__ import annotations
 
+import ast
 import threading
 
 import numpy as np
 
 from .cache import load_source
 from .codegen import map_source, specialize
+from .split import PARALLEL_MIN, run_slices
 
-PARALLEL_MIN = 1 << 16  # from here prange beat the serial loop for erf (1.5-1.8x at 64k-256k elements, 2 cores)
+# Work of one element of a formula with function calls, in elements of a float32 sum: erf splits from 64k
+# elements, where a split beat the serial loop (1.5-1.8x at 64k-256k elements on 2 cores).
+CALL_WORK = PARALLEL_MIN >> 16
 
 
 class MapKernel:
-    """One formula's serial and parallel loops; call it with inputs (arrays or numbers) then params."""
+    """One formula's loop, split over the cores for large inputs; call it with inputs (arrays or numbers) then params."""
 
-    __slots__ = ("expr", "inputs", "params", "source", "_module", "_lock")
+    __slots__ = ("expr", "inputs", "params", "source", "work", "_module", "_lock")
 
     def __init__(self, expr: str, inputs: tuple, params: tuple = ()):
         self.expr = expr
         self.inputs = tuple(inputs)
         self.params = tuple(params)
         self.source = map_source(expr, self.inputs, self.params)
+        calls = any(isinstance(n, ast.Call) for n in ast.walk(ast.parse(expr, mode="eval")))
+        self.work = CALL_WORK if calls else 1
         self._module = None
         self._lock = threading.Lock()
 
@@ -68,9 +77,15 @@ class MapKernel:
         shape = arrays[0].shape
         flat = [np.ascontiguousarray(a, dtype=compute).reshape(-1) for a in arrays]
         out = np.empty(flat[0].size, dtype=compute)
-        if out.size:
-            m = self.module
-            (m.parallel if out.size >= PARALLEL_MIN else m.serial)(out, *flat, *params)
+        if out.size * self.work >= PARALLEL_MIN:
+            loop, n_in = self.module.serial, len(flat)
+
+            def rows(*a):  # split passes (inputs, out, params), the loop takes (out, inputs, params)
+                loop(a[n_in], *a[:n_in], *a[n_in + 1:])
+
+            run_slices(rows, out.size, out.size * self.work, tuple(flat), (out,), tuple(params))
+        elif out.size:
+            self.module.serial(out, *flat, *params)
         out = out.reshape(shape)
         return out.astype(dtype) if compute != dtype else out
 

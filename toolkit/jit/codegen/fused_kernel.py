@@ -1,7 +1,8 @@
 """A fusion group's subgraph as one numba kernel: a loop over the output with every node's formula inlined.
 
 The generated module holds a ``serial`` and a ``parallel`` (``prange``) loop
-nest over the group's iteration space; inputs are read in place through their
+nest over the group's iteration space (the parallel one for large calls while
+other processes leave the cores free, see ``toolkit._core.load``); inputs are read in place through their
 strides (broadcast inputs through zero strides), intermediates live in
 registers, and only the group's outputs are written. Source files go to the
 kernel cache directory named by the hash of their source (see
@@ -23,6 +24,7 @@ import time
 
 import numpy as np
 
+from ..._core.load import free_cores
 from ..._core.shape import contiguous_strides
 from ...backends.cpu.cache import kernel_dir, load_source, source_hash
 from ...backends.cpu.codegen import free_names, helper_constants, helpers_needed
@@ -493,7 +495,13 @@ class FusedKernel(GroupKernel):
         for d in flat:
             n *= d
         m = self._module(layout)
-        return (m.parallel if n >= PARALLEL_MIN else m.serial), in_shapes, flat
+        if n < PARALLEL_MIN:
+            return m.serial, in_shapes, flat
+        parallel, serial = m.parallel, m.serial
+
+        def fn(*args):  # prange waits for every worker: beside busy processes the serial loop is faster
+            return (parallel if free_cores() > 1 else serial)(*args)
+        return fn, in_shapes, flat
 
 
 def _part_shape(shape: tuple, dim: int, rank: int, parts: int) -> tuple:

@@ -1,4 +1,4 @@
-"""numpy's BLAS follows the machine's load (toolkit/_core/blas_threads.py): fewer threads beside busy processes,
+"""numpy's BLAS follows the machine's load (toolkit/_core/blas_threads.py, toolkit/_core/load.py): fewer threads beside busy processes,
 never more than ``set_num_threads`` allows, and the behaviour can be turned off.
 
 Each check runs in a fresh interpreter: the BLAS thread count is process-wide.
@@ -27,7 +27,7 @@ def _run(code: str, env: dict | None = None) -> dict:
 
 _PRODUCT = """
     import json, time, numpy as np, threadpoolctl, toolkit
-    from toolkit._core import blas_threads
+    from toolkit._core import load
     numpys = {i["filepath"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
     def blas():  # the BLAS numpy loaded (scipy may load its own later)
         return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["filepath"] in numpys]
@@ -37,8 +37,9 @@ _PRODUCT = """
     for _ in range(5):  # a few looks at the load, SAMPLE_EVERY apart
         (a @ a).sum()
         seen.append(blas())
-        time.sleep(blas_threads.SAMPLE_EVERY * 1.5)
-    print(json.dumps({"started": started, "seen": seen, "others": blas_threads.others_running()}))
+        time.sleep(load.SAMPLE_EVERY * 1.5)
+    load.forget_load()
+    print(json.dumps({"started": started, "seen": seen, "others": load.others_running(), "free": load.free_cores()}))
 """
 
 
@@ -53,7 +54,7 @@ def test_beside_busy_processes_the_blas_runs_on_one_thread():
         for p in busy:
             p.kill()
             p.wait()
-    assert found["others"] >= cpus
+    assert found["others"] >= cpus and found["free"] == 1
     assert all(n == [1] * len(n) for n in found["seen"][1:]), found
 
 
@@ -64,15 +65,15 @@ def test_set_num_threads_caps_what_the_load_allows():
 
 def test_the_policy_can_be_turned_off():
     found = _run(_PRODUCT.replace("started = blas()", "threadpoolctl.threadpool_limits(3, 'blas')\n    started = blas()"),
-                 env={"TOOLKIT_BLAS_FOLLOWS_LOAD": "0"})
+                 env={"TOOLKIT_FOLLOW_LOAD": "0"})
     assert all(n == found["started"] for n in found["seen"]), found
 
 
 def test_others_running_counts_other_processes_only():
     found = _run("""
         import json
-        from toolkit._core import blas_threads
-        print(json.dumps({"others": blas_threads.others_running()}))
+        from toolkit._core import load
+        print(json.dumps({"others": load.others_running()}))
     """)
     assert isinstance(found["others"], int) and found["others"] >= 0
 

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._core.threads import get_num_threads
+from ..._core.threads import get_num_threads
 
 # Work (in elements of a float32 sum, about 0.1 ns each) from which a split pays: handing chunks to a helper
 # costs 30-60 us, a serial float32 sum of 2M elements about 0.1-0.2 ms. Costlier kernels scale their work.
