@@ -42,15 +42,16 @@ WORKLOADS = {
 }
 
 #: (layer, path fragments of the toolkit files it holds), first match wins; anything else is "other Python"
+KERNELS = "op kernels (Python wrappers + numpy/numba/BLAS)"
 LAYERS = (
     ("engine (backward pass)", ("toolkit/autograd/engine.py",)),
     ("autograd recording", ("toolkit/autograd/",)),
+    (KERNELS, ("toolkit/_core/blas_threads.py",)),  # the BLAS product itself, called through _core
     ("dispatch and Tensor call path", ("toolkit/dispatch/", "toolkit/tensor.py", "toolkit/_tensor_methods.py",
                                        "toolkit/_core/", "toolkit/_switches.py", "toolkit/amp/")),
     ("optimizer loop", ("toolkit/optim/",)),
     ("nn modules and functional", ("toolkit/nn/",)),
-    ("op kernels (Python wrappers + numpy/numba/BLAS)", ("toolkit/ops/", "toolkit/backends/", "numpy/",
-                                                        "numba/", "~")),
+    (KERNELS, ("toolkit/ops/", "toolkit/backends/", "numpy/", "numba/", "~")),
     ("benchmark loop and profiler", ("toolkit/profiler/", "benchmarks/", "cProfile", "timeit")),
 )
 

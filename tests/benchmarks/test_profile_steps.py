@@ -13,7 +13,9 @@ def test_files_fall_into_their_layers():
     assert profile_steps.layer("/x/toolkit/autograd/recording.py") == "autograd recording"
     assert profile_steps.layer("/x/toolkit/dispatch/running.py") == "dispatch and Tensor call path"
     assert profile_steps.layer("/x/toolkit/optim/adam.py") == "optimizer loop"
-    assert profile_steps.layer("~") == profile_steps.layer("/x/toolkit/ops/linalg.py")
+    assert profile_steps.layer("~") == profile_steps.layer("/x/toolkit/ops/linalg.py") == profile_steps.KERNELS
+    assert profile_steps.layer("/x/toolkit/_core/blas_threads.py") == profile_steps.KERNELS  # BLAS products
+    assert profile_steps.layer("/x/toolkit/_core/shape.py") == "dispatch and Tensor call path"
     assert profile_steps.layer("/x/elsewhere.py") == "other Python"
 
 
