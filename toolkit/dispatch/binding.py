@@ -16,6 +16,9 @@ from ..ops.registry import OpDef
 from ..tensor import Tensor
 
 NUMBER = (int, float, bool, complex, np.number, np.bool_)
+# ``hook(tensor) -> int`` for an integer tensor passed where an op takes an int (``x.view(s, -1)``), the last
+# one answering: the tracer's records where the int came from. Consulted on that path alone, never per call.
+TENSOR_INT_HOOKS: list = []
 
 
 class _BindError(TypeError):
@@ -31,7 +34,7 @@ def _as_int(v):
         return v
     if isinstance(v, Tensor):
         if v.numel() == 1 and not v.dtype.is_floating_point:
-            return int(v.item())
+            return TENSOR_INT_HOOKS[-1](v) if TENSOR_INT_HOOKS else int(v.item())
         raise _BindError("Tensor")
     try:
         return v.__index__()
@@ -101,6 +104,8 @@ def check_arg(op: OpDef, arg, v, pos: int):
                 return v
             raise _BindError(type(v).__name__)
         if t in ("ScalarType", "ScalarType?"):
+            if isinstance(v, Tensor):  # ``x.view(n)`` with a tensor ``n``: the size overload, as in PyTorch
+                raise _BindError("Tensor")
             return _dt.as_dtype(v)
         if t in ("Device", "Device?"):
             return as_device(v)

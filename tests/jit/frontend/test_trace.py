@@ -224,7 +224,8 @@ def test_conversion_by_overload_resolution_warns_only_when_a_number_is_taken():
         warnings.simplefilter("always")
         t = toolkit.jit.trace(_overloads, (toolkit.rand(3), toolkit.tensor(3.0)), check_trace=False)
     ws = [w for w in rec if issubclass(w.category, TracerWarning)]
-    assert [(w.filename, w.lineno) for w in ws] == [(__file__, _line_of(_overloads, "new_zeros"))]
+    assert ws == []  # new_zeros takes the traced t.long() as an int: recorded as aten::Int, as PyTorch does
+    assert any(n.kind == "aten::Int" for n in t.graph.nodes())
     fill = next(n for n in t.graph.nodes() if n.kind == "aten::fill_")
     assert fill.inputs[1] is t.graph.inputs[1]
 

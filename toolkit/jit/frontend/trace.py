@@ -28,6 +28,7 @@ from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
 from ..passes.dce import remove_dead_traced_nodes
+from . import _sizes
 from ._callers import (
     TOOLKIT_DIR,
     attribute_value_name,
@@ -38,6 +39,7 @@ from ._callers import (
     variable_name,
 )
 from ._frames import CallFrames, Frame, prune_frames, settle_call_results  # noqa: F401  (Frame: the frames' type)
+from ._sizes import SizeInt, SizeReads
 
 _TENSOR_FILE = os.path.join(TOOLKIT_DIR, "tensor.py")
 _BINDING_FILE = os.path.join(TOOLKIT_DIR, "dispatch", "binding.py")  # where arguments are bound
@@ -68,17 +70,19 @@ _CREATION_MSG = ("torch.{name} results are registered as constants in the trace.
                  "time you call this function. In any other case, this might cause the trace to be incorrect.")
 
 
-class Tracer(CallFrames):
+class Tracer(CallFrames, SizeReads):
     """The dispatch observer that builds the graph; one per trace.
 
     With ``name_values`` (as ``record`` traces) values take their variables' names; other tracers, such as
-    the one recording a backward pass, whose calling code is not the user's, keep them numbered.
+    the one recording a backward pass, whose calling code is not the user's, keep them numbered. With
+    ``record_sizes`` (as ``record`` traces) sizes read in Python are graph values (``_sizes``).
     """
 
     records_graph = True  # compiled functions called while tracing run op by op, so the trace inlines them
 
-    def __init__(self, module=None, snapshot: bool = False, name_values: bool = False):
+    def __init__(self, module=None, snapshot: bool = False, name_values: bool = False, record_sizes: bool = False):
         self.graph = Graph()
+        self.record_sizes = record_sizes
         # with ``name_values``: the values already given their variable's name, or found to have none
         self._looked_up: set[Value] | None = set() if name_values else None
         self.snapshot = snapshot  # keep a copy of every op's results (for check_trace)
@@ -159,6 +163,8 @@ class Tracer(CallFrames):
             n = self._insert(K.LIST_CONSTRUCT, elems)
             n.output().type = T.ListType(elems[0].type if elems else T.INT)
             return n.output()
+        if type(a) is SizeInt:
+            return self.int_value(a, variables)
         v = self.graph.insert_constant(a)
         self._stamp(v.node)
         return v
@@ -197,9 +203,13 @@ class Tracer(CallFrames):
         if self._pending:
             self._flush_pending(bound)
         if self._depth or not op.returns_tensor:
+            if self._size_ints:
+                self.plain_ints(bound)
             return run()
         variables: list = []  # the caller's variables, found at the first argument that needs a name
         inputs = [self.arg_value(a, arg.type, variables) for a, arg in zip(bound, op.args)]
+        if self._size_ints:
+            self.plain_ints(bound)
         self._depth += 1
         try:
             out = run()
@@ -395,6 +405,8 @@ class Tracer(CallFrames):
         dispatch.STATE.observers.append(self)
         CONVERSION_HOOKS.append(self.on_conversion)
         CREATION_HOOKS.append(self.on_creation)
+        if self.record_sizes:
+            _sizes.start(self)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -402,6 +414,8 @@ class Tracer(CallFrames):
         dispatch.STATE.observers.remove(self)
         CONVERSION_HOOKS.remove(self.on_conversion)
         CREATION_HOOKS.remove(self.on_creation)
+        if self.record_sizes:
+            _sizes.stop(self)
 
 
 def _is_random(op: R.OpDef, bound: list) -> bool:
@@ -458,7 +472,7 @@ def _as_args(example_inputs) -> tuple:
 def record(fn, args: tuple, module=None, method=None, strict: bool = True, names: list | None = None,
            snapshot: bool = False):
     """Trace ``fn(*args)`` (or ``method`` of ``module``); returns (graph, tracer, eager outputs)."""
-    tracer = Tracer(module, snapshot, name_values=True)
+    tracer = Tracer(module, snapshot, name_values=True, record_sizes=True)
     g = tracer.graph
     target = method if method is not None else fn
     if module is not None:

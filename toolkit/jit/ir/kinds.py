@@ -251,6 +251,13 @@ GETITEM = kind("aten::__getitem__(Any(a) container, Any index) -> Any",
                leaf_for_autodiff=True, safe_to_rerun=True, container_read=True)
 LEN = kind("aten::len(Any a) -> int", "``len(a)`` of a list, dict, str or tensor.", safe_to_rerun=True)
 
+# -- sizes: a traced ``x.size(0)`` is ``aten::size`` made a tensor by ``prim::NumToTensor``, ``aten::Int`` where an
+# op takes it as an int (run by the functions in kinds.builtins) ----------------------------------------------
+SIZE = kind("aten::size(Tensor self, *int dim) -> Any", "``self.size()``, or ``self.size(dim)`` with ``dim`` given.")
+NUMEL = kind("aten::numel(Tensor self) -> int", "``self.numel()``.")
+INT = kind("aten::Int(Any a) -> int", "``int(a)`` of a number, a str or a one-element tensor.")
+NUM_TO_TENSOR = kind("prim::NumToTensor(Scalar a) -> Tensor", "A 0-dim tensor holding the number ``a``.")
+
 # -- control flow ---------------------------------------------------------------------------------------------
 IF = kind("prim::If(bool cond) -> (*Any)",
           "Runs its first block when ``cond`` holds, else its second; its outputs are the block's.",

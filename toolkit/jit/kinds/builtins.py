@@ -17,7 +17,10 @@ import operator
 import string
 import warnings
 
+import numpy as np
+
 from ...ops import registry
+from ...tensor import wrap
 from ..ir import kinds as K
 from ..ir.graph import Node
 from ..ir.verify import BUILTIN_KINDS
@@ -89,6 +92,11 @@ def _format(fmt, *args):
     return fmt.format(*args)
 
 
+def _num_to_tensor(a):
+    """``prim::NumToTensor``: a number made a 0-dim tensor of its kind (an int a ``Long`` one, as a traced size)."""
+    return wrap(np.asarray(a))
+
+
 def _setitem_tensor(t, idx, v):
     t[idx] = v
     return t
@@ -107,7 +115,7 @@ FUNCTIONS.update({
     "aten::items": lambda d: list(d.items()), "aten::get": lambda d, k, default=None: d.get(k, default),
     "aten::setitem_.Tensor": _setitem_tensor, "aten::isinstance": isinstance,
     K.UNCHECKED_CAST: lambda x: x, "aten::sorted": sorted, "aten::sum.int": sum,
-    K.SLICE: slice, K.ELLIPSIS: lambda: Ellipsis,
+    K.SLICE: slice, K.ELLIPSIS: lambda: Ellipsis, K.NUM_TO_TENSOR: _num_to_tensor,
 })
 # hand-written Tensor methods with a builtin kind of their own (loadable from archives, printed as TorchScript does)
 METHOD_KINDS = frozenset(("size", "dim", "numel", "item", "contiguous", "is_floating_point"))
@@ -179,6 +187,7 @@ SCHEMAS: dict = {
     "aten::item": ("(Tensor self) -> Any",), "aten::contiguous": ("(Tensor self) -> Tensor",),
     "aten::is_floating_point": ("(Tensor self) -> bool",),
     K.UNINITIALIZED: ("() -> Any",), K.PRINT: ("(*Any args) -> ()",),
+    K.NUM_TO_TENSOR: ("(int a) -> Tensor", "(float a) -> Tensor", "(bool a) -> Tensor"),
     "aten::warn": ("(str message, int stacklevel, str category) -> ()",),
 }
 
