@@ -117,6 +117,7 @@ from . import (  # noqa: E402
     jit,
     multiprocessing,
     nn,
+    onnx,  # toolkit.onnx: export to ONNX (the onnx package itself is loaded only when a model is exported)
     optim,
     profiler,
     testing,

@@ -11,6 +11,8 @@ Views (no IPython needed to build them; each draws itself in a notebook cell):
 - ``ProfileView(prof)``: sortable op table, per-op bars, timeline.
 - ``TrainingMonitor(total=n)``: live metric plots and a progress bar, at a bounded redraw rate.
 - ``AutogradView(loss, params=dict(model.named_parameters()))``: the ``grad_fn`` graph, drawn by Graphviz.
+- ``OnnxView(onnx_model, ir=traced)`` (or ``toolkit.onnx.show(path, ir)``): an exported ONNX graph beside the
+  toolkit IR it came from.
 
 Imported only on demand, so ``import toolkit`` never needs IPython.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import importlib
 
 _VIEWS = {"GraphView": "graph_view", "ProfileView": "profile_view", "TrainingMonitor": "monitor",
-          "AutogradView": "autograd_view"}
+          "AutogradView": "autograd_view", "OnnxView": "onnx_view"}
 
 
 def __getattr__(name: str):

@@ -80,6 +80,14 @@ def _(grad, result):
     return grad * (result > 0)
 
 
+@relu.symbolic
+def _(g, self):
+    dtype = g.dtype(self)
+    if dtype is not None and not dtype.is_floating_point:  # ONNX Runtime's Relu is for floats
+        return g.op("Max", self, g.constant(0, dtype))
+    return g.op("Relu", self)
+
+
 relu.inplace_variant.function = True  # ``torch.relu_`` is a function as well as a Tensor method
 
 
@@ -127,6 +135,20 @@ def _(grad, self, approximate):
     return grad * (cdf + self * pdf)
 
 
+@gelu.symbolic
+def _(g, self, approximate="none"):
+    if g.opset >= 20:
+        return g.op("Gelu", self, approximate=approximate)
+    c = (lambda v: g.constant(v, g.dtype(self)))
+    if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = g.op("Mul", g.op("Mul", self, self), self)
+        inner = g.op("Mul", g.op("Add", self, g.op("Mul", cube, c(_TANH_C))), c(_TANH_K))
+        phi = g.op("Tanh", inner)
+    else:  # 0.5 x (1 + erf(x / sqrt(2)))
+        phi = g.op("Erf", g.op("Mul", self, c(_SQRT1_2)))
+    return g.op("Mul", g.op("Mul", self, c(0.5)), g.op("Add", phi, c(1.0)))
+
+
 @op("silu(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="self / (1.0 + math.exp(-self))", inplace=True,
     method=False, namespace="nn.functional")
 def silu(self):
@@ -144,6 +166,11 @@ reject_dtypes(silu, "silu_cpu", integer=True)
 def _(grad, self):
     s = self.sigmoid()
     return grad * s * (1 + self * (1 - s))
+
+
+@silu.symbolic
+def _(g, self):
+    return g.op("Mul", self, g.op("Sigmoid", self))
 
 
 @op("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", kind=ELEMENTWISE,
@@ -270,3 +297,9 @@ refuse_complex(("relu",), "clamp is not supported for complex types")
 
 # PyTorch's sparse kernels for these map the values (each maps zero to zero).
 runs_on_sparse_values(("relu",))
+
+
+@sigmoid.symbolic
+def _(g, self):
+    from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
+    return g.op("Sigmoid", *onnx_promote(g, self, floating=True))

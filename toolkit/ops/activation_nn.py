@@ -58,6 +58,11 @@ def _(grad, self, negative_slope):
     return _api().where(self > 0, grad, grad * negative_slope)
 
 
+@leaky_relu.symbolic
+def _(g, self, negative_slope=0.01):
+    return g.op("LeakyRelu", self, alpha=float(negative_slope))
+
+
 def _elu(x, alpha, scale=1.0, input_scale=1.0):
     with np.errstate(over="ignore"):
         return np.where(x > 0, x * scale, np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale))
@@ -77,6 +82,11 @@ reject_dtypes(elu, "elu_cpu", integer=True)
 @elu.grad
 def _(grad, self, alpha):
     return _api().where(self > 0, grad, grad * self.exp() * alpha)
+
+
+@elu.symbolic
+def _(g, self, alpha=1.0):
+    return g.op("Elu", self, alpha=float(alpha))
 
 
 @op("selu(Tensor self) -> Tensor", kind=ELEMENTWISE, out=False,
@@ -153,6 +163,16 @@ def _(grad, self, min_val, max_val):
 @relu6.grad
 def _(grad, self):
     return grad * ((self > 0) & (self < 6))
+
+
+@hardtanh.symbolic
+def _(g, self, min_val=-1, max_val=1):
+    return g.op("Clip", self, g.constant(min_val, g.dtype(self)), g.constant(max_val, g.dtype(self)))
+
+
+@relu6.symbolic
+def _(g, self):
+    return g.op("Clip", self, g.constant(0, g.dtype(self)), g.constant(6, g.dtype(self)))
 
 
 @op("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", kind=ELEMENTWISE,

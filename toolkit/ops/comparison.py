@@ -351,3 +351,38 @@ refuse_complex(("isposinf", "isneginf"), "{name} does not support complex inputs
 
 # PyTorch's sparse kernels for these map the values (each maps zero to zero).
 runs_on_sparse_values(("isinf", "isnan"))
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_compare(op_type, negate=False):
+    def lower(g, self, other):
+        from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
+        self, other = onnx_promote(g, self, other)
+        if op_type != "Equal" and g.dtype(self) is _dt.bool:  # ONNX orders numbers only
+            self, other = (g.op("Cast", x, to=_dt.int32) for x in (self, other))
+        out = g.op(op_type, self, other)
+        return g.op("Not", out) if negate else out
+    return lower
+
+
+def _onnx_bool(g, x):
+    return x if g.dtype(x) is _dt.bool else g.op("Cast", x, to=_dt.bool)
+
+
+def _onnx_logical(op_type):
+    def lower(g, self, other):
+        return g.op(op_type, _onnx_bool(g, self), _onnx_bool(g, other))
+    return lower
+
+
+for _op_def, _lower in ((eq, _onnx_compare("Equal")), (ne, _onnx_compare("Equal", negate=True)),
+                        (lt, _onnx_compare("Less")), (le, _onnx_compare("LessOrEqual")),
+                        (gt, _onnx_compare("Greater")), (ge, _onnx_compare("GreaterOrEqual")),
+                        (logical_and, _onnx_logical("And")), (logical_or, _onnx_logical("Or")),
+                        (logical_xor, _onnx_logical("Xor"))):
+    _op_def.symbolic(_lower)
+
+
+@logical_not.symbolic
+def _(g, self):
+    return g.op("Not", _onnx_bool(g, self))

@@ -439,3 +439,42 @@ def _(rng):
     u = rng.uniform
     yield (u(-1, 1, (5, 2, 3)), u(-1, 1, (3, 3, 4)), u(-1, 1, 4)), {}
     yield (u(-1, 1, (4, 1, 2)), u(-1, 1, (2, 2, 3)), u(-1, 1, 3), 1), {}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_conv(g, input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0):
+    kernel = g.shape(weight)
+    if kernel is None:
+        raise g.unsupported("a convolution whose weight's shape is not known")
+    n = len(kernel) - 2
+
+    def spatial(v):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        return v * n if len(v) == 1 else v
+
+    dilation = spatial(dilation)
+    if padding == "valid":
+        pads = [0] * (2 * n)
+    elif padding == "same":  # PyTorch puts the odd padding at the end
+        total = [d * (k - 1) for d, k in zip(dilation, kernel[2:])]
+        pads = [t // 2 for t in total] + [t - t // 2 for t in total]
+    else:
+        pads = spatial(padding) * 2
+    unbatched = g.rank(input) == n + 1
+    if unbatched:
+        input = g.op("Unsqueeze", input, g.constant([0]))
+    attrs = dict(strides=spatial(stride), pads=pads, dilations=dilation, group=groups)
+    if transposed:
+        out = g.op("ConvTranspose", input, weight, bias, output_padding=spatial(output_padding), **attrs)
+    else:
+        out = g.op("Conv", input, weight, bias, **attrs)
+    return g.op("Squeeze", out, g.constant([0])) if unbatched else out
+
+
+for _conv in (conv1d, conv2d, conv1d_padding, conv2d_padding):
+    _conv.symbolic(_onnx_conv)
+
+
+@convolution.symbolic
+def _(g, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    return _onnx_conv(g, input, weight, bias, stride, padding, dilation, groups, transposed, output_padding)

@@ -52,6 +52,11 @@ def _(grad):
     return grad
 
 
+@clone.symbolic
+def _(g, self, memory_format=None):
+    return g.op("Identity", self)  # ONNX values have no layout to copy into
+
+
 @op("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", kind=INPLACE, function=False)
 def copy_(self, src, non_blocking=False):
     """Copy ``src`` into ``self`` (broadcasting ``src``, casting its dtype)."""
@@ -137,3 +142,8 @@ def zero_(self):
 @zero_.grad
 def _(grad):
     return api.zeros_like(grad)
+
+
+@_to_copy.symbolic
+def _(g, self, dtype=None, device=None, non_blocking=False, copy=False):
+    return self if dtype is None or dtype is g.dtype(self) else g.op("Cast", self, to=dtype)

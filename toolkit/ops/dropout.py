@@ -128,3 +128,22 @@ def _(rng):
     yield (rng.uniform(-1, 1, (4, 3)), 0.3, True), {}
     yield (rng.uniform(-1, 1, (2, 3)), 0.5, False), {}
     yield (rng.uniform(-1, 1, (5,)), 0.2, None), {}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+@dropout.symbolic
+def _(g, input, p, train):
+    if not train:
+        return input  # evaluation: the identity
+    if g.is_value(train):
+        raise g.unsupported("dropout whose training flag is computed at run time")
+    if p >= 1:  # ONNX's ratio must be below 1
+        return g.op("Mul", input, g.constant(0, g.dtype(input)))
+    return g.op("Dropout", input, g.constant(float(p), _dt.float32), g.constant(True), outputs=2)[0]
+
+
+@feature_dropout.symbolic
+def _(g, input, p, train):
+    if train:
+        raise g.unsupported("channel dropout in training mode (ONNX's Dropout drops single elements)")
+    return input

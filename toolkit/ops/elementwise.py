@@ -583,3 +583,70 @@ refuse_complex(("abs_",), "In-place abs is not supported for complex tensors.", 
 
 # PyTorch's sparse kernels for these map the values (each maps zero to zero).
 runs_on_sparse_values(("abs", "ceil", "floor", "frac", "round", "sign", "square", "trunc"))
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def onnx_promote(g, *xs, floating: bool = False) -> tuple:
+    """ONNX ops take one dtype where PyTorch promotes: the inputs cast to their common dtype (to the default
+    float dtype as well with ``floating``, for ops that compute integers as floats). Unknown dtypes stay."""
+    known = [g.dtype(x) for x in xs if x is not None]
+    if not known or any(d is None for d in known):
+        return xs
+    # 0-dim tensors are a lower tier of PyTorch's promotion: they only count when of a higher category.
+    dims = [g.dtype(x) for x in xs if x is not None and g.rank(x) != 0]
+    zero_dim = [g.dtype(x) for x in xs if x is not None and g.rank(x) == 0]
+    common = _dt.result_type_from(dims, zero_dim, ())
+    if floating and not common.is_floating_point:
+        common = _dt.get_default_dtype()
+    return tuple(x if x is None or g.dtype(x) is common else g.op("Cast", x, to=common) for x in xs)
+
+
+def _onnx_scaled(g, other, alpha):
+    return other if alpha == 1 else g.op("Mul", other, g.constant(alpha, g.dtype(other)))
+
+
+@add.symbolic
+def _(g, self, other, alpha=1):
+    self, other = onnx_promote(g, self, other)
+    if g.dtype(self) is _dt.bool:
+        return g.op("Or", self, other)
+    return g.op("Add", self, _onnx_scaled(g, other, alpha))
+
+
+@sub.symbolic
+def _(g, self, other, alpha=1):
+    self, other = onnx_promote(g, self, other)
+    return g.op("Sub", self, _onnx_scaled(g, other, alpha))
+
+
+@mul.symbolic
+def _(g, self, other):
+    self, other = onnx_promote(g, self, other)
+    return g.op("And" if g.dtype(self) is _dt.bool else "Mul", self, other)
+
+
+@div.symbolic
+def _(g, self, other, rounding_mode=None):
+    if rounding_mode is None:
+        return g.op("Div", *onnx_promote(g, self, other, floating=True))
+    self, other = onnx_promote(g, self, other)
+    if g.dtype(self) is not None and not g.dtype(self).is_floating_point:
+        if rounding_mode == "trunc":
+            return g.op("Div", self, other)  # ONNX divides integers truncating, as C does
+        # floor: take off the remainder of floor division (Mod with fmod=0 has the divisor's sign) first, so
+        # the truncating Div is exact
+        return g.op("Div", g.op("Sub", self, g.op("Mod", self, other, fmod=0)), other)
+    q = g.op("Div", self, other)
+    if rounding_mode == "floor":
+        return g.op("Floor", q)
+    return g.op("Where", g.op("Less", q, g.constant(0.0, g.dtype(q))), g.op("Ceil", q), g.op("Floor", q))
+
+
+@neg.symbolic
+def _(g, self):
+    return g.op("Neg", self)
+
+
+@absolute.symbolic
+def _(g, self):
+    return g.op("Abs", self)

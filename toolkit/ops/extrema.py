@@ -15,7 +15,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .reduction import axes, dim_arange, fast_reducible, reduce_meta, restore_dims
-from .registry import ELEMENTWISE, REDUCTION, op
+from .registry import ELEMENTWISE, REDUCTION, get, op
 from .selection import maximum, minimum
 
 
@@ -335,3 +335,47 @@ refuse_complex(("amin",), no_complex_kernel("min_values_cpu"))
 refuse_complex(("argmax", "argmin"), "{name}(): does not support complex input", RuntimeError)
 refuse_complex(("max", "min"), no_complex_kernel("{name}_all"), only=("",))
 refuse_complex(("max", "min"), "{name}(): does not support complex input", RuntimeError, only=("dim", "names_dim"))
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_extremum(reduce_op, arg_op):
+    from .reduction import onnx_reduce  # the reductions' helper, defined before this module
+
+    def lower_all(g, self):
+        return onnx_reduce(g, reduce_op, self, None, False)
+
+    def lower_dims(g, self, dim=(), keepdim=False):
+        return onnx_reduce(g, reduce_op, self, dim, keepdim)
+
+    def lower_dim(g, self, dim, keepdim=False):
+        if g.rank(self) == 0:
+            return self, g.constant(0)
+        values = onnx_reduce(g, reduce_op, self, dim, keepdim)
+        return values, g.op(arg_op, self, axis=dim, keepdims=int(keepdim))
+
+    def lower_arg(g, self, dim=None, keepdim=False):
+        if g.rank(self) == 0:
+            return g.constant(0)
+        if dim is not None:
+            return g.op(arg_op, self, axis=dim, keepdims=int(keepdim))
+        out = g.op(arg_op, g.op("Reshape", self, g.constant([-1])), axis=0, keepdims=0)
+        return g.op("Reshape", out, g.constant([1] * g.rank(self))) if keepdim and g.rank(self) else out
+
+    return lower_all, lower_dims, lower_dim, lower_arg
+
+
+def _onnx_pairwise(op_type):
+    def lower(g, self, other):
+        from .selection import onnx_extremum  # clamp's helper, in the module imported before this one
+        return onnx_extremum(g, op_type, self, other)
+    return lower
+
+
+for _name, _reduce_op, _arg_op, _pairwise in (("max", "ReduceMax", "ArgMax", "Max"),
+                                              ("min", "ReduceMin", "ArgMin", "Min")):
+    _lower_all, _lower_dims, _lower_dim, _lower_arg = _onnx_extremum(_reduce_op, _arg_op)
+    get(_name).symbolic(_lower_all)
+    get(_name, "dim").symbolic(_lower_dim)
+    get("a" + _name).symbolic(_lower_dims)
+    get("arg" + _name).symbolic(_lower_arg)
+    get(_name, "other").symbolic(_onnx_pairwise(_pairwise))

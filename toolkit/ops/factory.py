@@ -451,6 +451,27 @@ ones_like.meta_rule(empty_like.meta)
 full_like.meta_rule(empty_like.meta)
 
 
+def _onnx_like(g, self, fill_value, dtype):
+    """ONNX for a ``*_like`` factory: the fill value spread over the input's run-time shape (so a model
+    exported with dynamic axes makes its masks and zeros at the size it is run at)."""
+    dtype = dtype or g.dtype(self)
+    if g.is_value(fill_value):
+        return g.op("Expand", g.op("Cast", fill_value, to=dtype), g.op("Shape", self))
+    return g.op("ConstantOfShape", g.op("Shape", self), value=np.full(1, fill_value, dtype.np))
+
+
+zeros_like.symbolic(lambda g, self, dtype=None, *options: _onnx_like(g, self, 0, dtype))
+ones_like.symbolic(lambda g, self, dtype=None, *options: _onnx_like(g, self, 1, dtype))
+full_like.symbolic(lambda g, self, fill_value, dtype=None, *options: _onnx_like(g, self, fill_value, dtype))
+
+
+@zeros.symbolic
+def _(g, size, dtype=None, *options):
+    # ``size`` is a constant list in a trace, an int64 tensor where a scripted model computes it
+    shape = size if g.is_value(size) else g.constant(list(size), _dt.int64)
+    return g.op("ConstantOfShape", shape, value=np.zeros(1, _float_or(dtype)))
+
+
 @eye.meta_rule
 def _(n, m=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     if n < 0 or (m is not None and m < 0):

@@ -345,3 +345,10 @@ def _(rng):
     yield (_rand(rng, 3, 1), np.array([[0, 0, 0]]), 1), {}
     yield (_rand(rng, 3, 4).T, np.array([[1, 11], [3, 0]])), {}
     yield (_rand(rng, 2, 4), np.array([[-1, 2, -4]]), -1), {}
+
+
+@gather.symbolic
+def _(g, self, dim, index, sparse_grad=False):
+    if g.rank(self) == 0:
+        raise g.unsupported("gathering from a 0-dim tensor")
+    return g.op("GatherElements", self, index, axis=dim)

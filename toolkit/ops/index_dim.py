@@ -236,3 +236,10 @@ def _(rng):
     yield (_rand(rng, 4, 3), 0, np.array([3, 0]), 1.5), {}
     yield (rng.integers(0, 9, (4, 3)), 1, np.array([2]), -2), {}
     yield (_rand(rng), 0, np.array([0]), 1.0), {}
+
+
+@index_select.symbolic
+def _(g, self, dim, index):
+    if g.rank(self) == 0:
+        raise g.unsupported("indexing a 0-dim tensor")
+    return g.op("Gather", self, index, axis=dim)

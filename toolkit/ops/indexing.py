@@ -411,3 +411,31 @@ def _(rng):
 
 
 from . import gather_scatter, index_dim, masked  # noqa: E402,F401  (the rest of the family registers here)
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_ints(g, values):
+    from .view import onnx_ints  # the view ops' helper, defined before this module
+
+    return onnx_ints(g, values)
+
+
+@slice_op.symbolic
+def _(g, self, dim=0, start=None, end=None, step=1):
+    return g.op("Slice", self, _onnx_ints(g, [0 if start is None else start]),
+                _onnx_ints(g, [2 ** 63 - 1 if end is None else end]), _onnx_ints(g, [dim]), _onnx_ints(g, [step]))
+
+
+@select.symbolic
+def _(g, self, dim, index):
+    index = g.op("Cast", index, to=_dt.int64) if g.is_value(index) else g.constant(index, _dt.int64)
+    return g.op("Gather", self, index, axis=dim)
+
+
+@index.symbolic
+def _(g, self, indices):
+    used = [(i, x) for i, x in enumerate(indices) if x is not None]
+    if len(used) != 1 or g.dtype(used[0][1]) is _dt.bool:
+        raise g.unsupported("indexing with several index tensors or a mask (one integer index tensor is exported)")
+    dim, idx = used[0]
+    return g.op("Gather", self, idx, axis=dim)

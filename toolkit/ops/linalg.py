@@ -257,3 +257,17 @@ for _o in (outer, ger):
 
 
 from .linalg_addmm import addmm, addmv, baddbmm  # noqa: E402, F401  (the rest of the family registers here)
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+@mm.symbolic
+def _(g, self, mat2):
+    return g.op("MatMul", self, mat2)
+
+
+@matmul.symbolic
+def _(g, self, other):
+    return g.op("MatMul", self, other)
+
+
+bmm.symbolic(mm.onnx_lowering)  # the same MatMul: ONNX's takes batch dims

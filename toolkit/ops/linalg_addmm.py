@@ -118,6 +118,17 @@ def _(grad, batch1, batch2, beta, alpha, needs_input_grad):
     return g_self, g1, g2
 
 
+@baddbmm.symbolic
+def _(g, self, batch1, batch2, beta=1, alpha=1):
+    prod = g.op("MatMul", batch1, batch2)
+    if alpha != 1:
+        prod = g.op("Mul", prod, g.constant(alpha, g.dtype(batch1)))
+    if beta == 0:  # PyTorch ignores self then (nan and inf in it included)
+        return prod
+    term = self if beta == 1 else g.op("Mul", self, g.constant(beta, g.dtype(batch1)))
+    return g.op("Add", prod, term)
+
+
 @baddbmm.sample_inputs
 def _(rng):
     r = rng.standard_normal
@@ -157,3 +168,8 @@ def _(rng):
     r = rng.standard_normal
     yield (r(2), r((2, 3)), r(3)), {}
     yield (r(()), r((3, 2)).T, r(3)), {"beta": 2.0, "alpha": 0.5}
+
+
+@addmm.symbolic
+def _(g, self, mat1, mat2, beta=1, alpha=1):
+    return g.op("Gemm", mat1, mat2, self, alpha=float(alpha), beta=float(beta))

@@ -64,6 +64,13 @@ def _(grad, mask, needs_input_grad):
     return g_self, g_value
 
 
+@masked_fill.symbolic
+def _(g, self, mask, value):
+    if g.dtype(value) != g.dtype(self):
+        value = g.op("Cast", value, to=g.dtype(self))
+    return g.op("Where", mask, value, self)
+
+
 @masked_fill.sample_inputs
 def _(rng):
     yield (_samples_float(rng, 3, 4), _mask(rng, 3, 4), _samples_float(rng)), {}
@@ -89,6 +96,11 @@ def _(self, mask, value):
 @masked_fill_scalar.grad
 def _(grad, mask):
     return grad.masked_fill(mask, 0)
+
+
+@masked_fill_scalar.symbolic
+def _(g, self, mask, value):
+    return g.op("Where", mask, g.constant(value, g.dtype(self)), self)
 
 
 @masked_fill_scalar.sample_inputs

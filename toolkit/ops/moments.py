@@ -17,7 +17,7 @@ from .norms import (
     vector_norm_grad,
 )
 from .reduction import axes, fast_reducible, reduce_meta, reduced_count, restore_dims
-from .registry import REDUCTION, op
+from .registry import REDUCTION, get, op
 
 
 # ----------------------------------------------------------------------------- var, std, var_mean, std_mean
@@ -226,3 +226,32 @@ def _(rng):
     yield (rng.uniform(-1, 1, (0, 3)),), {"dim": 0}
     yield (rng.uniform(-1, 1, (2, 3)).astype(np.float32),), {"dtype": _dt.float64}
     yield (rng.uniform(-1, 1, (2, 3, 2)),), {"p": "nuc", "dim": (0, 2)}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_moment(sqrt: bool):
+    """var/std: the mean of squared deviations, divided by ``n - correction`` (n read at run time)."""
+    from .reduction import onnx_reduce  # the reductions' helper, defined before this module
+
+    def lower(g, self, dim, correction, keepdim):
+        if g.rank(self) == 0 or 0 in (g.shape(self) or ()):
+            raise g.unsupported("the variance of a 0-dim or empty tensor")
+        mean = onnx_reduce(g, "ReduceMean", self, dim, True)
+        diff = g.op("Sub", self, mean)
+        total = onnx_reduce(g, "ReduceSum", g.op("Mul", diff, diff), dim, keepdim)
+        dtype = g.dtype(self)
+        n = g.op("Div", g.op("Cast", g.op("Size", self), to=dtype), g.op("Cast", g.op("Size", mean), to=dtype))
+        out = g.op("Div", total, g.op("Sub", n, g.constant(float(correction), dtype)))
+        return g.op("Sqrt", out) if sqrt else out
+
+    # The overloads' arguments in schema order: (self, unbiased), (self, dim, unbiased, keepdim) and
+    # (self, dim, correction, keepdim) with correction None for 1.
+    return (lambda g, self, unbiased=True: lower(g, self, None, int(unbiased), False),
+            lambda g, self, dim, unbiased=True, keepdim=False: lower(g, self, dim, int(unbiased), keepdim),
+            lambda g, self, dim=None, correction=None, keepdim=False: lower(
+                g, self, dim, 1 if correction is None else correction, keepdim))
+
+
+for _name, _sqrt in (("var", False), ("std", True)):
+    for _overload, _lower in zip(("", "dim", "correction"), _onnx_moment(_sqrt)):
+        get(_name, _overload).symbolic(_lower)

@@ -227,3 +227,19 @@ def _samples(rng):
 
 softmax.sample_inputs(_samples)
 log_softmax.sample_inputs(_samples)
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_softmax(op_type):
+    def lower(g, self, dim, dtype=None):
+        if dtype is not None:
+            self = g.op("Cast", self, to=dtype)
+        if g.rank(self) == 0:  # ONNX's softmax needs a dim: over one element
+            one = g.constant([1])
+            return g.op("Reshape", g.op(op_type, g.op("Reshape", self, one), axis=0), g.constant([], _dt.int64))
+        return g.op(op_type, self, axis=dim)
+    return lower
+
+
+softmax.symbolic(_onnx_softmax("Softmax"))
+log_softmax.symbolic(_onnx_softmax("LogSoftmax"))

@@ -92,6 +92,14 @@ def _(grad, input, weight, bias, needs_input_grad):
     return gi, gw, gb
 
 
+@linear.symbolic
+def _(g, input, weight, bias=None):
+    if g.rank(input) == 2 and g.rank(weight) == 2:
+        return g.op("Gemm", input, weight, bias, transB=1)
+    out = g.op("MatMul", input, g.op("Transpose", weight, perm=[1, 0]) if g.rank(weight) == 2 else weight)
+    return out if bias is None else g.op("Add", out, bias)
+
+
 @op("bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN,
     method=False)
 def bilinear(input1, input2, weight, bias=None):
@@ -211,3 +219,8 @@ def _(rng):
     yield (rng.uniform(-1, 1, (5, 3)), np.array([1, 2, 1, 0])), {}
     yield (rng.uniform(-1, 1, (4, 2)), np.array(2)), {}
     yield (rng.uniform(-1, 1, (4, 2)), np.zeros((0, 2), dtype=np.int64)), {}
+
+
+@embedding.symbolic
+def _(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return g.op("Gather", weight, indices, axis=0)

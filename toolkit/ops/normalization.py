@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._core.meta import TensorMeta
+from .reduction import onnx_reduce
 from .registry import NN, op
 
 
@@ -114,6 +115,39 @@ def _(grad, input, running_mean, running_var, weight, training, eps, needs_input
     return gi, gw, gb
 
 
+def _onnx_normalize(g, x, axes, eps):
+    """``(x - mean) / sqrt(var + eps)`` over ``axes`` (biased variance) from ONNX primitives."""
+    xc = g.op("Sub", x, onnx_reduce(g, "ReduceMean", x, axes, True))
+    var = onnx_reduce(g, "ReduceMean", g.op("Mul", xc, xc), axes, True)
+    return g.op("Div", xc, g.op("Sqrt", g.op("Add", var, g.constant(eps, g.dtype(x)))))
+
+
+def _onnx_filled(g, value, shape, like):
+    """A constant of ``shape`` filled with ``value``, of ``like``'s dtype (an absent scale or shift)."""
+    return g.constant(np.full(tuple(shape), value), g.dtype(like))
+
+
+@batch_norm.symbolic
+def _(g, input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05):
+    rank = g.rank(input)
+    if training:
+        # Batch statistics (a model exported in training mode, or ``track_running_stats=False``): the ONNX
+        # graph normalizes as the forward does; running statistics are not updated by inference runtimes.
+        if rank is None:
+            raise g.unsupported("batch_norm with batch statistics needs the input's rank")
+        out = _onnx_normalize(g, input, [0] + list(range(2, rank)), eps)
+        channel_axes = list(range(1, rank - 1))
+        for t, fold in ((weight, "Mul"), (bias, "Add")):
+            if t is not None:
+                out = g.op(fold, out, g.op("Unsqueeze", t, g.constant(channel_axes)) if channel_axes else t)
+        return out
+    channels = g.shape(running_mean)[0]
+    weight = weight if weight is not None else _onnx_filled(g, 1.0, (channels,), input)
+    bias = bias if bias is not None else _onnx_filled(g, 0.0, (channels,), input)
+    return g.op("BatchNormalization", input, weight, bias, running_mean, running_var, epsilon=float(eps),
+                momentum=1.0 - float(0.1 if momentum is None else momentum))
+
+
 # ----------------------------------------------------------------------------- layer_norm
 def _ln_check(shape, normalized_shape, weight, bias):
     ns = tuple(normalized_shape)
@@ -165,6 +199,17 @@ def _(grad, input, normalized_shape, weight, eps, needs_input_grad):
     gw = (grad * xhat).sum(lead) if lead else grad * xhat
     gb = grad.sum(lead) if lead else grad
     return gi, gw if weight is not None and needs_input_grad[1] else None, gb if needs_input_grad[2] else None
+
+
+@layer_norm.symbolic
+def _(g, input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    k = len(normalized_shape)
+    if g.opset >= 17:
+        weight = weight if weight is not None else _onnx_filled(g, 1.0, normalized_shape, input)
+        return g.op("LayerNormalization", input, weight, bias, axis=-k, epsilon=float(eps))
+    out = _onnx_normalize(g, input, list(range(-k, 0)), eps)
+    out = out if weight is None else g.op("Mul", out, weight)
+    return out if bias is None else g.op("Add", out, bias)
 
 
 # ----------------------------------------------------------------------------- group_norm

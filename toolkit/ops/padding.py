@@ -345,3 +345,70 @@ def _(rng):
     yield (u(-1, 1, (1, 2, 3, 4)), [1, 2, 2, -1]), {"mode": "replicate"}
     yield (u(-1, 1, (1, 2, 3, 4)), [1, 2, 2, 1]), {"mode": "circular"}
     yield (u(-1, 1, (2, 3)), [1, 1, 1, 1]), {"value": -2.0}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+_ONNX_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
+
+
+def _onnx_pad(g, self, pad, mode: str, value=None):
+    """ONNX Pad of the last ``len(pad) // 2`` dims (PyTorch lists them last dim first, ONNX all begins then all
+    ends). Negative entries crop: padded by the positive ones first, then sliced, so reflections and edges
+    are those of the whole input as in PyTorch."""
+    from .view import onnx_ints  # defined beside the view ops, imported after them
+
+    rank = g.rank(self)
+    if rank is None or g.is_value(pad):
+        raise g.unsupported("padding a tensor of unknown rank or by a list computed at run time")
+    pairs = _pairs(pad)
+    lead = [0] * (rank - len(pairs))
+    grow = [[p if g.is_value(p) else max(p, 0) for p in pair] for pair in pairs]
+    pads = onnx_ints(g, lead + [lo for lo, _ in grow] + lead + [hi for _, hi in grow])
+    if value is not None and mode == "constant":
+        value = g.op("CastLike", value, self) if g.is_value(value) else g.constant(value, g.dtype(self))
+    out = g.op("Pad", self, pads, value if mode == "constant" else None, mode=_ONNX_MODES[mode])
+    crops = [(rank - len(pairs) + i, lo, hi) for i, (lo, hi) in enumerate(pairs)
+             if not g.is_value(lo) and not g.is_value(hi) and (lo < 0 or hi < 0)]
+    if not crops:
+        return out
+    axes, starts, ends = zip(*((a, -min(lo, 0), hi if hi < 0 else 2 ** 63 - 1) for a, lo, hi in crops))
+    return g.op("Slice", out, g.constant(list(starts)), g.constant(list(ends)), g.constant(list(axes)))
+
+
+def _onnx_circular(g, self, pad):
+    """Circular padding as slices of the input concatenated around it (ONNX's ``wrap`` mode needs opset 19)."""
+    rank = g.rank(self)
+    if rank is None or g.is_value(pad) or any(g.is_value(p) or p < 0 for p in pad):
+        raise g.unsupported("circular padding by negative or run-time amounts")
+    pairs = _pairs(pad[:len(pad) // 2 * 2])
+    for i, (lo, hi) in enumerate(pairs):
+        dim = rank - len(pairs) + i
+        axis = g.constant([dim])
+        parts = [g.op("Slice", self, g.constant([-lo]), g.constant([2 ** 63 - 1]), axis)] if lo else []
+        parts.append(self)
+        if hi:
+            parts.append(g.op("Slice", self, g.constant([0]), g.constant([hi]), axis))
+        self = g.op("Concat", *parts, axis=dim) if len(parts) > 1 else self
+    return self
+
+
+@constant_pad_nd.symbolic
+def _(g, self, pad, value=0):
+    return _onnx_pad(g, self, pad, "constant", value)
+
+
+for _mode, _ops in (("reflect", (reflection_pad1d, reflection_pad2d, reflection_pad3d)),
+                    ("replicate", (replication_pad1d, replication_pad2d, replication_pad3d))):
+    for _o in _ops:
+        _o.symbolic(lambda g, self, padding, _mode=_mode: _onnx_pad(g, self, padding, _mode))
+_pad_circular.symbolic(_onnx_circular)
+
+
+@pad.symbolic
+def _(g, self, pad, mode="constant", value=None):
+    if g.rank(self) is None or g.is_value(pad):
+        raise g.unsupported("padding a tensor of unknown rank or by a list computed at run time")
+    name, extra = pad_op_for(g.rank(self), pad, mode, value)
+    if name == "_pad_circular":
+        return _onnx_circular(g, self, pad)
+    return _onnx_pad(g, self, pad, mode, *extra)

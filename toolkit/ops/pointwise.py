@@ -489,3 +489,16 @@ refuse_complex(("absolute_",), "In-place abs is not supported for complex tensor
 
 # PyTorch's sparse kernels for these map the values (each maps zero to zero).
 runs_on_sparse_values(("sgn",))
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+@pow.symbolic
+def _(g, self, exponent):
+    from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
+    return g.op("Pow", *onnx_promote(g, self, exponent))
+
+
+@floor_divide.symbolic
+def _(g, self, other):
+    from .elementwise import div  # defined beside the elementwise ops, imported after them
+    return div.onnx_lowering(g, self, other, rounding_mode="floor")

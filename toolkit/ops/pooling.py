@@ -320,6 +320,42 @@ def _(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, di
                                    divisor_override)
 
 
+def _onnx_pool_batched(g, x, pool):
+    """``pool(x)`` on an (N, C, H, W) value; an unbatched (C, H, W) one gets a batch dim for the ONNX op."""
+    if g.rank(x) != 3:
+        return pool(x)
+    zero = g.constant([0])
+    return g.op("Squeeze", pool(g.op("Unsqueeze", x, zero)), zero)
+
+
+@avg_pool2d.symbolic
+def _(g, self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
+      divisor_override=None):
+    if g.dtype(self) is None or not g.dtype(self).is_floating_point:
+        raise g.unsupported("ONNX AveragePool takes floating point inputs only")
+    pair = (lambda v: [int(v[0])] * 2 if len(v) == 1 else [int(x) for x in v])
+    k = pair(kernel_size)
+    s, p = (pair(stride) if stride else k), pair(padding)
+    if not ceil_mode and divisor_override is None:
+        # The windows stay inside the padded input, so ONNX's divisor (the window, or its part inside the
+        # input without ``count_include_pad``) is PyTorch's.
+        return _onnx_pool_batched(g, self, lambda x: g.op(
+            "AveragePool", x, kernel_shape=k, strides=s, pads=p + p, count_include_pad=int(count_include_pad)))
+    # ceil_mode and divisor_override: PyTorch's divisor per output position, from the traced spatial size,
+    # applied to the window sums of the zero-padded input (as the kernel computes them).
+    shape = g.shape(self)
+    if shape is None or any(d is None for d in shape[-2:]):
+        raise g.unsupported("avg_pool2d with ceil_mode or divisor_override needs a static spatial size")
+    _, _, _, (ho, wo), div = avg_pool_setup(tuple(shape), k, s, p, ceil_mode, count_include_pad, divisor_override)
+    h, w = shape[-2:]
+    hn, wn = (ho - 1) * s[0] + k[0], (wo - 1) * s[1] + k[1]
+    ends = [max(hn - h - p[0], 0), max(wn - w - p[1], 0)]
+    pads = g.constant([0, 0] + p + [0, 0] + ends)
+    mean = _onnx_pool_batched(g, self, lambda x: g.op("AveragePool", g.op("Pad", x, pads), kernel_shape=k,
+                                                        strides=s))
+    return g.op("Mul", mean, g.constant(k[0] * k[1] / div.astype(np.float64), g.dtype(self)))
+
+
 @op("avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
     "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", kind=NN, function=False,
     method=False, nondiff_args=("self",))
@@ -421,6 +457,20 @@ def _(grad, self_shape):
     return api._adaptive_avg_pool2d_backward(grad, api.zeros(self_shape, dtype=grad.dtype, device=grad.device))
 
 
+@adaptive_avg_pool2d.symbolic
+def _(g, self, output_size):
+    ho, wo = (list(output_size) * 2)[:2] if len(output_size) == 1 else output_size
+    if (ho, wo) == (1, 1):
+        return _onnx_pool_batched(g, self, lambda x: g.op("GlobalAveragePool", x))
+    shape = g.shape(self)
+    h, w = (None, None) if shape is None else shape[-2:]
+    if h is None or w is None or h % ho or w % wo:
+        raise g.unsupported(f"adaptive_avg_pool2d to {[ho, wo]} from a spatial size of {[h, w]}: ONNX pools "
+                            "with one kernel, so the output size must divide a static input size")
+    kernel = [h // ho, w // wo]
+    return _onnx_pool_batched(g, self, lambda x: g.op("AveragePool", x, kernel_shape=kernel, strides=kernel))
+
+
 @adaptive_avg_pool2d.sample_inputs
 def _(rng):
     u = rng.uniform
@@ -454,3 +504,19 @@ def _(rng):
     u = rng.uniform
     yield (u(-1, 1, (2, 3, 2)), u(-1, 1, (2, 5, 7))), {}
 
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+@max_pool2d.symbolic
+def _(g, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    def pair(v):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        return v * 2 if len(v) == 1 else v
+
+    kernel = pair(kernel_size)
+    unbatched = g.rank(self) == 3
+    if unbatched:
+        self = g.op("Unsqueeze", self, g.constant([0]))
+    out = g.op("MaxPool", self, kernel_shape=kernel, strides=pair(stride) if stride else kernel,
+               pads=pair(padding) * 2, dilations=pair(dilation), ceil_mode=int(ceil_mode))
+    return g.op("Squeeze", out, g.constant([0])) if unbatched else out

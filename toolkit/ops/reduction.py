@@ -363,6 +363,19 @@ def _logical_samples_for(overload: str):
     return samples
 
 
+def _onnx_logical(name: str):
+    """ONNX for ``all``/``any``: the min (all) or the sum (any: 0 over no elements) of the input as 0/1, as
+    ONNX's Reduce* take no bool before opset 20, cast back to bool (uint8 for a uint8 input, as PyTorch)."""
+    def lower(g, self, dim=None, keepdim=False):
+        flags = g.op("Cast", self, to=_dt.bool)
+        # A 0-dim tensor's only dim is its one element; an empty dim list reduces nothing (``all.dims``).
+        if g.rank(self) != 0 and not (isinstance(dim, (list, tuple)) and not dim):
+            flags = g.op("Cast", onnx_reduce(g, "ReduceMin" if name == "all" else "ReduceSum",
+                                             g.op("Cast", flags, to=_dt.int64), dim, keepdim), to=_dt.bool)
+        return g.op("Cast", flags, to=_dt.uint8) if g.dtype(self) is _dt.uint8 else flags
+    return lower
+
+
 for _name, _fn, _doc in (("all", np.all, "True where every element is nonzero"),
                          ("any", np.any, "True where some element is nonzero")):
     _kernel = _logical_reduce(_fn, _name)
@@ -374,6 +387,7 @@ for _name, _fn, _doc in (("all", np.all, "True where every element is nonzero"),
                 doc=f"{_doc} (over ``dim``); bool result, uint8 for uint8 input as in PyTorch.")(_kernel)
         _o.meta_rule(_meta)
         _o.sample_inputs(_logical_samples_for(_overload))
+        _o.symbolic(_onnx_logical(_name))
 
 
 # ----------------------------------------------------------------------------- count_nonzero
@@ -506,3 +520,60 @@ def _(rng):
 def _(rng):
     yield from _scan_samples(rng, 0.5, 1.5)
     yield (rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1, 1], (3, 4)), -1), {}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def onnx_reduce(g, op_type: str, x, dim, keepdim: bool):
+    """An ONNX ``Reduce*`` over ``dim`` (an int, a list, or None/[] for every dim): ReduceSum takes its axes
+    as an input from opset 13, the other reductions from opset 18, attributes before."""
+    if dim is None or (isinstance(dim, (list, tuple)) and not dim):
+        return g.op(op_type, x, keepdims=int(keepdim))
+    if g.rank(x) == 0:  # PyTorch reduces a 0-dim tensor over dim 0 or -1: itself
+        return x
+    axes = [dim] if isinstance(dim, int) else dim
+    if op_type == "ReduceSum" or g.opset >= 18:
+        return g.op(op_type, x, axes if g.is_value(axes) else g.constant(list(axes), _dt.int64),
+                    keepdims=int(keepdim))
+    if g.is_value(axes):
+        raise g.unsupported(f"{op_type} over dims computed at run time before opset 18")
+    return g.op(op_type, x, axes=list(axes), keepdims=int(keepdim))
+
+
+def _onnx_accumulating(g, x, dtype):
+    """What PyTorch sums and multiplies in: ``dtype`` if given, int64 for integer and bool inputs."""
+    if dtype is None and g.dtype(x) is not None and not g.dtype(x).is_floating_point \
+            and not g.dtype(x).is_complex:
+        dtype = _dt.int64
+    return x if dtype is None or g.dtype(x) is dtype else g.op("Cast", x, to=dtype)
+
+
+@sum.symbolic
+def _(g, self, dim=None, keepdim=False, dtype=None):
+    return onnx_reduce(g, "ReduceSum", _onnx_accumulating(g, self, dtype), dim, keepdim)
+
+
+@mean.symbolic
+def _(g, self, dim=None, keepdim=False, dtype=None):
+    if 0 in (g.shape(self) or ()):
+        raise g.unsupported("the mean of an empty tensor (ONNX gives 0, PyTorch nan)")
+    if dtype is not None:
+        self = g.op("Cast", self, to=dtype)
+    return onnx_reduce(g, "ReduceMean", self, dim, keepdim)
+
+
+@prod.symbolic
+def _(g, self, dtype=None):
+    return onnx_reduce(g, "ReduceProd", _onnx_accumulating(g, self, dtype), None, False)
+
+
+@prod_dim.symbolic
+def _(g, self, dim, keepdim=False, dtype=None):
+    return onnx_reduce(g, "ReduceProd", _onnx_accumulating(g, self, dtype), dim, keepdim)
+
+
+@cumsum.symbolic
+def _(g, self, dim, dtype=None):
+    x = _onnx_accumulating(g, self, dtype)
+    if g.rank(self) == 0:  # the running sum of one element
+        return g.op("Identity", x)
+    return g.op("CumSum", x, g.constant(dim, _dt.int64))

@@ -218,6 +218,8 @@ class OpDef:
         self.inplace_variant: OpDef | None = None
         self.return_type = None  # namedtuple class for named multi-returns
         self._node_class = None
+        # How ``toolkit.onnx`` writes the op as ONNX nodes: ``fn(g, *args) -> value(s)`` (see ``symbolic``).
+        self.onnx_lowering: Callable | None = None
 
     # -- decorators that complete the definition -------------------------------------------
     def derivative_rule(self, fn: Callable) -> Callable:
@@ -250,6 +252,17 @@ class OpDef:
 
     def grad(self, fn: Callable) -> Callable:
         return self.derivative_rule(fn)
+
+    def symbolic(self, fn: Callable) -> Callable:
+        """Attach the ONNX lowering, beside the op as its derivative is: ``fn(g, *args)`` gets the node's
+        arguments in schema order (tensors as ONNX values of the graph builder ``g``, constants as Python
+        values) and returns one ONNX value per output, built with ``g.op(...)``. ``toolkit.onnx`` reads it.
+        The registry stays the one description of an op, so a second lowering for the same op is an error
+        (two lowerings of one op would silently race on import order)."""
+        if self.onnx_lowering is not None:
+            raise ValueError(f"{self.qualified_name}: an ONNX lowering is already registered")
+        self.onnx_lowering = fn
+        return fn
 
     def refuses_complex(self, message: str, error: type = NotImplementedError) -> OpDef:
         """Raise ``error(message)`` for a complex tensor argument, as PyTorch refuses it (``{dtype}`` in the

@@ -18,6 +18,7 @@ from __future__ import annotations
 from .._core.meta import TensorMeta
 from . import api
 from .registry import NN, op
+from .rnn_fused import onnx_chunks
 
 
 def _size(t) -> str:
@@ -296,3 +297,79 @@ for _o, _g in ((rnn_tanh, 1), (rnn_relu, 1), (gru, 3)):
 lstm.meta_rule(_seq_meta(4, lstm=True))
 lstm.sample_inputs(_seq_samples(4, lstm=True))
 
+
+# ----------------------------------------------------------------------------- ONNX
+# ONNX's LSTM and GRU run a whole layer (both directions) as one node. Their gates come in another order than
+# ATen's: LSTM i, o, f, c for ATen's i, f, g, o; GRU z, r, h for ATen's r, z, n (``linear_before_reset`` is
+# ATen's GRU, which applies the reset gate after the hidden product and its bias).
+_ONNX_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2)}
+
+
+def _onnx_gates(g, w, order: tuple):
+    """A weight or bias with its gate blocks (dim 0) in ONNX's order."""
+    parts = onnx_chunks(g, w, len(order), 0)
+    return g.op("Concat", *(parts[k] for k in order), axis=0)
+
+
+def _onnx_stack(g, ts: list, axis: int = 0):
+    return g.op("Concat", *(g.op("Unsqueeze", t, g.constant([axis])) for t in ts), axis=axis)
+
+
+def _onnx_layer(g, kind: str, x, states: list, weights: list, has_biases: bool, dirs: int, hidden: int):
+    """One layer of ONNX ``kind`` over time-major ``x``: ``(output (T, B, dirs*H), [final state per kind])``."""
+    order = _ONNX_ORDER[kind]
+    w = [_onnx_gates(g, p[0], order) for p in weights]
+    r = [_onnx_gates(g, p[1], order) for p in weights]
+    b = ([g.op("Concat", _onnx_gates(g, p[2], order), _onnx_gates(g, p[3], order), axis=0) for p in weights]
+         if has_biases else None)
+    attrs = {"hidden_size": hidden, "direction": "bidirectional" if dirs == 2 else "forward"}
+    if kind == "GRU":
+        attrs["linear_before_reset"] = 1
+    outs = g.op(kind, x, _onnx_stack(g, w), _onnx_stack(g, r), None if b is None else _onnx_stack(g, b), None,
+                *states, outputs=1 + len(states), **attrs)
+    y = g.op("Transpose", outs[0], perm=[0, 2, 1, 3])  # (T, dirs, B, H) -> (T, B, dirs, H)
+    return g.op("Reshape", y, g.constant([0, 0, -1])), list(outs[1:])
+
+
+def _onnx_sequence(g, kind: str, input, hx: list, params, has_biases, num_layers, dropout, train, bidirectional,
+                   batch_first):
+    for name, v in (("params", params), ("has_biases", has_biases), ("num_layers", num_layers),
+                    ("dropout", dropout), ("train", train), ("bidirectional", bidirectional),
+                    ("batch_first", batch_first)):
+        if g.is_value(v):
+            raise g.unsupported(f"{name} must be a constant to export")
+    if dropout and train and num_layers > 1:
+        raise g.unsupported("dropout between layers in training mode does not export")
+    dirs = 2 if bidirectional else 1
+    groups = _layer_params(params, has_biases, num_layers, dirs)
+    if any(p[4] is not None for p in groups):
+        raise g.unsupported("LSTM projections (proj_size) have no ONNX counterpart")
+    shape = g.shape(groups[0][1])
+    if shape is None or shape[1] is None:
+        raise g.unsupported("the hidden size must be known")
+    hidden = shape[1]
+    x = g.op("Transpose", input, perm=[1, 0, 2]) if batch_first else input
+    finals = [[] for _ in hx]
+    for layer in range(num_layers):
+        lo, hi = g.constant([layer * dirs]), g.constant([(layer + 1) * dirs])
+        states = [g.op("Slice", s, lo, hi, g.constant([0])) for s in hx]
+        x, last = _onnx_layer(g, kind, x, states, groups[layer * dirs:(layer + 1) * dirs], has_biases, dirs,
+                              hidden)
+        for acc, s in zip(finals, last):
+            acc.append(s)
+    out = g.op("Transpose", x, perm=[1, 0, 2]) if batch_first else x
+    return (out, *(s[0] if len(s) == 1 else g.op("Concat", *s, axis=0) for s in finals))
+
+
+@gru.symbolic
+def _(g, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _onnx_sequence(g, "GRU", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+                          batch_first)
+
+
+@lstm.symbolic
+def _(g, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    if g.is_value(hx) or len(hx) != 2:
+        raise g.unsupported("hx must be a list of two tensors")
+    return _onnx_sequence(g, "LSTM", input, list(hx), params, has_biases, num_layers, dropout, train, bidirectional,
+                          batch_first)

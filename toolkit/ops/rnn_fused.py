@@ -107,6 +107,21 @@ def _reaches(g) -> bool:
     return g.requires_grad or bool(g._data.any())
 
 
+def onnx_chunks(g, x, n: int, axis: int) -> tuple:
+    """ONNX lowerings' ``chunk``: ``x`` cut into ``n`` equal parts along ``axis`` by one ``Split`` (whose
+    arguments changed in opset 18)."""
+    if g.opset >= 18:
+        return g.op("Split", x, axis=axis, num_outputs=n, outputs=n)
+    return g.op("Split", x, axis=axis, outputs=n)
+
+
+def _onnx_with_biases(g, gates, *biases):
+    for b in biases:
+        if b is not None:
+            gates = g.op("Add", gates, b)
+    return gates
+
+
 def _no_samples(rng):
     """PyTorch has no CPU kernels for these ops, so the registry's generated comparison has no oracle:
     tests/ops/test_rnn_fused.py checks them against the composite cell formulas and torch.nn's cells, with
@@ -168,6 +183,17 @@ def _(grad, cx, input_bias_shape, result):
 
 
 _thnn_fused_lstm_cell.sample_inputs(_no_samples)
+
+
+@_thnn_fused_lstm_cell.symbolic
+def _(g, input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    if g.rank(cx) not in (None, 2):
+        raise g.unsupported("only a 2-D cell state exports")
+    gates = _onnx_with_biases(g, g.op("Add", input_gates, hidden_gates), input_bias, hidden_bias)
+    i, f, c, o = onnx_chunks(g, gates, 4, 1)
+    i, f, c, o = g.op("Sigmoid", i), g.op("Sigmoid", f), g.op("Tanh", c), g.op("Sigmoid", o)
+    cy = g.op("Add", g.op("Mul", f, cx), g.op("Mul", i, c))
+    return g.op("Mul", o, g.op("Tanh", cy)), cy, g.op("Concat", i, f, c, o, axis=1)
 
 
 @op("_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, "
@@ -315,6 +341,18 @@ def _(grad, hx_shape, input_bias_shape, result):
 
 
 _thnn_fused_gru_cell.sample_inputs(_no_samples)
+
+
+@_thnn_fused_gru_cell.symbolic
+def _(g, input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    if g.rank(hx) not in (None, 2):
+        raise g.unsupported("only a 2-D hidden state exports")
+    xr, xz, xn = onnx_chunks(g, _onnx_with_biases(g, input_gates, input_bias), 3, 1)
+    hr, hz, hn = onnx_chunks(g, _onnx_with_biases(g, hidden_gates, hidden_bias), 3, 1)
+    r = g.op("Sigmoid", g.op("Add", xr, hr))
+    z = g.op("Sigmoid", g.op("Add", xz, hz))
+    n = g.op("Tanh", g.op("Add", xn, g.op("Mul", r, hn)))
+    return g.op("Add", n, g.op("Mul", z, g.op("Sub", hx, n))), g.op("Concat", r, z, n, hx, hn, axis=1)
 
 
 def _check_gru_backward(fn: str, grad_hy, workspace) -> None:

@@ -405,3 +405,76 @@ refuse_complex(("clamp", "clip", "clamp_min", "clamp_max"), "clamp is not suppor
 refuse_complex(("maximum", "minimum", "fmax", "fmin"), "{name} not implemented for complex tensors.", RuntimeError)
 refuse_complex(("max",), "maximum not implemented for complex tensors.", RuntimeError, only=("other", "out"))
 refuse_complex(("min",), "minimum not implemented for complex tensors.", RuntimeError, only=("other", "out"))
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_promote(g, *xs):
+    from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
+    return onnx_promote(g, *xs)
+
+
+def onnx_extremum(g, op_type, a, b):
+    """``Max``/``Min`` of two tensors in their common dtype (of bools: ``Or``/``And``)."""
+    from .._core import dtypes as _dt  # only lowerings need dtypes here
+
+    a, b = _onnx_promote(g, a, b)
+    if g.dtype(a) is _dt.bool:
+        return g.op("Or" if op_type == "Max" else "And", a, b)
+    return g.op(op_type, a, b)
+
+
+@where.symbolic
+def _(g, condition, self, other):
+    from .._core import dtypes as _dt  # only lowerings need dtypes here
+
+    if g.dtype(condition) is not _dt.bool:
+        condition = g.op("Cast", condition, to=_dt.bool)
+    return g.op("Where", condition, *_onnx_promote(g, self, other))
+
+
+def _onnx_clip(g, self, min=None, max=None):
+    """Clip in the dtype PyTorch computes in: a float bound makes an integer tensor's result float."""
+    from .._core import dtypes as _dt  # only lowerings need dtypes here
+
+    dtype = g.dtype(self)
+    numbers = [b for b in (min, max) if b is not None and not g.is_value(b)]
+    if dtype is not None and numbers:
+        wanted = _dt.result_type_from([dtype], (), numbers)
+        if wanted is not dtype:
+            self, dtype = g.op("Cast", self, to=wanted), wanted
+    min, max = (None if b is None else b if g.is_value(b) else g.constant(b, dtype) for b in (min, max))
+    return g.op("Clip", self, min, max)
+
+
+@clamp.symbolic
+def _(g, self, min=None, max=None):
+    return _onnx_clip(g, self, min, max)
+
+
+@clamp_tensor.symbolic
+def _(g, self, min=None, max=None):
+    if min is not None:
+        self = onnx_extremum(g, "Max", self, min)
+    if max is not None:
+        self = onnx_extremum(g, "Min", self, max)
+    return self
+
+
+@clamp_min.symbolic
+def _(g, self, min):
+    return _onnx_clip(g, self, min)
+
+
+@clamp_max.symbolic
+def _(g, self, max):
+    return _onnx_clip(g, self, None, max)
+
+
+@clamp_min_tensor.symbolic
+def _(g, self, min):
+    return onnx_extremum(g, "Max", self, min)
+
+
+@clamp_max_tensor.symbolic
+def _(g, self, max):
+    return onnx_extremum(g, "Min", self, max)

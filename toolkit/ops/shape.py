@@ -509,3 +509,45 @@ def _(rng):
     yield (np.array([1, 0, 3]),), {}
     yield (np.array([2, 2]),), {"output_size": 4}
     yield (np.zeros(0, dtype=np.int64),), {}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+@cat.symbolic
+def _(g, tensors, dim=0):
+    from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
+
+    tensors = [t for t in tensors if g.shape(t) != (0,)]  # PyTorch skips 1-D empty tensors in cat
+    return g.op("Concat", *onnx_promote(g, *tensors), axis=dim)
+
+
+@stack.symbolic
+def _(g, tensors, dim=0):
+    from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
+
+    axes = g.constant([dim], _dt.int64)
+    return g.op("Concat", *[g.op("Unsqueeze", t, axes) for t in onnx_promote(g, *tensors)], axis=dim)
+
+
+def _onnx_tile(g, self, repeats):
+    """``repeat``: ``self`` given leading dims of 1 up to ``len(repeats)``, then tiled ``repeats`` times."""
+    from .view import onnx_ints  # defined beside the view ops, imported after them
+
+    rank = g.rank(self)
+    count = g.shape(repeats)[0] if g.is_value(repeats) and g.shape(repeats) else None
+    count = len(repeats) if not g.is_value(repeats) else count
+    if rank is None or count is None:
+        raise g.unsupported("repeat of a tensor of unknown rank or by a list of unknown length")
+    if count > rank:
+        self = g.op("Unsqueeze", self, g.constant(list(range(count - rank))))
+    return g.op("Tile", self, onnx_ints(g, repeats))
+
+
+repeat.symbolic(_onnx_tile)
+
+
+@tile.symbolic
+def _(g, self, dims):
+    rank = g.rank(self)
+    if rank is None or g.is_value(dims):
+        raise g.unsupported("tile of a tensor of unknown rank or by a list computed at run time")
+    return _onnx_tile(g, self, tile_reps(rank, dims))

@@ -408,3 +408,50 @@ def _(rng):
     yield (rng.standard_normal(()),), {"offset": -1}
     yield (np.arange(4), 0), {}
     yield (rng.standard_normal(0),), {}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+@flip.symbolic
+def _(g, self, dims):
+    rank = g.rank(self)
+    if rank is None:
+        raise g.unsupported("flip of a tensor of unknown rank")
+    axes = list(flip_dims(rank, dims)) if rank else []
+    if not axes:
+        return g.op("Identity", self)
+    # ONNX has no flip: a Slice with step -1 from the last element to before the first
+    n = len(axes)
+    return g.op("Slice", self, g.constant([-1] * n), g.constant([_INT64_MIN] * n), g.constant(axes),
+                g.constant([-1] * n))
+
+
+@roll.symbolic
+def _(g, self, shifts, dims=()):
+    rank = g.rank(self)
+    if rank is None:
+        raise g.unsupported("roll of a tensor of unknown rank")
+    axes = roll_dims(rank, shifts, dims)
+    if not axes:  # rolls the flattened tensor
+        flat = g.op("Reshape", self, g.constant([-1]))
+        return g.op("Reshape", _onnx_roll(g, flat, shifts[0], 0), g.op("Shape", self))
+    for shift, axis in zip(shifts, axes):
+        self = _onnx_roll(g, self, shift, axis)
+    return self
+
+
+def _onnx_roll(g, x, shift, axis: int):
+    """``x`` rotated by ``shift`` along ``axis``: its last ``shift % n`` elements, then the others."""
+    n = (g.shape(x) or [None] * (axis + 1))[axis]
+    # a shift of 0 slices the whole dim, then nothing
+    if n is not None and not g.is_value(shift):
+        k = g.constant([-(shift % n)])
+    else:  # the dim's size read at run time (dynamic)
+        size = g.op("Gather", g.op("Shape", x), g.constant([axis]), axis=0)
+        k = g.op("Neg", g.op("Mod", g.as_value(shift), size, fmod=0))
+    axes = g.constant([axis])
+    tail = g.op("Slice", x, k, g.constant([_INT64_MAX]), axes)
+    head = g.op("Slice", x, g.constant([0]), k, axes)
+    return g.op("Concat", tail, head, axis=axis)

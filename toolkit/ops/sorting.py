@@ -431,3 +431,43 @@ def _(rng):
 refuse_complex(("kthvalue", "median"), no_complex_kernel("{name}_cpu"))
 refuse_complex(("sort", "argsort", "msort"), " Sort does not support complex dtypes on CPU", RuntimeError)
 refuse_complex(("topk",), " topk does not support complex dtypes on CPU", RuntimeError)
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_top(g, self, k, dim: int, largest: bool):
+    """ONNX TopK (sorted; equal elements keep their order, lower index first, as a stable sort) of ``k``
+    elements along ``dim``; ``k`` None takes the whole dim (a sort)."""
+    rank = g.rank(self)
+    if rank is None:
+        raise g.unsupported("sorting a tensor of unknown rank")
+    if rank == 0:  # its one element, at index 0
+        return g.op("Identity", self), g.constant(0, _dt.int64)
+    dim = dim % rank
+    if k is None:  # the dim's size, read at run time
+        k = g.op("Gather", g.op("Shape", self), g.constant([dim]), axis=0)
+    elif g.is_value(k):
+        k = g.op("Reshape", g.op("Cast", k, to=_dt.int64), g.constant([1]))
+    else:
+        k = g.constant([k], _dt.int64)
+    values, indices = g.op("TopK", self, k, outputs=2, axis=dim, largest=int(largest), sorted=1)
+    g.set_type(indices, _dt.int64)
+    return values, indices
+
+
+def _onnx_sort(indices_only: bool, stable: bool):
+    """The lowering of sort/argsort (``.stable``: a ``stable`` argument first, ONNX's TopK is stable anyway)."""
+    def lower(g, self, *args):
+        dim, descending = args[1:3] if stable else args[:2]
+        values, indices = _onnx_top(g, self, None, dim, descending)
+        return indices if indices_only else (values, indices)
+    return lower
+
+
+for _o, _indices_only, _stable in ((sort, False, False), (sort_stable, False, True), (argsort, True, False),
+                                   (argsort_stable, True, True)):
+    _o.symbolic(_onnx_sort(_indices_only, _stable))
+
+
+@topk.symbolic
+def _(g, self, k, dim=-1, largest=True, sorted=True):
+    return _onnx_top(g, self, k, dim, largest)

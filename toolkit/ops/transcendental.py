@@ -400,3 +400,21 @@ refuse_complex(("deg2rad", "rad2deg"), "{name} is not supported for complex tens
 # PyTorch's sparse kernels for these map the values (each maps zero to zero).
 runs_on_sparse_values(("asin", "asinh", "atan", "atanh", "deg2rad", "erf", "erfinv", "expm1", "log1p",
                        "rad2deg", "sin", "sinh", "sqrt", "tan", "tanh"))
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_unary(op_type):
+    def lower(g, self):
+        from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
+        (self,) = onnx_promote(g, self, floating=True)
+        return g.op(op_type, self)
+    return lower
+
+
+for _op_def, _onnx_op in ((exp, "Exp"), (log, "Log"), (sqrt, "Sqrt"), (tanh, "Tanh")):
+    _op_def.symbolic(_onnx_unary(_onnx_op))
+
+
+@rsqrt.symbolic
+def _(g, self):
+    return g.op("Reciprocal", _onnx_unary("Sqrt")(g, self))

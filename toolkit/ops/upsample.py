@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
 from .registry import NN, op
@@ -146,6 +147,34 @@ def _check_input(nd: int, shape) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# ONNX lowering (read by toolkit.onnx; see OpDef.symbolic): one Resize
+# ---------------------------------------------------------------------------------------------
+# (ONNX mode, coordinate_transformation_mode, nearest_mode) of each mode; 'nearest' is PyTorch's legacy
+# floor(dst * in / out), 'nearest-exact' floor((dst + 0.5) * in / out), rounding half up.
+_ONNX_RESIZE = {"nearest": ("nearest", "asymmetric", "floor"),
+                "nearest-exact": ("nearest", "half_pixel", "round_prefer_ceil"),
+                "linear": ("linear", "half_pixel", None), "cubic": ("cubic", "half_pixel", None)}
+
+
+def onnx_resize(g, x, mode: str, align_corners: bool, output_size, scales):
+    """ONNX Resize of ``x``'s spatial dims to ``output_size``, or by ``scales`` (the output size then follows a
+    dynamic input size, as the scales do in PyTorch)."""
+    from .view import onnx_ints  # defined beside the view ops, imported after them
+
+    onnx_mode, coordinates, nearest = _ONNX_RESIZE[mode]
+    if align_corners:
+        coordinates = "align_corners"
+    attrs = {"mode": onnx_mode, "coordinate_transformation_mode": coordinates, "nearest_mode": nearest,
+             "cubic_coeff_a": _CUBIC_A if mode == "cubic" else None}
+    if scales is not None:
+        factors = g.constant([1.0, 1.0, *scales], _dt.float32)
+        return g.op("Resize", x, None, factors, **attrs)
+    batch_channels = g.op("Slice", g.op("Shape", x), g.constant([0]), g.constant([2]))
+    sizes = g.op("Concat", batch_channels, onnx_ints(g, output_size), axis=0)
+    return g.op("Resize", x, None, None, sizes, **attrs)
+
+
+# ---------------------------------------------------------------------------------------------
 # The op families
 # ---------------------------------------------------------------------------------------------
 def _make_family(name: str, nd: int, mode: str, align: bool):
@@ -211,6 +240,18 @@ def _make_family(name: str, nd: int, mode: str, align: bool):
     def _(grad_output, output_size, input_size, *rest):
         check_sizes(nd, input_size, output_size)
         return TensorMeta(tuple(input_size), grad_output.dtype, grad_output.device)
+
+    @forward.symbolic
+    def _(g, self, output_size, *rest):
+        align_corners, scales = split(rest)
+        if all(s is not None for s in scales):  # the coordinates follow the scales, as PyTorch's kernel
+            return onnx_resize(g, self, mode, align_corners, None, scales)
+        return onnx_resize(g, self, mode, align_corners, output_size, None)
+
+    @forward_vec.symbolic
+    def _(g, input, output_size, *rest):
+        align_corners, factors = (bool(rest[0]), rest[1]) if align else (False, rest[0])
+        return onnx_resize(g, input, mode, align_corners, output_size, factors)
 
     bwd = getattr(api, f"{name}_backward")
     fwd = getattr(api, name)

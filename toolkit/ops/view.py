@@ -481,3 +481,86 @@ def _(rng):
     yield (rng.standard_normal((3, 1)), rng.standard_normal((2, 3, 4))), {}
     yield (rng.standard_normal(()), rng.standard_normal((2,))), {}
     yield (rng.standard_normal(1), rng.standard_normal((0,))), {}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def onnx_ints(g, values):
+    """An int64 1-D ONNX value of ``values``: a list of ints (some may be values computed at run time) or a
+    value already."""
+    if g.is_value(values):
+        return values
+    if not any(g.is_value(v) for v in values):
+        return g.constant(list(values), _dt.int64)
+    parts = [g.op("Reshape", g.op("Cast", v, to=_dt.int64), g.constant([1])) if g.is_value(v)
+             else g.constant([v], _dt.int64) for v in values]
+    return g.op("Concat", *parts, axis=0)
+
+
+def _onnx_reshape(g, self, size):
+    return g.op("Reshape", self, onnx_ints(g, size))
+
+
+view.symbolic(_onnx_reshape)
+reshape.symbolic(_onnx_reshape)
+
+
+@flatten.symbolic
+def _(g, self, start_dim=0, end_dim=-1):
+    rank = g.rank(self)
+    if rank is None:
+        raise g.unsupported("flatten of a tensor of unknown rank")
+    if rank == 0:
+        return g.op("Reshape", self, g.constant([1]))
+    start, end = start_dim % rank, end_dim % rank
+    if end == rank - 1:  # 0 in an ONNX shape keeps the input's dim, dynamic or not
+        return g.op("Reshape", self, g.constant([0] * start + [-1]))
+    head, tail = _onnx_dims_around(g, self, start, end, rank)
+    return g.op("Reshape", self, g.op("Concat", head, g.constant([-1]), tail, axis=0))
+
+
+def _onnx_dims_around(g, self, start: int, end: int, rank: int) -> tuple:
+    """The sizes of ``self``'s dims before ``start`` and after ``end``, read at run time (they may be dynamic)."""
+    shape = g.op("Shape", self)
+    return (g.op("Slice", shape, g.constant([0]), g.constant([start])),
+            g.op("Slice", shape, g.constant([end + 1]), g.constant([rank])))
+
+
+@unsqueeze.symbolic
+def _(g, self, dim):
+    return g.op("Unsqueeze", self, onnx_ints(g, [dim]))
+
+
+@squeeze.symbolic
+def _(g, self, dim=None):
+    if dim is None:
+        return g.op("Squeeze", self)
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    shape = g.shape(self)
+    if shape == ():
+        return self
+    if shape is not None:  # PyTorch skips dims that are not 1; ONNX refuses them
+        dims = [d for d in dims if shape[d] == 1 or shape[d] is None]
+        if not dims:
+            return self
+    return g.op("Squeeze", self, onnx_ints(g, dims))
+
+
+@expand.symbolic
+def _(g, self, size, implicit=False):
+    if not g.is_value(size):  # -1 keeps the dim: 1 does the same under ONNX's two-way broadcasting
+        size = [1 if (not g.is_value(s) and s == -1) else s for s in size]
+    return g.op("Expand", self, onnx_ints(g, size))
+
+
+@expand_as.symbolic
+def _(g, self, other):
+    return g.op("Expand", self, g.op("Shape", other))
+
+
+@unflatten.symbolic
+def _(g, self, dim, sizes):
+    rank = g.rank(self)
+    if rank is None:
+        raise g.unsupported("unflatten of a tensor of unknown rank")
+    head, tail = _onnx_dims_around(g, self, dim % rank, dim % rank, rank)
+    return g.op("Reshape", self, g.op("Concat", head, onnx_ints(g, sizes), tail, axis=0))

@@ -307,3 +307,11 @@ def _(rng):
     yield (rng.standard_normal((2, 3)), np.zeros(1)), {}
     yield (rng.standard_normal((2, 3)).astype(np.float32), np.zeros(1)), {}
     yield (np.arange(4), rng.standard_normal(2)), {}
+
+
+@type_as.symbolic
+def _(g, self, other):
+    dtype = g.dtype(other)
+    if dtype is None:
+        return g.op("CastLike", self, other)
+    return self if dtype is g.dtype(self) else g.op("Cast", self, to=dtype)

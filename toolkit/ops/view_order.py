@@ -225,3 +225,29 @@ def _(rng):
     yield (rng.standard_normal(5),), {}
     yield (rng.standard_normal(()),), {}
     yield (rng.standard_normal((0, 2)),), {}
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+@t.symbolic
+def _(g, self):
+    return self if g.rank(self) is not None and g.rank(self) < 2 else g.op("Transpose", self, perm=[1, 0])
+
+
+@transpose.symbolic
+def _(g, self, dim0, dim1):
+    rank = g.rank(self)
+    if rank is None:
+        raise g.unsupported("transpose of a tensor of unknown rank")
+    if rank == 0:
+        return self
+    perm = list(range(rank))
+    perm[dim0 % rank], perm[dim1 % rank] = perm[dim1 % rank], perm[dim0 % rank]
+    return g.op("Transpose", self, perm=perm)
+
+
+@permute.symbolic
+def _(g, self, dims):
+    rank = g.rank(self) or len(dims)
+    if rank == 0:
+        return self
+    return g.op("Transpose", self, perm=[d % rank for d in dims])

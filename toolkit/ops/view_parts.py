@@ -348,3 +348,53 @@ from .view_strided import (  # noqa: E402, F401  (the rest of the family registe
     unfold_backward,
     unfold_shape,
 )
+
+
+# -- ONNX lowerings (read by toolkit.onnx; see OpDef.symbolic) ----------------------------------------------
+def _onnx_dim_size(g, self, dim):
+    shape = g.shape(self)
+    if shape is None or shape[dim] is None:
+        raise g.unsupported("splitting a dimension whose size is only known at run time")
+    return shape[dim]
+
+
+def _onnx_split(g, self, sizes, dim):
+    parts = g.op("Split", self, g.constant(list(sizes)), axis=dim, outputs=len(sizes))
+    return list(parts) if len(sizes) > 1 else [parts]
+
+
+@split.symbolic
+def _(g, self, split_size, dim=0):
+    n = _onnx_dim_size(g, self, dim)
+    sizes = [min(split_size, n - i) for i in range(0, n, split_size)] if split_size else [n]
+    return _onnx_split(g, self, sizes, dim)
+
+
+@split_sizes_op.symbolic
+def _(g, self, split_size, dim=0):
+    return _onnx_split(g, self, split_size, dim)
+
+
+@unbind.symbolic
+def _(g, self, dim=0):
+    # the parts' count is the dimension's size, fixed in the graph (ListUnpack takes that many)
+    parts = _onnx_split(g, self, [1] * _onnx_dim_size(g, self, dim), dim)
+    return [g.op("Squeeze", p, g.constant([dim])) for p in parts]
+
+
+@chunk.symbolic
+def _(g, self, chunks, dim=0):
+    n = _onnx_dim_size(g, self, dim)
+    step = -(-n // chunks)
+    return _onnx_split(g, self, [min(step, n - i) for i in range(0, n, step)] if n else [0], dim)
+
+
+@narrow.symbolic
+def _(g, self, dim, start, length):
+    from .view import onnx_ints  # the view ops' helper, defined before this module
+
+    if g.is_value(start) or g.is_value(length):
+        end = g.op("Add", onnx_ints(g, [start]), onnx_ints(g, [length]))
+    else:  # a negative start running to the end: ONNX reads an end of 0 as the first index
+        end = [2 ** 63 - 1 if start < 0 and start + length == 0 else start + length]
+    return g.op("Slice", self, onnx_ints(g, [start]), onnx_ints(g, end), onnx_ints(g, [dim]))

@@ -131,6 +131,11 @@ class Kind:
         return HANDLERS.get(self.name)
 
     @property
+    def onnx_lowering(self) -> Callable | None:
+        """``lower(g, node, inputs) -> outputs``: how ``toolkit.onnx`` writes a node of this kind (``set_onnx_lowering``)."""
+        return ONNX_LOWERINGS.get(self.name)
+
+    @property
     def step_maker(self) -> Callable | None:
         """``make(node)`` prepares a node's step once per node (a FusionGroup's runner), used before ``handler``."""
         return STEP_MAKERS.get(self.name)
@@ -145,6 +150,8 @@ HANDLERS: dict[str, Callable] = {}
 """``kind -> handler(node, env)``: each declared kind's ``handler``, as one dict for the interpreter's lookups."""
 STEP_MAKERS: dict[str, Callable] = {}
 """``kind -> make(node)``: each declared kind's ``step_maker``."""
+ONNX_LOWERINGS: dict[str, Callable] = {}
+"""``kind -> lower(g, node, inputs)``: each declared kind's ``onnx_lowering``, set by ``toolkit.onnx`` when imported."""
 
 
 def declare(k: Kind) -> str:
@@ -193,6 +200,15 @@ def set_handler(name: str, handler: Callable, *, replace: bool = True) -> None:
     k = get(name)
     if replace or k.name not in HANDLERS:
         HANDLERS[k.name] = handler
+
+
+def set_onnx_lowering(name: str, lower: Callable) -> None:
+    """Export nodes of the declared kind ``name`` to ONNX with ``lower(g, node, inputs)``; an undeclared kind or a
+    second lowering of one kind is an error, so the kinds stay declared here alone."""
+    k = get(name)
+    if k.name in ONNX_LOWERINGS:
+        raise ValueError(f"node kind {k.name} already has an ONNX lowering")
+    ONNX_LOWERINGS[k.name] = lower
 
 
 def set_step_maker(name: str, make: Callable) -> None:
