@@ -18,13 +18,15 @@ def test_import_loads_no_heavy_library():
     assert not [m for m in HEAVY if m in loaded], "imported by `import toolkit`"
 
 
-def test_import_takes_at_most_a_third_of_a_second_of_cpu(tmp_path):
-    # CPU time of the importing process (not wall time, so busy neighbours do not count), with bytecode
-    # compiled once beforehand as any installed package has it; the least of three fresh processes.
+def test_import_takes_under_half_a_second_of_cpu(tmp_path):
+    # CPU time of the importing process (not wall time), with bytecode compiled once beforehand as any installed
+    # package has it; the least of three fresh processes. About 0.3 s on a quiet two-core machine, and up to
+    # 0.37 s measured beside busy processes (shared caches slow the CPU too): the bound catches a gross
+    # regression, such as a heavy library imported at the top, not a few milliseconds.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
     code = "import time; t = time.process_time(); import toolkit; print(time.process_time() - t)"
     subprocess.check_call([sys.executable, "-c", "import toolkit"], env=env)
     seconds = min(float(subprocess.check_output([sys.executable, "-c", code], env=env, text=True))
                   for _ in range(3))
-    assert seconds <= 0.35, f"import toolkit took {seconds:.3f} s of CPU"
+    assert seconds <= 0.5, f"import toolkit took {seconds:.3f} s of CPU"
