@@ -1,11 +1,9 @@
 """Recurrent models exported to ONNX and run in onnxruntime: the seed's LSTM cell, ``nn.LSTMCell``/``GRUCell``,
 ``nn.LSTM``/``nn.GRU`` and the sequence ops ``aten::lstm``/``aten::gru`` (one ONNX ``LSTM``/``GRU`` node per layer).
-
-A trace of ``nn.LSTM``/``nn.GRU`` runs the module's Python loop, so it records one cell per time step, and the
-tracer records sizes it reads (``x.size(0)``) as constants: the model exports for the traced sequence length and
-batch only. The sequence ops keep both dynamic: a model calling ``toolkit.lstm``/``toolkit.gru`` (one
-``aten::lstm`` node in the trace) exports with any batch and sequence length, checked here against ``nn.LSTM``
-with the same weights. A sequence of any length through a scripted loop is in ``test_control_flow.py``.
+A trace of ``nn.LSTM``/``nn.GRU`` records the module as one sequence op, as PyTorch's tracer does, and the sizes it
+reads as ``aten::size``: the model exports with any batch and sequence length. A model calling
+``toolkit.lstm``/``toolkit.gru`` itself is checked against ``nn.LSTM`` with the same weights. A sequence of any
+length through a scripted loop is in ``test_control_flow.py``.
 """
 
 from __future__ import annotations
@@ -151,21 +149,32 @@ def _seq(seq: int, batch: int, batch_first: bool):
 
 
 @pytest.mark.parametrize("cls,layers,batch_first", RNN_GRID)
-def test_traced_rnn_module_exports_at_the_traced_shape(tmp_path, cls, layers, batch_first):
+def test_traced_rnn_module_exports_with_dynamic_batch_and_sequence_length(tmp_path, cls, layers, batch_first):
+    """A trace records the module as one ``aten::lstm``/``aten::gru`` (as PyTorch's tracer does), which becomes
+    one ONNX LSTM/GRU node per layer: the file runs at any batch and sequence length."""
     model = _rnn(cls, layers, batch_first)
     names = ["out", "h_n", "c_n"] if cls == "LSTM" else ["out", "h_n"]
-    proto = export_and_run(model, (_seq(5, 3, batch_first),), tmp_path, input_names=["x"], output_names=names)
-    cell = "_thnn_fused_lstm_cell" if cls == "LSTM" else "_thnn_fused_gru_cell"
-    assert cell not in str(proto)  # lowered to ONNX ops
-    assert "Loop" not in _op_types(proto)  # the trace unrolled the time steps
+    seq_axes = {0: "batch", 1: "seq"} if batch_first else {0: "seq", 1: "batch"}
+    axes = {"x": seq_axes, "out": seq_axes, **{n: {1: "batch"} for n in names[1:]}}
+    proto = export_and_run(model, (_seq(5, 3, batch_first),), tmp_path, input_names=["x"], output_names=names,
+                           dynamic_axes=axes, runs=[(_seq(7, 2, batch_first),), (_seq(1, 1, batch_first),)])
+    assert _op_types(proto).count(cls) == layers
+    assert "Loop" not in _op_types(proto)
 
 
 @pytest.mark.parametrize("cls", ["LSTM", "GRU"])
-def test_traced_rnn_module_runs_at_another_batch(tmp_path, cls):
+def test_traced_rnn_module_with_initial_states_runs_at_another_batch(tmp_path, cls):
     model = _rnn(cls, 1, False)
     names = ["out", "h_n", "c_n"] if cls == "LSTM" else ["out", "h_n"]
-    export_and_run(model, (_seq(5, 3, False),), tmp_path, input_names=["x"], output_names=names,
-                   dynamic_axes={"x": {1: "batch"}, "out": {1: "batch"}}, runs=[(_seq(5, 2, False),)])
+
+    def args(seq, batch):
+        h = toolkit.randn(1, batch, 6)
+        return (_seq(seq, batch, False), (h, toolkit.randn(1, batch, 6)) if cls == "LSTM" else h)
+
+    inputs = ["x", "h0", "c0"] if cls == "LSTM" else ["x", "h0"]
+    axes = {"x": {0: "seq", 1: "batch"}, "out": {0: "seq", 1: "batch"}, **{n: {1: "batch"} for n in inputs[1:]}}
+    export_and_run(model, args(5, 3), tmp_path, input_names=inputs, output_names=names, dynamic_axes=axes,
+                   runs=[args(6, 2)])
 
 
 # -- the sequence ops: one ONNX LSTM/GRU node per layer, any batch and sequence length ----------------------------

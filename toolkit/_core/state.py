@@ -94,3 +94,11 @@ def set_inference(mode: bool) -> None:
         else:
             _inference_threads.discard(ident)
         STATE.inference_mode = bool(_inference_threads)
+
+
+def is_tracing() -> bool:
+    """True while ``toolkit.jit.trace`` records the calling code (an observer that records a graph is on).
+
+    ``toolkit.jit.is_tracing`` is this function, which script mode folds to False; modules that PyTorch's tracer
+    records as one node ask it below the JIT (``nn.LSTM`` traced records one ``aten::lstm``)."""
+    return any(getattr(o, "records_graph", False) for o in STATE.observers)

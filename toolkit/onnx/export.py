@@ -211,14 +211,22 @@ def to_model_proto(model, args=(), *, kwargs=None, input_names=None, output_name
         g.env[graph.inputs[0]] = _Module(module, "")
     names = list(input_names or ())
     tensor_index = 0
-    for v, a in zip(inputs, args):
+
+    def bind(a, default: str):
+        """The model input(s) for argument ``a``: one per tensor, a tuple or list of tensors flattened in order
+        (``(x, (h, c))`` is three inputs, as PyTorch exports it); anything else is a constant of the file."""
+        nonlocal tensor_index
+        if isinstance(a, (tuple, list)) and a and all(isinstance(e, (Tensor, tuple, list)) for e in a):
+            return type(a)(bind(e, f"{default}.{i}") for i, e in enumerate(a))
         if not isinstance(a, Tensor):
-            g.env[v] = a  # a number or flag: fixed in the exported model, as the tracer fixes it
-            continue
-        name = names[tensor_index] if tensor_index < len(names) else v.debug_name
+            return a  # a number or flag: fixed in the exported model, as the tracer fixes it
+        name = names[tensor_index] if tensor_index < len(names) else default
         tensor_index += 1
         shape = tuple(a.shape)
-        g.env[v] = g.add_input(name, a.dtype, shape, _dims_for(name, len(shape), dims))
+        return g.add_input(name, a.dtype, shape, _dims_for(name, len(shape), dims))
+
+    for v, a in zip(inputs, args):
+        g.env[v] = bind(a, v.debug_name)
     if tensor_index < len(names):
         raise ValueError(f"{len(names)} input_names were given for {tensor_index} tensor inputs")
     outs = g.lower_block(graph.block)

@@ -183,3 +183,21 @@ def test_a_trace_that_reads_sizes_saves_loads_and_runs_at_another_shape(tmp_path
     other = toolkit.randn(6, 4, 5)
     assert_close(loaded(other), _sizes_example(other))
     assert _kinds(loaded.graph) == _kinds(traced.graph)
+
+
+@pytest.mark.parametrize("mode, kind", [("LSTM", "aten::lstm"), ("GRU", "aten::gru"), ("RNN", "aten::rnn_tanh")])
+def test_traced_recurrent_modules_record_one_sequence_op_as_torch(mode, kind):
+    """PyTorch's tracer records ``nn.LSTM`` as one ``aten::lstm`` (not a cell per time step), so the trace runs
+    at any sequence length; toolkit's records the same op."""
+    toolkit.manual_seed(0)
+    m = getattr(toolkit.nn, mode)(4, 6, num_layers=2, batch_first=True)
+    tm = getattr(torch.nn, mode)(4, 6, num_layers=2, batch_first=True)
+    tm.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in m.state_dict().items()})
+    traced = toolkit.jit.trace(m, (toolkit.randn(3, 5, 4),))
+    torch_traced = torch.jit.trace(tm, (torch.randn(3, 5, 4),))
+    assert kind in {n.kind() for n in torch_traced.graph.nodes()}
+    kinds = [n.kind for n in traced.graph.nodes()]
+    assert kinds.count(kind) == 1 and not any("cell" in k for k in kinds)
+    x = toolkit.randn(2, 9, 4)
+    got, want = traced(x), torch_traced(torch.from_numpy(x.numpy()))
+    assert_close(got[0], want[0].detach(), accum=64)

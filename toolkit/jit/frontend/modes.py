@@ -15,15 +15,9 @@ Example::
 
 from __future__ import annotations
 
-from ... import dispatch
-from .trace import Tracer
+from ..._core.state import is_tracing  # noqa: F401  (defined below the JIT, where nn's modules can ask it too)
 
 
 def is_scripting() -> bool:
     """True in script code (folded to a constant by the compiler), False when running as Python."""
     return False
-
-
-def is_tracing() -> bool:
-    """True while ``toolkit.jit.trace`` records the calling code; False in script code and otherwise."""
-    return any(isinstance(o, Tracer) for o in dispatch.STATE.observers)

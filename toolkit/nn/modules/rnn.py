@@ -21,6 +21,7 @@ import math
 import numbers
 import warnings
 
+from ..._core.state import is_tracing
 from ...ops import api
 from ...tensor import Tensor
 from .. import init
@@ -288,7 +289,10 @@ class RNNBase(Module):
         self.check_input(input)
         h0, c0 = self._initial_states(input, hx, is_batched, n_states)
         x = input.transpose(0, 1) if self.batch_first else input
-        out, h_n, c_n = self._run(x, h0, c0)
+        if is_tracing():
+            out, h_n, c_n = self._run_op(x, h0, c0)
+        else:
+            out, h_n, c_n = self._run(x, h0, c0)
         if self.batch_first:
             out = out.transpose(0, 1)
         if not is_batched:
@@ -406,6 +410,18 @@ class RNNBase(Module):
             if c is not None:
                 c = api.cat([c, *reversed(ended_c)], 0)
         return api.cat(outs, 0), h, c
+
+    def _run_op(self, x: Tensor, h0: Tensor, c0):
+        """``_run`` as the one op PyTorch's tracer records for the module (``aten::lstm``, ``aten::gru``,
+        ``aten::rnn_tanh``, ``aten::rnn_relu``), so a traced model keeps the recurrence over any sequence length
+        (the loop below would be unrolled into the trace step by step)."""
+        args = (self._flat_weights, self.bias, self.num_layers, float(self.dropout), self.training,
+                self.bidirectional, False)
+        if self.mode == "LSTM":
+            return api.lstm(x, [h0, c0], *args)
+        out, h_n = (api.gru if self.mode == "GRU" else api.rnn_relu if self.mode == "RNN_RELU" else api.rnn_tanh)(
+            x, h0, *args)
+        return out, h_n, None
 
     def _run(self, x: Tensor, h0: Tensor, c0):
         """All layers and directions over time-major ``x`` (T, B, I); returns ``(output, h_n, c_n)``.
