@@ -299,14 +299,16 @@ lstm.sample_inputs(_seq_samples(4, lstm=True))
 
 
 # ----------------------------------------------------------------------------- ONNX
-# ONNX's LSTM and GRU run a whole layer (both directions) as one node. Their gates come in another order than
+# ONNX's RNN, LSTM and GRU run a whole layer (both directions) as one node. Their gates come in another order than
 # ATen's: LSTM i, o, f, c for ATen's i, f, g, o; GRU z, r, h for ATen's r, z, n (``linear_before_reset`` is
 # ATen's GRU, which applies the reset gate after the hidden product and its bias).
-_ONNX_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2)}
+_ONNX_ORDER = {"LSTM": (0, 3, 1, 2), "GRU": (1, 0, 2), "RNN": (0,)}
 
 
 def _onnx_gates(g, w, order: tuple):
     """A weight or bias with its gate blocks (dim 0) in ONNX's order."""
+    if len(order) == 1:  # one gate (RNN): nothing to reorder
+        return w
     parts = onnx_chunks(g, w, len(order), 0)
     return g.op("Concat", *(parts[k] for k in order), axis=0)
 
@@ -315,7 +317,8 @@ def _onnx_stack(g, ts: list, axis: int = 0):
     return g.op("Concat", *(g.op("Unsqueeze", t, g.constant([axis])) for t in ts), axis=axis)
 
 
-def _onnx_layer(g, kind: str, x, states: list, weights: list, has_biases: bool, dirs: int, hidden: int):
+def _onnx_layer(g, kind: str, x, states: list, weights: list, has_biases: bool, dirs: int, hidden: int,
+                activation: str | None = None):
     """One layer of ONNX ``kind`` over time-major ``x``: ``(output (T, B, dirs*H), [final state per kind])``."""
     order = _ONNX_ORDER[kind]
     w = [_onnx_gates(g, p[0], order) for p in weights]
@@ -325,6 +328,8 @@ def _onnx_layer(g, kind: str, x, states: list, weights: list, has_biases: bool, 
     attrs = {"hidden_size": hidden, "direction": "bidirectional" if dirs == 2 else "forward"}
     if kind == "GRU":
         attrs["linear_before_reset"] = 1
+    if activation is not None:
+        attrs["activations"] = [activation] * dirs
     outs = g.op(kind, x, _onnx_stack(g, w), _onnx_stack(g, r), None if b is None else _onnx_stack(g, b), None,
                 *states, outputs=1 + len(states), **attrs)
     y = g.op("Transpose", outs[0], perm=[0, 2, 1, 3])  # (T, dirs, B, H) -> (T, B, dirs, H)
@@ -332,7 +337,7 @@ def _onnx_layer(g, kind: str, x, states: list, weights: list, has_biases: bool, 
 
 
 def _onnx_sequence(g, kind: str, input, hx: list, params, has_biases, num_layers, dropout, train, bidirectional,
-                   batch_first):
+                   batch_first, activation: str | None = None):
     for name, v in (("params", params), ("has_biases", has_biases), ("num_layers", num_layers),
                     ("dropout", dropout), ("train", train), ("bidirectional", bidirectional),
                     ("batch_first", batch_first)):
@@ -354,11 +359,23 @@ def _onnx_sequence(g, kind: str, input, hx: list, params, has_biases, num_layers
         lo, hi = g.constant([layer * dirs]), g.constant([(layer + 1) * dirs])
         states = [g.op("Slice", s, lo, hi, g.constant([0])) for s in hx]
         x, last = _onnx_layer(g, kind, x, states, groups[layer * dirs:(layer + 1) * dirs], has_biases, dirs,
-                              hidden)
+                              hidden, activation)
         for acc, s in zip(finals, last):
             acc.append(s)
     out = g.op("Transpose", x, perm=[1, 0, 2]) if batch_first else x
     return (out, *(s[0] if len(s) == 1 else g.op("Concat", *s, axis=0) for s in finals))
+
+
+@rnn_tanh.symbolic
+def _(g, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _onnx_sequence(g, "RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+                          batch_first, "Tanh")
+
+
+@rnn_relu.symbolic
+def _(g, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _onnx_sequence(g, "RNN", input, [hx], params, has_biases, num_layers, dropout, train, bidirectional,
+                          batch_first, "Relu")
 
 
 @gru.symbolic

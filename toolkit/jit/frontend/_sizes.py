@@ -31,14 +31,17 @@ import numpy as np
 from ..._core.shape import Size, wrap_dim
 from ...dispatch import binding
 from ...nn.functional import _attention
+from ...nn.modules import rnn as _rnn
 from ...tensor import Tensor, wrap
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Value
 from ._callers import is_machinery_frame
 
-# toolkit.nn functions written in Python that PyTorch runs as one native op: their sizes are plain ints, as there
-_NATIVE_IN_TORCH = frozenset({_attention.scaled_dot_product_attention.__code__})
+# toolkit.nn functions written in Python that PyTorch runs as one native op, or whose size checks its tracer
+# lets pass without a warning (the recurrent modules' input and hidden-size checks): their sizes are plain ints
+_NATIVE_IN_TORCH = frozenset({_attention.scaled_dot_product_attention.__code__,
+                              _rnn.RNNBase.check_input.__code__, _rnn.RNNBase.check_hidden_size.__code__})
 
 
 class SizeInt(int):

@@ -236,6 +236,12 @@ class RNNBase(Module):
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple[int, int, int],
                           msg: str = "Expected hidden size {}, got {}") -> None:
+        if is_tracing():
+            # The expected sizes are the traced input's (0-dim tensors): read for a check, not as data flow, so
+            # without the tracer's warning about tensors made numbers (PyTorch's tracer gives none here).
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected_hidden_size = tuple(int(s) for s in expected_hidden_size)
         if list(hx.shape) != list(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
 
