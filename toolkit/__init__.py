@@ -110,6 +110,7 @@ from . import (  # noqa: E402
     _C,
     accelerator,
     amp,
+    ao,
     backends,
     cpu,
     distributions,
@@ -120,9 +121,20 @@ from . import (  # noqa: E402
     onnx,  # toolkit.onnx: export to ONNX (the onnx package itself is loaded only when a model is exported)
     optim,
     profiler,
+    quantization,  # torch.quantization: the older name of toolkit.ao.quantization
     testing,
     utils,
     vision,
+)
+from . import _quantized as _quantized  # noqa: E402,F401  (quantized tensors' kind and kernels)
+from ._core.dtypes import qint8, qint32, quint2x4, quint4x2, quint8  # noqa: E402
+from ._core.qscheme import (  # noqa: E402
+    per_channel_affine,
+    per_channel_affine_float_qparams,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qscheme,
 )
 from ._sym import *  # noqa: E402, F403
 from ._torch_names import *  # noqa: E402, F403  (finfo, layout, frombuffer, cond...: torch's plain names)

@@ -198,6 +198,12 @@ def tensor_str(a: np.ndarray, indent: int) -> str:
     return _tensor_str_with_formatter(a, indent, summarize, fmt)
 
 
+def repr_with_suffixes(values: np.ndarray, suffixes: list) -> str:
+    """``tensor(<values>, <suffixes>)`` wrapped as PyTorch wraps it: the repr of a tensor kind that prints its own
+    suffixes (a quantized tensor: its dequantized values, then size, dtype and quantization parameters)."""
+    return _add_suffixes("tensor(" + tensor_str(values, 7), suffixes, 7)
+
+
 def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
     parts = [text]
     last_line_len = len(text) - text.rfind("\n") + 1

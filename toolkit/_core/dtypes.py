@@ -75,6 +75,36 @@ complex64 = dtype("complex64", np.complex64, 10, COMPLEX_CATEGORY)
 complex128 = dtype("complex128", np.complex128, 11, COMPLEX_CATEGORY)
 _REAL_OF = {"complex64": float32, "complex128": float64}
 
+
+class qdtype(dtype):
+    """A quantized element type (``toolkit.quint8``): integers standing for ``(q - zero_point) * scale``.
+
+    Its ``np`` is the integer array type a quantized tensor stores; PyTorch refuses to say whether it is signed
+    and to promote it with any other dtype, so these refuse too."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, np_dtype, itemsize_: int):
+        self.name, self.np, self.itemsize = name, np.dtype(np_dtype), itemsize_
+        self.is_floating_point = self.is_complex = False
+        self._rank, self._category = None, QUANTIZED
+        self.title = {"quint8": "QUInt8", "qint8": "QInt8", "qint32": "QInt32", "quint4x2": "QUInt4x2",
+                      "quint2x4": "QUInt2x4"}[name]
+        self.cpp_name = "c10::" + name
+
+    @property
+    def is_signed(self):
+        raise RuntimeError("isSignedType not supported for quantized types")
+
+
+QUANTIZED = 4
+quint8 = qdtype("quint8", np.uint8, 1)
+qint8 = qdtype("qint8", np.int8, 1)
+qint32 = qdtype("qint32", np.int32, 4)
+quint4x2 = qdtype("quint4x2", np.uint8, 1)
+quint2x4 = qdtype("quint2x4", np.uint8, 1)
+QUANTIZED_DTYPES = (quint8, qint8, qint32, quint4x2, quint2x4)
+
 # The real dtypes; op families that accept complex say so, and ``COMPLEX`` lists those dtypes apart so
 # tests generated over ``ALL`` keep meaning "every real dtype".
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64)
@@ -92,7 +122,7 @@ long = int64
 cfloat = complex64
 cdouble = complex128
 
-_NAMES = {d.name: d for d in ALL + COMPLEX}
+_NAMES = {d.name: d for d in ALL + COMPLEX + QUANTIZED_DTYPES}
 _NAMES.update(half=half, float=float32, double=double, short=short, int=int32, long=long, cfloat=cfloat,
               cdouble=cdouble)
 FROM_NUMPY = {d.np: d for d in ALL + COMPLEX}  # numpy dtype -> dtype, for hot paths that know the dtype is supported
@@ -184,6 +214,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's ``promote_types``: the smallest dtype both can be cast to safely."""
     if a is b:
         return a
+    if a._category == QUANTIZED or b._category == QUANTIZED:
+        raise RuntimeError("promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+                           f"rules should be, offending types: {a.title} {b.title}")
     if a._category == COMPLEX_CATEGORY or b._category == COMPLEX_CATEGORY:
         # the wider of the two parts' precisions, complex (float16 parts widen to complex64's)
         real = promote_types(a.to_real(), b.to_real())

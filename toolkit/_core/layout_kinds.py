@@ -8,17 +8,13 @@ code that passes or compares them (``t.layout == toolkit.strided``, ``zeros(...,
 
 from __future__ import annotations
 
+from .named import Named
 
-class layout:  # noqa: N801  (PyTorch's name)
+
+class layout(Named):  # noqa: N801  (PyTorch's name)
     """One memory layout, printed as PyTorch prints it (``toolkit.strided``); one object per layout."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"toolkit.{self.name}"
+    __slots__ = ()
 
     def __reduce__(self):
         return (_by_name, (self.name,))

@@ -19,7 +19,8 @@ from ..ops.sparse_coo import backend_refusal
 from ..tensor import Tensor
 
 # PyTorch's names of the backends the sparse dispatch keys stand for, as its errors print them.
-BACKENDS = {"sparse_cpu": "SparseCPU", "sparse_csr_cpu": "SparseCsrCPU", "cpu": "CPU"}
+BACKENDS = {"sparse_cpu": "SparseCPU", "sparse_csr_cpu": "SparseCsrCPU", "quantized_cpu": "QuantizedCPU",
+            "cpu": "CPU"}
 
 
 def unsupported(op: OpDef, key: str) -> NotImplementedError:
