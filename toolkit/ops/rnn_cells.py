@@ -6,8 +6,9 @@ composes it: the gates from two matrix products, then, for the GRU and LSTM
 on the CPU, one fused cell op (``rnn_fused``: a compiled pass with its own
 backward, as ATen's CUDA cells), elsewhere the chunked gate arithmetic. So
 autograd records registered ops and double backward works; the ops carry no
-derivative rule of their own. The sequence ops run the cells over
-time, layer by layer and direction by direction, taking ``params`` as the flat
+derivative rule of their own. The sequence ops run ``rnn_steps.run_direction``
+(the recurrence ``nn.RNN`` runs: all input products in one call, then the
+cells) layer by layer and direction by direction, taking ``params`` as the flat
 list ``nn.RNN`` keeps: per layer and direction ``w_ih, w_hh`` (then ``b_ih,
 b_hh`` when ``has_biases``, then ``w_hr`` for an LSTM with projections).
 Packed sequences (the ``.data`` overloads) are not supported.
@@ -19,6 +20,7 @@ from .._core.meta import TensorMeta
 from . import api
 from .registry import NN, op
 from .rnn_fused import onnx_chunks
+from .rnn_steps import run_direction
 
 
 def _size(t) -> str:
@@ -164,45 +166,26 @@ def _layer_params(params, has_biases: bool, num_layers: int, directions: int):
     return groups
 
 
-def _run_direction(cell, xs, state, weights, reverse: bool, lstm: bool):
-    w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    steps = range(len(xs) - 1, -1, -1) if reverse else range(len(xs))
-    outs = [None] * len(xs)
-    for t in steps:
-        if lstm:
-            h, c = lstm_cell(xs[t], list(state), w_ih, w_hh, b_ih, b_hh)
-            if w_hr is not None:
-                h = h.matmul(w_hr.t())
-            state = (h, c)
-            outs[t] = h
-        else:
-            state = cell(xs[t], state, w_ih, w_hh, b_ih, b_hh)
-            outs[t] = state
-    return outs, state
-
-
-def _sequence(cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
-              lstm=False):
+def _sequence(mode: str, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """The layers and directions over ``input``, each run by ``rnn_steps.run_direction`` as ``nn.RNN`` runs them."""
     if input.dim() != 3:
         raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+    lstm = mode == "LSTM"
     x = input.transpose(0, 1) if batch_first else input
     directions = 2 if bidirectional else 1
     groups = _layer_params(params, has_biases, num_layers, directions)
     h_final, c_final = [], []
     layer_input = x
     for layer in range(num_layers):
-        xs = layer_input.unbind(0)
         outs = []
         for d in range(directions):
             k = layer * directions + d
-            state = (hx[0][k], hx[1][k]) if lstm else hx[k]
-            seq, last = _run_direction(cell, xs, state, groups[k], d == 1, lstm)
-            outs.append(api.stack(seq, 0))
+            h, c = (hx[0][k], hx[1][k]) if lstm else (hx[k], None)
+            seq, h, c = run_direction(mode, layer_input, h, c, *groups[k], d == 1)
+            outs.append(seq)
+            h_final.append(h)
             if lstm:
-                h_final.append(last[0])
-                c_final.append(last[1])
-            else:
-                h_final.append(last)
+                c_final.append(c)
         layer_input = outs[0] if directions == 1 else api.cat(outs, 2)
         if dropout > 0 and train and layer < num_layers - 1:
             layer_input = api.dropout(layer_input, dropout, train)
@@ -220,21 +203,21 @@ _SEQ = ("(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_lay
 def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
     """A multi-layer Elman RNN (tanh) over a (T, N, I) sequence (N, T, I when ``batch_first``), from
     ``hx`` (layers * directions, N, H): returns the last layer's outputs and the final hidden states."""
-    return _sequence(rnn_tanh_cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    return _sequence("RNN_TANH", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
                      batch_first)
 
 
 @op("rnn_relu.input" + _SEQ, kind=NN, method=False, composite=True, differentiable=False)
 def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
     """A multi-layer Elman RNN with ReLU; see :func:`rnn_tanh`."""
-    return _sequence(rnn_relu_cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    return _sequence("RNN_RELU", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
                      batch_first)
 
 
 @op("gru.input" + _SEQ, kind=NN, method=False, composite=True, differentiable=False)
 def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
     """A multi-layer GRU; see :func:`rnn_tanh`."""
-    return _sequence(gru_cell, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    return _sequence("GRU", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
                      batch_first)
 
 
@@ -246,8 +229,7 @@ def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectiona
     after each layer's weights projects ``h`` (``proj_size``)."""
     if len(hx) != 2:
         raise RuntimeError("lstm expects two hidden states")
-    return _sequence(None, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
-                     lstm=True)
+    return _sequence("LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
 
 
 def _seq_meta(gates: int, lstm: bool = False):
