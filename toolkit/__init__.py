@@ -6,6 +6,7 @@ are cached on disk.
 
 from __future__ import annotations
 
+import importlib as _importlib
 import operator as _operator
 import warnings as _warnings
 
@@ -110,7 +111,6 @@ from . import (  # noqa: E402
     _C,
     accelerator,
     amp,
-    ao,
     backends,
     cpu,
     distributions,
@@ -121,7 +121,6 @@ from . import (  # noqa: E402
     onnx,  # toolkit.onnx: export to ONNX (the onnx package itself is loaded only when a model is exported)
     optim,
     profiler,
-    quantization,  # torch.quantization: the older name of toolkit.ao.quantization
     testing,
     utils,
     vision,
@@ -220,3 +219,13 @@ def result_type(tensor1, tensor2) -> dtype:
 
 
 __version__ = "0.1.0"
+
+# Submodules loaded on first use, so ``import toolkit`` does not pay for them; ``toolkit.ao.quantization`` then
+# works without an import of its own, as ``torch.ao.quantization`` does (``quantization``: its older name).
+_ON_FIRST_USE = frozenset({"ao", "quantization"})
+
+
+def __getattr__(name: str):
+    if name in _ON_FIRST_USE:
+        return _importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'toolkit' has no attribute '{name}'")
