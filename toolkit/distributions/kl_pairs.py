@@ -15,12 +15,13 @@ from toolkit.distributions.gamma import Gamma
 from toolkit.distributions.kl import _infinite_like, _x_log_x, register_kl
 from toolkit.distributions.laplace import Laplace
 from toolkit.distributions.normal import Normal
+from toolkit.distributions.pareto import Pareto
 from toolkit.distributions.poisson import Poisson
 from toolkit.distributions.uniform import Uniform
+from toolkit.distributions.utils import euler_constant
 from toolkit.tensor import Tensor
 
 inf = math.inf
-_euler_gamma = 0.57721566490153286060
 
 
 @register_kl(Bernoulli, Poisson)
@@ -87,6 +88,7 @@ def _kl_continuous_bernoulli_uniform(p: ContinuousBernoulli, q: Uniform) -> Tens
 
 @register_kl(Exponential, Beta)
 @register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p: Exponential, q: object) -> Tensor:
     return _infinite_like(p.rate)
@@ -96,7 +98,7 @@ def _kl_exponential_infinity(p: Exponential, q: object) -> Tensor:
 def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
     ratio = q.rate / p.rate
     t1 = -q.concentration * toolkit.log(ratio)
-    return t1 + ratio + q.concentration.lgamma() + q.concentration * _euler_gamma - (1 + _euler_gamma)
+    return t1 + ratio + q.concentration.lgamma() + q.concentration * euler_constant - (1 + euler_constant)
 
 
 @register_kl(Exponential, Normal)
@@ -109,6 +111,7 @@ def _kl_exponential_normal(p: Exponential, q: Normal) -> Tensor:
 
 @register_kl(Gamma, Beta)
 @register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p: Gamma, q: object) -> Tensor:
     return _infinite_like(p.concentration)
@@ -134,6 +137,7 @@ def _kl_gamma_normal(p: Gamma, q: Normal) -> Tensor:
 @register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
 def _kl_laplace_infinity(p: Laplace, q: object) -> Tensor:
     return _infinite_like(p.loc)
@@ -154,6 +158,7 @@ def _kl_laplace_normal(p: Laplace, q: Normal) -> Tensor:
 @register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
 def _kl_normal_infinity(p: Normal, q: object) -> Tensor:
     return _infinite_like(p.loc)

@@ -2,7 +2,8 @@
 TransformedDistribution itself), registered with ``register_kl``.
 
 Pairs whose first support is not contained in the second (a Gumbel on the reals against a Beta on [0, 1])
-are infinite everywhere; the rest are closed forms.
+are infinite everywhere; the rest are closed forms. The infinite pairs of Exponential, Gamma, Laplace and
+Normal against Pareto sit with those families' other infinite pairs in ``kl_pairs``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from toolkit.distributions.exponential import Exponential
 from toolkit.distributions.gamma import Gamma
 from toolkit.distributions.gumbel import Gumbel
 from toolkit.distributions.half_normal import HalfNormal
-from toolkit.distributions.kl import kl_divergence, register_kl
-from toolkit.distributions.laplace import Laplace
+from toolkit.distributions.kl import _infinite_like, _x_log_x, kl_divergence, register_kl
 from toolkit.distributions.normal import Normal
 from toolkit.distributions.pareto import Pareto
 from toolkit.distributions.transformed_distribution import TransformedDistribution
@@ -26,14 +26,6 @@ from toolkit.distributions.utils import euler_constant
 from toolkit.tensor import Tensor
 
 __all__: list[str] = []
-
-
-def _infinite_like(tensor: Tensor) -> Tensor:
-    return toolkit.full_like(tensor, math.inf)
-
-
-def _x_log_x(tensor: Tensor) -> Tensor:
-    return tensor * tensor.log()
 
 
 @register_kl(TransformedDistribution, TransformedDistribution)
@@ -78,26 +70,6 @@ def _kl_beta_infinity(p: Beta, q: Pareto) -> Tensor:
 @register_kl(ContinuousBernoulli, Pareto)
 def _kl_continuous_bernoulli_infinity(p: ContinuousBernoulli, q: Pareto) -> Tensor:
     return _infinite_like(p.probs)
-
-
-@register_kl(Exponential, Pareto)
-def _kl_exponential_infinity(p: Exponential, q: Pareto) -> Tensor:
-    return _infinite_like(p.rate)
-
-
-@register_kl(Gamma, Pareto)
-def _kl_gamma_infinity(p: Gamma, q: Pareto) -> Tensor:
-    return _infinite_like(p.concentration)
-
-
-@register_kl(Laplace, Pareto)
-def _kl_laplace_infinity(p: Laplace, q: Pareto) -> Tensor:
-    return _infinite_like(p.loc)
-
-
-@register_kl(Normal, Pareto)
-def _kl_normal_infinity(p: Normal, q: Pareto) -> Tensor:
-    return _infinite_like(p.loc)
 
 
 @register_kl(Gumbel, Beta)

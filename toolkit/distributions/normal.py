@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 from typing import Any
 
 import toolkit
@@ -65,8 +64,7 @@ class Normal(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         var = self.scale**2
-        log_scale = math.log(self.scale) if isinstance(self.scale, Number) else self.scale.log()
-        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+        return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:

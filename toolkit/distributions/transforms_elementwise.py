@@ -81,8 +81,7 @@ class PowerTransform(Transform):
     def forward_shape(self, shape):
         return toolkit.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
-    def inverse_shape(self, shape):
-        return toolkit.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+    inverse_shape = forward_shape  # an elementwise map broadcasts the same way in both directions
 
 
 def _clipped_sigmoid(x):
@@ -193,11 +192,7 @@ class AffineTransform(Transform):
             return constraints.real
         return constraints.independent(constraints.real, self.event_dim)
 
-    @constraints.dependent_property(is_discrete=False)
-    def codomain(self):
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
+    codomain = domain  # an affine map of the reals onto the reals
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         if self._cache_size == cache_size:
@@ -242,8 +237,7 @@ class AffineTransform(Transform):
     def forward_shape(self, shape):
         return toolkit.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
 
-    def inverse_shape(self, shape):
-        return toolkit.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
+    inverse_shape = forward_shape
 
 
 class CumulativeDistributionTransform(Transform):

@@ -101,9 +101,7 @@ class SoftmaxTransform(Transform):
         _need_vector(shape)
         return shape
 
-    def inverse_shape(self, shape):
-        _need_vector(shape)
-        return shape
+    inverse_shape = forward_shape
 
 
 class StickBreakingTransform(Transform):
