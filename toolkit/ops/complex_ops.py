@@ -205,7 +205,6 @@ def _(self):
     return TensorMeta(self.shape, self.dtype, self.device)
 
 
-
 @op("conj(Tensor(a) self) -> Tensor(a)", kind=COMPOSITE, composite=True, out=False)
 def conj(self):
     """The complex conjugate as a lazy view (``is_conj()``): it shares ``self``'s memory, and values are
@@ -282,22 +281,22 @@ def _(rng):
     yield (rng.integers(-3, 3, (4,)),), {}
 
 
-def _check_parts(name: str, a, b) -> None:
+def _complex_out(a, b) -> np.ndarray:
+    """The empty complex array ``complex``/``polar`` fill from parts ``a`` and ``b``, after PyTorch's checks."""
     if a.dtype != b.dtype:
         raise RuntimeError(f"Expected object of scalar type {_dt.title(a.dtype)} but got scalar type "
                            f"{_dt.title(b.dtype)} for second argument")
     if a.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{_dt.title(a.dtype)} and {_dt.title(b.dtype)}")
+    return np.empty(np.broadcast_shapes(a.shape, b.shape), np.complex64 if a.dtype == np.float32 else np.complex128)
 
 
 @op("complex(Tensor real, Tensor imag) -> Tensor", kind=ELEMENTWISE, formula="complex(real, imag)", method=False,
     promotion="none")
 def complex_(real, imag):
     """A complex tensor from its real and imaginary parts (broadcast; both float32 or both float64)."""
-    _check_parts("complex", real, imag)
-    out = np.empty(np.broadcast_shapes(real.shape, imag.shape), np.complex64 if real.dtype == np.float32
-                   else np.complex128)
+    out = _complex_out(real, imag)
     out.real, out.imag = real, imag
     return out
 
@@ -330,9 +329,7 @@ def _(rng):
     formula="complex(abs * math.cos(angle), abs * math.sin(angle))")
 def polar(abs, angle):  # noqa: A002  (PyTorch's argument names)
     """The complex tensor ``abs * (cos(angle) + i sin(angle))`` (broadcast; both float32 or both float64)."""
-    _check_parts("polar", abs, angle)
-    out = np.empty(np.broadcast_shapes(abs.shape, angle.shape), np.complex64 if abs.dtype == np.float32
-                   else np.complex128)
+    out = _complex_out(abs, angle)
     out.real, out.imag = abs * np.cos(angle), abs * np.sin(angle)
     return out
 

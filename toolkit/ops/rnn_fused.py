@@ -62,8 +62,11 @@ def _check_same(fn: str, a, b, pa: tuple, pb: tuple) -> None:
                            f"arguments for {fn})")
 
 
-def _check_cell(fn: str, ig, hg, prev, ib, hb, factor: int) -> int:
-    """ATen's size checks of a fused cell's arguments (shapes only); returns the hidden size."""
+def _check_cell(fn: str, input_gates, hidden_gates, prev, input_bias, hidden_bias, factor: int) -> int:
+    """ATen's size checks of a fused cell's arguments (arrays or metas: shapes only); returns the hidden size."""
+    ig, hg, prev = input_gates.shape, hidden_gates.shape, prev.shape
+    ib = None if input_bias is None else input_bias.shape
+    hb = None if hidden_bias is None else hidden_bias.shape
     _check_dim(fn, ig, 2, 1, "input_gates")
     _check_same(fn, ig, hg, (1, "input_gates"), (2, "hidden_gates"))
     gates = ig[1]
@@ -138,8 +141,7 @@ def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden
     from ._rnn_numba import lstm_forward  # optional: numba, never loaded by import toolkit
 
     fn = "_thnn_fused_lstm_cell"
-    h = _check_cell(fn, input_gates.shape, hidden_gates.shape, cx.shape, None if input_bias is None else
-                    input_bias.shape, None if hidden_bias is None else hidden_bias.shape, 4)
+    h = _check_cell(fn, input_gates, hidden_gates, cx, input_bias, hidden_bias, 4)
     dt = _compute_dtype(fn, input_gates, hidden_gates, cx, input_bias, hidden_bias)
     b = input_gates.shape[0]
     hy, cy = np.empty((b, h), dt), np.empty((b, h), dt)
@@ -153,9 +155,7 @@ def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden
 
 @_thnn_fused_lstm_cell.meta_rule
 def _(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
-    _check_cell("_thnn_fused_lstm_cell", input_gates.shape, hidden_gates.shape, cx.shape,
-                None if input_bias is None else input_bias.shape, None if hidden_bias is None else hidden_bias.shape,
-                4)
+    _check_cell("_thnn_fused_lstm_cell", input_gates, hidden_gates, cx, input_bias, hidden_bias, 4)
     d, dev = input_gates.dtype, input_gates.device
     return TensorMeta(cx.shape, d, dev), TensorMeta(cx.shape, d, dev), TensorMeta(input_gates.shape, d, dev)
 
@@ -294,8 +294,7 @@ def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_
     from ._rnn_numba import gru_forward  # optional: numba, never loaded by import toolkit
 
     fn = "_thnn_fused_gru_cell"
-    h = _check_cell(fn, input_gates.shape, hidden_gates.shape, hx.shape, None if input_bias is None else
-                    input_bias.shape, None if hidden_bias is None else hidden_bias.shape, 3)
+    h = _check_cell(fn, input_gates, hidden_gates, hx, input_bias, hidden_bias, 3)
     dt = _compute_dtype(fn, input_gates, hidden_gates, hx, input_bias, hidden_bias)
     b = input_gates.shape[0]
     hy, ws = np.empty((b, h), dt), np.empty((b, 5 * h), dt)
@@ -307,9 +306,7 @@ def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_
 
 @_thnn_fused_gru_cell.meta_rule
 def _(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
-    h = _check_cell("_thnn_fused_gru_cell", input_gates.shape, hidden_gates.shape, hx.shape,
-                    None if input_bias is None else input_bias.shape,
-                    None if hidden_bias is None else hidden_bias.shape, 3)
+    h = _check_cell("_thnn_fused_gru_cell", input_gates, hidden_gates, hx, input_bias, hidden_bias, 3)
     d, dev = input_gates.dtype, input_gates.device
     return TensorMeta(hx.shape, d, dev), TensorMeta((input_gates.shape[0], 5 * h), d, dev)
 
