@@ -122,10 +122,7 @@ class _OnnxBuilder:
         for vi in g.input:
             if vi.name in inits:
                 continue
-            e = self.entry("input", "input", "%" + vi.name, self.type_text(vi.name)[0])
-            e["outputs"] = [{"name": "%" + vi.name, "type": e["type"]}]
-            producer[vi.name] = e["id"]
-            view["nodes"].append(e["id"])
+            view["nodes"].append(self._input("input", vi.name, producer))
         edges = []
         for n in g.node:
             attrs = {a.name: self.onnx.helper.get_attribute_value(a) for a in n.attribute}
@@ -163,10 +160,15 @@ class _OnnxBuilder:
 
     def _outer(self, view: dict, producer: dict, name: str) -> str:
         """A value of an enclosing graph read by a nested body enters as an input node of its own."""
-        e = self.entry("input", "outer", "%" + name, self.type_text(name)[0])
+        nid = self._input("outer", name, producer)
+        view["nodes"].insert(0, nid)
+        return nid
+
+    def _input(self, kind: str, name: str, producer: dict) -> str:
+        """An input box (``kind`` "input" or "outer") giving the value ``name``; returns its id."""
+        e = self.entry("input", kind, "%" + name, self.type_text(name)[0])
         e["outputs"] = [{"name": "%" + name, "type": e["type"]}]
         producer[name] = e["id"]
-        view["nodes"].insert(0, e["id"])
         return e["id"]
 
 

@@ -104,7 +104,6 @@ class GraphBuilder:
         self.outputs: list = []
         self.env: dict = {} if parent is None else dict(parent.env)  # IR Value -> ONNX Value / Python value
         self._types: dict[str, tuple] = {} if parent is None else dict(parent._types)  # name -> (dtype, shape)
-        self._produced: set[str] = set()  # names defined in this graph (nodes' outputs and inputs)
         self._scope = ""
         self._node: object = None  # the IR node being lowered (for errors)
 
@@ -141,7 +140,6 @@ class GraphBuilder:
         node = onnx.helper.make_node(op_type, names, list(outs), name=self._state.names.take(base),
                                      domain=domain or None, **attrs)
         self.nodes.append(node)
-        self._produced.update(outs)
         dtype = self._result_dtype(op_type, names, attrs)
         for o in outs:
             self._types[o] = (dtype, None)
@@ -212,7 +210,6 @@ class GraphBuilder:
             self.inputs.append(onnx.helper.make_empty_tensor_value_info(v))
         else:
             self.inputs.append(_value_info(v, dtype, shape, dims))
-        self._produced.add(v)
         self._types[v] = (dtype, None if shape is None else tuple(shape))
         return v
 
@@ -384,7 +381,6 @@ class GraphBuilder:
             if isinstance(v, Value) and v == old:
                 self.env[k] = Value(new)
         self._types[Value(new)] = self._types.get(Value(old), (None, None))
-        self._produced.add(new)
 
 
 def _scope_path(scope: str) -> str:
@@ -418,8 +414,7 @@ def _tensor_proto(array: np.ndarray, dtype, name: str):
         return onnx.helper.make_tensor(name, code, array.shape, np.asarray(array, np.float32).ravel().tolist())
     # reshaped: ascontiguousarray gives a 0-d array one dimension, and a scalar must stay 0-d
     data = np.ascontiguousarray(array, dtype=_types.numpy_dtype(dtype)).reshape(np.shape(array))
-    proto = onnx.numpy_helper.from_array(data, name)
-    return proto
+    return onnx.numpy_helper.from_array(data, name)
 
 
 def _value_info(name: str, dtype, shape: Sequence | None, dims: Sequence | None = None):

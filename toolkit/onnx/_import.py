@@ -230,10 +230,10 @@ def _gather(im: _Importer, n: _Node):
 
 
 def _shape(im: _Importer, n: _Node):
-    x = im.tensor(n.inputs[0], "Shape")
-    dims = [s if s is not None else im.size(x, i) for i, s in enumerate(im.shape(n.inputs[0]) or ())]
-    if im.shape(n.inputs[0]) is None:
+    x, shape = im.tensor(n.inputs[0], "Shape"), im.shape(n.inputs[0])
+    if shape is None:
         raise OnnxImportError("the rank of the input is not known")
+    dims = [s if s is not None else im.size(x, i) for i, s in enumerate(shape)]
     return _Ints(dims[n.attr("start", 0):n.attr("end", None)])
 
 

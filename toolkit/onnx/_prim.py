@@ -13,6 +13,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from ..jit.ir import kinds as K
 from ..jit.ir import types as T
+from ..ops.view import onnx_ints
 from ..tensor import Tensor
 from ._builder import GraphBuilder, OptionalValue, _Module
 
@@ -39,10 +40,7 @@ def _constant(g: GraphBuilder, node, inputs):
 def _list_construct(g: GraphBuilder, node, inputs):
     if _is_tensor_list(node.output().type) or not any(g.is_value(x) for x in inputs):
         return [list(inputs)]
-    # A list of ints some of which are computed (sizes of dynamic inputs): one int64 tensor.
-    parts = [g.op("Reshape", g.op("Cast", x, to=7) if g.is_value(x) else g.constant(x, _dt.int64),
-                  g.constant([1])) for x in inputs]
-    return [g.op("Concat", *parts, axis=0)]
+    return [onnx_ints(g, inputs)]  # a list of ints some of which are computed (sizes of dynamic inputs)
 
 
 @_lowers(K.TUPLE_CONSTRUCT)
@@ -134,7 +132,7 @@ def _number(g: GraphBuilder, node, inputs):
     to = int if node.kind == "aten::Int" else float
     if not g.is_value(x):
         return [to(np.asarray(x).item() if isinstance(x, (np.ndarray, np.generic)) else x)]
-    return [g.op("Cast", x, to=7 if to is int else 1)]
+    return [g.op("Cast", x, to=_dt.int64 if to is int else _dt.float32)]
 
 
 

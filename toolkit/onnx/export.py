@@ -14,10 +14,10 @@ import enum
 import inspect
 import io
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 
+from .._core.files import write_atomic
 from ..jit.ir import types as T
 from ..jit.ir.propagate import propagate_types
 from ..jit.passes.manager import run_passes
@@ -311,19 +311,10 @@ def _version() -> str:
 
 
 def _write(data: bytes, f) -> None:
-    """Write to a path atomically (a temporary file in its folder, then ``os.replace``) or to a file object."""
+    """Write to a path atomically (``write_atomic``: a temporary file in its folder, then renamed) or to a file
+    object."""
     if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".onnx-", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_atomic(f, data)
     elif isinstance(f, io.TextIOBase):
         raise TypeError("export writes bytes: open the file in binary mode ('wb')")
     else:

@@ -131,9 +131,15 @@ _PLAIN = {"size": Tensor.__dict__["size"], "shape": Tensor.__dict__["shape"], "n
 _plain_size, _plain_shape, _plain_numel = _PLAIN["size"], _PLAIN["shape"].fget, _PLAIN["numel"]
 
 
-def _size(self: Tensor, dim=None):
+def _tracer_for(t: Tensor, caller) -> SizeReads | None:
+    """The tracer that records ``t``'s sizes read in frame ``caller``, or None where they are plain ints."""
     tracer = _ACTIVE[-1] if _ACTIVE else None  # another thread may read sizes while a trace ends
-    if tracer is None or not tracer.reads_sizes_of(self, sys._getframe(1)):
+    return tracer if tracer is not None and tracer.reads_sizes_of(t, caller) else None
+
+
+def _size(self: Tensor, dim=None):
+    tracer = _tracer_for(self, sys._getframe(1))
+    if tracer is None:
         return _plain_size(self, dim)
     if dim is None:
         return TracedSize(tracer.size_tensor(self, d) for d in range(self._data.ndim))
@@ -141,15 +147,15 @@ def _size(self: Tensor, dim=None):
 
 
 def _shape(self: Tensor):
-    tracer = _ACTIVE[-1] if _ACTIVE else None  # another thread may read sizes while a trace ends
-    if tracer is None or not tracer.reads_sizes_of(self, sys._getframe(1)):
+    tracer = _tracer_for(self, sys._getframe(1))
+    if tracer is None:
         return _plain_shape(self)
     return TracedSize(tracer.size_tensor(self, d) for d in range(self._data.ndim))
 
 
 def _numel(self: Tensor):
-    tracer = _ACTIVE[-1] if _ACTIVE else None  # another thread may read sizes while a trace ends
-    if tracer is None or not tracer.reads_sizes_of(self, sys._getframe(1)):
+    tracer = _tracer_for(self, sys._getframe(1))
+    if tracer is None:
         return _plain_numel(self)
     return tracer.numel_tensor(self)
 
