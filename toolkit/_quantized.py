@@ -101,8 +101,7 @@ def make(ints: np.ndarray, dtype: qdtype, scheme: str, scale, zero_point, axis, 
     t._data = ints
     if storage is None:
         base = ints.base
-        storage = Storage(base if isinstance(base, np.ndarray) else ints, device) if device is not None else \
-            Storage(base if isinstance(base, np.ndarray) else ints)
+        storage = Storage(base if isinstance(base, np.ndarray) else ints, device)
     t._storage = storage
     for name, value in _NO_HISTORY:
         setattr(t, name, value)

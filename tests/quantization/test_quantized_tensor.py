@@ -92,7 +92,7 @@ def test_views_and_copies_keep_integers_and_parameters():
         assert r.shape == tuple(r_t.shape) and r.is_quantized and r.dtype is toolkit.quint8
         np.testing.assert_array_equal(r.int_repr().numpy(), r_t.int_repr().numpy())
         assert (r.q_scale(), r.q_zero_point()) == (r_t.q_scale(), r_t.q_zero_point())
-    assert q.numel() == 24 and q.size() == (2, 3, 4) and q.t if True else None
+    assert q.numel() == 24 and q.size() == (2, 3, 4)
     assert q.equal(q.clone()) and toolkit.equal(q, q) and not q.equal(_pair([0.0], 0.1, 11)[1])
     assert not q.equal(q.dequantize()) and q.stride() == tuple(q_t.stride())
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .registry import CONVERSION, FACTORY, op
-from .sparse_coo import backend_refusal
+from .sparse_coo import strided_refusal
 
 # The quantized tensor kind's constructor, ``make(ints, qdtype, scheme, scale, zero_point, axis, device)``, filled
 # in by ``toolkit._quantized`` (the kind lives above the Tensor).
@@ -130,6 +130,12 @@ def quantize_per_tensor_tensors(tensors, scales, zero_points, dtype):
     return [_per_tensor(t, float(s[i]), int(z[i]), dtype) for i, t in enumerate(tensors)]
 
 
+def _check_axis(axis: int, ndim: int) -> None:
+    if not 0 <= axis < ndim:
+        raise RuntimeError(f"Channel axis out of range in per channel affine quantization. Got: {axis}Expected: "
+                           f"[0, {ndim})")
+
+
 def _channel_params(scales, zero_points, n: int):
     if scales.numel() != zero_points.numel():
         raise RuntimeError("number of elements in scales and zero_points must match")
@@ -144,9 +150,7 @@ def quantize_per_channel(self, scales, zero_points, axis, dtype):
     """Quantize a float32 tensor with one scale and zero point per index along ``axis``."""
     rng = check_qdtype(dtype)
     a = _float_input(self, "quantize_tensor_per_channel_affine expects a Float Tensor, got")
-    if not 0 <= axis < a.ndim:
-        raise RuntimeError(f"Channel axis out of range in per channel affine quantization. Got: {axis}Expected: "
-                           f"[0, {a.ndim})")
+    _check_axis(axis, a.ndim)
     s, z = _channel_params(scales, zero_points, a.shape[axis])
     if z.dtype.kind == "f":
         raise NotImplementedError("quantize_per_channel: float zero points (per_channel_affine_float_qparams) "
@@ -184,18 +188,9 @@ def _make_per_tensor_quantized_tensor(self, scale, zero_point):
 def _make_per_channel_quantized_tensor(self, scale, zero_point, axis):
     """A per-channel quantized tensor whose integers are a copy of ``self``."""
     qd, ints = _int_input(self)
-    if not 0 <= axis < ints.ndim:
-        raise RuntimeError(f"Channel axis out of range in per channel affine quantization. Got: {axis}Expected: "
-                           f"[0, {ints.ndim})")
+    _check_axis(axis, ints.ndim)
     s, z = _channel_params(scale, zero_point, ints.shape[axis])
     return QUANTIZED_KIND["make"](ints, qd, "per_channel_affine", s, z.astype(np.int64), axis, self.device)
-
-
-def _strided_refusal(name: str):
-    def kernel(*args):
-        raise backend_refusal(f"aten::{name}", "CPU")
-
-    return kernel
 
 
 # Ops that read a quantized tensor: a strided one gets PyTorch's CPU refusal, and ``toolkit._quantized``
@@ -210,7 +205,7 @@ for _schema, _doc in (
     ("q_per_channel_axis(Tensor self) -> int", "The axis a per-channel quantized tensor's channels run along."),
     ("qscheme(Tensor self) -> QScheme", "The quantization scheme (``toolkit.per_tensor_affine``...)."),
 ):
-    op(_schema, doc=_doc, **_OPTIONS)(_strided_refusal(_schema.split("(")[0])).sample_inputs(_no_samples)
+    op(_schema, doc=_doc, **_OPTIONS)(strided_refusal(_schema.split("(")[0])).sample_inputs(_no_samples)
 
 
 @op("dequantize.self(Tensor self) -> Tensor", kind=CONVERSION, differentiable=False)

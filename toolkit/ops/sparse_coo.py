@@ -27,6 +27,15 @@ def backend_refusal(name: str, backend: str) -> NotImplementedError:
         "custom build).")
 
 
+def strided_refusal(name: str):
+    """A kernel that refuses every call with PyTorch's error for ``aten::name`` on the strided ``CPU`` backend
+    (the ``cpu`` kernel of an op only a sparse or quantized tensor runs)."""
+    def kernel(*args):
+        raise backend_refusal(f"aten::{name}", "CPU")
+
+    return kernel
+
+
 _UNSUPPORTED = ("Could not run this operator with arguments from the 'SparseCPU' backend. This could be because "
                 "the operator doesn't exist for this backend, or was omitted during the selective/custom build "
                 "process (if using custom build).")

@@ -13,20 +13,13 @@ from __future__ import annotations
 
 from .linalg import mm as _mm
 from .registry import CONVERSION, LINALG, NN, REDUCTION, op
-from .sparse_coo import backend_refusal
+from .sparse_coo import strided_refusal
 
 
 def _no_samples(rng):
     """The generated comparisons feed strided tensors, which these ops refuse; tests/sparse checks them on
     sparse tensors against PyTorch."""
     return iter(())
-
-
-def _strided_refusal(name: str):
-    def kernel(*args):
-        raise backend_refusal(f"aten::{name}", "CPU")
-
-    return kernel
 
 
 def _not_coalescable(*args):
@@ -44,7 +37,7 @@ _DEFS = (
 )
 for _schema, _kind, _doc in _DEFS:
     _name = _schema.split("(")[0].split(".")[0]
-    op(_schema, kind=_kind, doc=_doc, **_OPTIONS)(_strided_refusal(_name)).sample_inputs(_no_samples)
+    op(_schema, kind=_kind, doc=_doc, **_OPTIONS)(strided_refusal(_name)).sample_inputs(_no_samples)
 
 # Ops a strided tensor answers with the coalesce refusal, as PyTorch's do.
 for _schema, _kind, _doc in (
@@ -92,4 +85,4 @@ def _(rng):
 # ``to_dense`` of a sparse tensor; a strided tensor's ``to_dense`` is the Tensor method (itself).
 op("to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_grad=None) -> Tensor", kind=CONVERSION,
    doc="The strided tensor with a sparse tensor's elements (duplicates summed).", **_OPTIONS)(
-    _strided_refusal("to_dense")).sample_inputs(_no_samples)
+    strided_refusal("to_dense")).sample_inputs(_no_samples)

@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 import toolkit
+from toolkit._core.shape import wrap_dim
 from toolkit.ops import registry as R
 from toolkit.ops import sparse_coo as _k
 from toolkit.tensor import Tensor
@@ -142,12 +143,8 @@ for _name in sorted({o.name for o in R.all_ops() if o.sparse_values_wise}):
 @sparse_kernel("transpose")
 def transpose(self: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     """Swap two sparse dims (their index rows); PyTorch refuses a sparse dim with a dense one."""
-    n = self.dim()
-    d0, d1 = (d + n if d < 0 else d for d in (dim0, dim1))
+    d0, d1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
     sd = self.sparse_dim()
-    if not (0 <= d0 < n and 0 <= d1 < n):
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
-                         f"{dim0 if not 0 <= d0 < n else dim1})")
     if d0 == d1:
         return self
     if d0 >= sd or d1 >= sd:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import toolkit
+from toolkit._core.shape import wrap_dim
 from toolkit.ops import api
 from toolkit.ops import registry as R
 from toolkit.ops import sparse_coo as _k
@@ -21,10 +22,7 @@ from ._coo import SparseTensor, build, values_of
 
 
 def _softmax(input: SparseTensor, dim: int, dtype, log: bool) -> SparseTensor:
-    n = input.dim()
-    d = dim + n if dim < 0 else dim
-    if not 0 <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    d = wrap_dim(dim, input.dim())
     s = input.coalesce()
     vals = values_of(s)
     if dtype is not None:
