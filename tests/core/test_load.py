@@ -79,7 +79,26 @@ def test_others_running_counts_other_processes_only():
 
 
 def test_a_threadpoolctl_limit_set_later_is_kept():
-    code = _PRODUCT.replace("started = blas()", "b = toolkit.ones(256, 256)\n    (b @ b).sum()\n    time.sleep(0.1)\n"
-                            "    limit = threadpoolctl.threadpool_limits(1, 'blas')\n    started = blas()")
-    found = _run(code)
+    """A limit set through threadpoolctl after the BLAS was fitted is the new ceiling, on busy and quiet looks
+    alike. The load seen is scripted here (quiet, then busy and quiet in turn): with the machine's real load, a
+    limit equal to the count a busy look had just set cannot be told from the fitting's own (see blas_threads)."""
+    found = _run("""
+        import json, os, numpy as np, threadpoolctl, toolkit
+        from toolkit._core import blas_threads
+        from toolkit._core.threads import _cores
+        numpys = {i["filepath"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+        def blas():
+            return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["filepath"] in numpys]
+        looks = iter([_cores()] + [1, _cores()] * 3)
+        blas_threads.free_cores = lambda: next(looks)
+        a = toolkit.ones(256, 256)
+        (a @ a).sum()
+        fitted = blas()
+        limit = threadpoolctl.threadpool_limits(1, "blas")
+        seen = []
+        for _ in range(6):
+            (a @ a).sum()
+            seen.append(blas())
+        print(json.dumps({"fitted": fitted, "seen": seen}))
+    """)
     assert all(n == [1] * len(n) for n in found["seen"]), found

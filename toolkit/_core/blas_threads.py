@@ -10,7 +10,9 @@ cores other processes leave free (``load.free_cores``: a clock read on most call
 at most 20 times a second), between one and the intra-op thread count (``toolkit.set_num_threads``, else what the
 BLAS started with, which honours ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``, or a limit set since through
 ``threadpoolctl``). On a quiet machine nothing changes, nor where the load cannot be read;
-``TOOLKIT_FOLLOW_LOAD=0`` turns the looking off.
+``TOOLKIT_FOLLOW_LOAD=0`` turns the looking off. A ``threadpoolctl`` limit is seen as the BLAS count differing
+from the one last fitted, so a limit equal to what a busy look had just set is taken for the fitting's own and
+lifted when the machine is quiet again (``toolkit.set_num_threads`` has no such blind spot).
 """
 
 from __future__ import annotations
