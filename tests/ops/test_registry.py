@@ -117,6 +117,14 @@ def test_every_elementwise_op_has_a_formula():
     assert not missing, f"elementwise ops without a scalar formula: {missing}"
 
 
+def test_elementwise_ops_promoting_every_tensor_take_the_pointwise_path():
+    """Dispatch and the JIT tell "promotes every tensor argument" by the tuple's identity; an op or alias naming
+    exactly its tensor arguments must hold that tuple, or it takes the slower casting path (``divide``)."""
+    stray = [_op_id(o) for o in OPS if o.kind in (registry.ELEMENTWISE, registry.COMPARISON)
+             and o.promote_args == o.tensor_args and o.promote_args is not o.tensor_args]
+    assert not stray, f"elementwise ops with a copy of their tensor_args as promote_args: {stray}"
+
+
 def test_every_op_has_a_docstring():
     missing = [_op_id(o) for o in OPS if not o.doc]
     assert not missing, f"ops without a docstring: {missing}"

@@ -62,7 +62,7 @@ def alias(d: OpDef, name: str, schema: str | None = None, doc: str | None = None
         inplace=d.has_inplace,
         differentiable=d.differentiable,
         nondiff_args=tuple(d.arg_names[i] for i in d.tensor_args if i not in d.diff_args),
-        promote_args=tuple(d.arg_names[i] for i in d.promote_args),
+        promote_args=None if d.promote_args is d.tensor_args else tuple(d.arg_names[i] for i in d.promote_args),
         scalar_self=d.scalar_self,
         numbers_as_tensors=d.numbers_as_tensors,
         overlap_ok=d.overlap_ok,
