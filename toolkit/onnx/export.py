@@ -314,7 +314,7 @@ def _write(data: bytes, f) -> None:
     """Write to a path atomically (``write_atomic``: a temporary file in its folder, then renamed) or to a file
     object."""
     if isinstance(f, (str, os.PathLike)):
-        write_atomic(f, data)
+        write_atomic(f, data, mode=0o666)  # as open() makes it, like the file torch.onnx.export writes
     elif isinstance(f, io.TextIOBase):
         raise TypeError("export writes bytes: open the file in binary mode ('wb')")
     else:

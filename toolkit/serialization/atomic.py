@@ -117,4 +117,4 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], None]) -> None:
     if not os.path.isdir(directory):
         raise RuntimeError(f"Parent directory {directory} does not exist.")
     remove_orphans(path)
-    write_atomic(path, write, temp=temp_path(path), unnamed=_UNNAMED)
+    write_atomic(path, write, temp=temp_path(path), unnamed=_UNNAMED, mode=0o666)  # as open() makes it
