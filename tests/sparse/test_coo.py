@@ -131,6 +131,15 @@ def test_transpose_and_sum():
     assert_close(toolkit.sparse.sum(h, (0, 1)), torch.sparse.sum(th, (0, 1)))
 
 
+@pytest.mark.parametrize("dim", [-3, 2, [0, 0], [0, -2], [1, -1]])
+def test_sum_refuses_bad_dims_as_torch(dim):
+    s, ts = pair()
+    with pytest.raises(Exception) as theirs:
+        torch.sparse.sum(ts, dim)
+    with pytest.raises(type(theirs.value), match=re.escape(str(theirs.value))):
+        toolkit.sparse.sum(s, dim)
+
+
 def test_matrix_products_match_torch():
     s, ts = pair()
     d = np.arange(12.0, dtype=np.float32).reshape(3, 4)

@@ -109,7 +109,9 @@ def wrap_dims(dims, ndim: int, op: str = "") -> tuple:
         dims = (dims,)
     out = tuple(wrap_dim(d, ndim, op) for d in dims)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"{op}: dim {out} appears multiple times in the list of dims")
+        dup = next(d for i, d in enumerate(out) if d in out[:i])
+        prefix = f"{op}: " if op else ""
+        raise RuntimeError(f"{prefix}dim {dup} appears multiple times in the list of dims")
     return out
 
 

@@ -16,7 +16,7 @@ import numbers
 import numpy as np
 
 import toolkit
-from toolkit._core.shape import wrap_dim
+from toolkit._core.shape import wrap_dim, wrap_dims
 from toolkit.ops import registry as R
 from toolkit.ops import sparse_coo as _k
 from toolkit.tensor import Tensor
@@ -174,12 +174,8 @@ def sparse_sum(input: SparseTensor, dim=None, dtype=None) -> Tensor:
         vals = vals.to(dtype)
     if dim is None:
         return vals.sum()
-    dims = [dim] if isinstance(dim, int) else list(dim)
     n, sd = input.dim(), input.sparse_dim()
-    dims = sorted({d + n if d < 0 else d for d in dims})
-    for d in dims:
-        if not 0 <= d < n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    dims = sorted(wrap_dims(dim, n))
     dense_dims = [d - sd + 1 for d in dims if d >= sd]
     if dense_dims:
         vals = vals.sum(dense_dims)
