@@ -79,16 +79,6 @@ def _caster(dtype, name: str):
     return cast
 
 
-def _new(factory, name: str):
-    def new(self, *size, dtype=None, device=None, requires_grad: bool = False, **kw):
-        return factory(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad, **kw)
-
-    new.__name__ = name
-    new.__qualname__ = f"Tensor.{name}"
-    new.__doc__ = f"``{factory.__name__}(*size)`` with this tensor's dtype and device unless given."
-    return new
-
-
 def _refused(message: str, error: type = RuntimeError):
     """A sparse-only method on a strided tensor: PyTorch's error for it."""
     def method(self, *args, **kwargs):
@@ -185,14 +175,6 @@ class TensorConversions(TensorBase):
         """A copy of ``data`` with this tensor's dtype and device unless given."""
         return copy_of_data(data, _dt.as_dtype(dtype) if dtype is not None else self.dtype, device or self.device,
                             requires_grad)
-
-    new_zeros = _new(api.zeros, "new_zeros")
-    new_ones = _new(api.ones, "new_ones")
-    new_empty = _new(api.empty, "new_empty")
-
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False):
-        return api.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                        requires_grad=requires_grad)
 
     def is_inference(self) -> bool:
         return bool(self._extra and self._extra.get("inference"))

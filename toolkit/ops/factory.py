@@ -141,6 +141,32 @@ def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory
     return out
 
 
+def _new(name: str, make, doc: str):
+    """``self.new_zeros(size)`` and its kin: a fresh tensor of ``size`` with ``self``'s dtype and device unless
+    given. Ops of their own, as in PyTorch, so a trace records ``aten::new_zeros`` and its replay follows the
+    input's dtype instead of the one seen while tracing."""
+    def kernel(self, size, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+        return make(_check_size(name, size), dtype.np if dtype is not None else self.dtype)
+
+    kernel.__name__ = name
+    kernel.__doc__ = doc
+    return op(f"{name}(Tensor self, int[] size, *, {_OPTS}) -> Tensor", kind=FACTORY, function=False,
+              differentiable=False)(kernel)
+
+
+new_empty = _new("new_empty", np.empty, "Uninitialized memory of ``size``, with this tensor's dtype and device "
+                                        "unless given.")
+new_zeros = _new("new_zeros", np.zeros, "Zeros of ``size``, with this tensor's dtype and device unless given.")
+new_ones = _new("new_ones", np.ones, "Ones of ``size``, with this tensor's dtype and device unless given.")
+
+
+@op(f"new_full(Tensor self, int[] size, Scalar fill_value, *, {_OPTS}) -> Tensor", kind=FACTORY, function=False,
+    differentiable=False)
+def new_full(self, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    """``fill_value`` over ``size``, with this tensor's dtype and device unless given."""
+    return np.full(_check_size("new_full", size), fill_value, dtype=dtype.np if dtype is not None else self.dtype)
+
+
 @op(f"eye(int n, int? m=None, *, {_OPTS}) -> Tensor", kind=FACTORY, method=False)
 def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     """The identity matrix (``n`` x ``m``)."""
@@ -376,6 +402,30 @@ def _(rng):
     yield (np.arange(4, dtype=np.int64), 2), {"dtype": _dt.float64}
 
 
+def _new_samples(rng):
+    yield (rng.standard_normal((2, 3)), (3, 2)), {}
+    yield (np.arange(4, dtype=np.int32), (2,)), {}
+    yield (rng.standard_normal(3), (0, 2)), {"dtype": _dt.float64}
+    yield (rng.standard_normal(3), ()), {}
+
+
+new_zeros.sample_inputs(_new_samples)
+new_ones.sample_inputs(_new_samples)
+
+
+@new_empty.sample_inputs
+def _(rng):
+    yield (rng.standard_normal(3), (0, 2)), {}
+    yield (np.arange(3), (2, 0)), {"dtype": _dt.float64}
+
+
+@new_full.sample_inputs
+def _(rng):
+    yield (rng.standard_normal((2, 3)), (2, 2), 4.5), {}
+    yield (np.arange(4, dtype=np.int32), (3,), 7), {}
+    yield (np.arange(4, dtype=np.int64), (1, 2), 2), {"dtype": _dt.float64}
+
+
 @eye.sample_inputs
 def _(rng):
     yield (3,), {}
@@ -446,6 +496,20 @@ def _(self, *args):
     return TensorMeta(self.shape, dtype or self.dtype, device or self.device)
 
 
+@new_zeros.meta_rule
+def _(self, size, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    return TensorMeta(_check_size("new_zeros", size), dtype or self.dtype, device or self.device)
+
+
+new_ones.meta_rule(new_zeros.meta)
+new_empty.meta_rule(new_zeros.meta)
+
+
+@new_full.meta_rule
+def _(self, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    return TensorMeta(_check_size("new_full", size), dtype or self.dtype, device or self.device)
+
+
 zeros_like.meta_rule(empty_like.meta)
 ones_like.meta_rule(empty_like.meta)
 full_like.meta_rule(empty_like.meta)
@@ -470,6 +534,26 @@ def _(g, size, dtype=None, *options):
     # ``size`` is a constant list in a trace, an int64 tensor where a scripted model computes it
     shape = size if g.is_value(size) else g.constant(list(size), _dt.int64)
     return g.op("ConstantOfShape", shape, value=np.zeros(1, _float_or(dtype)))
+
+
+def _onnx_new(fill):
+    """ONNX for ``self.new_zeros(size)`` and its kin: ``ConstantOfShape`` in ``self``'s dtype unless given
+    (``new_empty`` gives zeros)."""
+    def lower(g, self, size, *rest):
+        fill_value = fill
+        if fill is None:  # new_full(self, size, fill_value, dtype, ...)
+            fill_value, rest = rest[0], rest[1:]
+        dtype = rest[0] if rest else None
+        shape = size if g.is_value(size) else g.constant(list(size), _dt.int64)
+        return g.op("ConstantOfShape", shape, value=np.full(1, fill_value, (dtype or g.dtype(self)).np))
+
+    return lower
+
+
+new_zeros.symbolic(_onnx_new(0))
+new_empty.symbolic(_onnx_new(0))
+new_ones.symbolic(_onnx_new(1))
+new_full.symbolic(_onnx_new(None))
 
 
 @eye.meta_rule

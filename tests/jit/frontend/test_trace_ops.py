@@ -165,3 +165,26 @@ def test_eval_mode_dropout_is_recorded_and_warns_nothing():
     assert kinds == ["aten::dropout", "aten::add"]
     x = toolkit.rand(3)
     np.testing.assert_array_equal(t(x).numpy(), (x + 1).numpy())
+
+
+NEW_FACTORIES = {
+    "new_zeros": lambda x: x.new_zeros(3) + x.sum(),
+    "new_ones": lambda x: x.new_ones((2, 5)) * x.mean(),
+    "new_empty": lambda x: x.new_empty(0, 2),
+    "new_full": lambda x: x.new_full((4,), 2.5) - x.max(),
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_FACTORIES))
+def test_new_factories_record_their_op_and_follow_the_input_dtype(name):
+    """``x.new_zeros(n)`` is ``aten::new_zeros`` of ``x``, as PyTorch records it, not a ``zeros`` with the traced
+    dtype baked in: the replay on float64 input makes float64 as torch's does."""
+    fn = NEW_FACTORIES[name]
+    tk, th = _both(fn, fn, _X)
+    kinds = [k for k, _ in tk]
+    assert kinds[0] == f"aten::{name}" and tk[0][1][:2] == th[0][1][:2]  # of the input, with the same size
+    assert kinds == [k for k, _ in th]
+    t = toolkit.jit.trace(fn, toolkit.tensor(_X), check_trace=False)
+    r = torch.jit.trace(fn, torch.tensor(_X), check_trace=False)
+    wide = _X.astype(np.float64)
+    assert str(t(toolkit.tensor(wide)).dtype) == str(r(torch.tensor(wide)).dtype).replace("torch.", "toolkit.")
