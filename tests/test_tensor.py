@@ -199,3 +199,26 @@ def test_tensor_integer_overflow_like_torch(data, dtype):
 def test_as_tensor_overflow_like_torch():
     with pytest.raises(ValueError, match="Overflow when unpacking long long"):
         toolkit.as_tensor([2**63])
+
+
+SIZE_DIMS = {
+    "0-dim int64": lambda lib: lib.tensor(1), "0-dim int32 negative": lambda lib: lib.tensor(-1, dtype=lib.int32),
+    "1-d int": lambda lib: lib.tensor([1]), "0-dim float": lambda lib: lib.tensor(1.0),
+    "0-dim bool": lambda lib: lib.tensor(True), "float": lambda lib: 1.0, "bool": lambda lib: True,
+    "numpy int64": lambda lib: np.int64(1), "numpy int32": lambda lib: np.int32(-2), "numpy bool": lambda lib: np.bool_(1),
+    "numpy float": lambda lib: np.float32(1), "str": lambda lib: "a",
+}
+
+
+@pytest.mark.parametrize("name", list(SIZE_DIMS))
+def test_size_takes_the_dims_torch_takes(name):
+    """``x.size(d)`` reads a 0-dim integer tensor or a numpy integer as PyTorch does (``__index__``) and gives
+    PyTorch's TypeError for anything else."""
+    x, tx = toolkit.ones(2, 3), torch.ones(2, 3)
+    try:
+        expected = tx.size(SIZE_DIMS[name](torch))
+    except TypeError as e:
+        with pytest.raises(TypeError, match=re.escape(str(e).replace("torch.", "toolkit."))):
+            x.size(SIZE_DIMS[name](toolkit))
+    else:
+        assert x.size(SIZE_DIMS[name](toolkit)) == expected

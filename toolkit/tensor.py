@@ -31,6 +31,19 @@ _from_np = _dt.FROM_NUMPY
 CONVERSION_HOOKS: list = []
 
 
+def _dim_index(dim) -> int:
+    """``size``'s ``dim`` given as something other than an int: a 0-dim integer tensor or a numpy integer counts
+    (PyTorch reads them through ``__index__``); a bool, a float or any other tensor is PyTorch's TypeError."""
+    if isinstance(dim, Tensor):
+        if dim._data.ndim == 0 and dim._data.dtype.kind in "iu":
+            return int(dim._data)
+    elif isinstance(dim, np.integer):
+        return int(dim)
+    kind = "Tensor" if isinstance(dim, Tensor) else f"{type(dim).__module__}.{type(dim).__name__}".removeprefix(
+        "builtins.")
+    raise TypeError(f"size(): argument 'dim' (position 1) must be int, not {kind}")
+
+
 @registry_methods
 class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
@@ -73,6 +86,8 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
+        if type(dim) is not int:
+            dim = _dim_index(dim)
         return self._data.shape[wrap_dim(dim, self._data.ndim, "size")]
 
     @property
