@@ -22,14 +22,17 @@ from typing import Any
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import qscheme as _qs
 from .._core.device import device
 from .._core.shape import Size
 from .._core.storage import Storage
+from .._quantized import QuantizedTensor
 from ..nn.parameter import Parameter
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from .torch_names import (
     REBUILD_PARAMETER,
     REBUILD_PARAMETER_WITH_STATE,
+    REBUILD_QTENSOR,
     REBUILD_TENSOR_V2,
     UNTYPED_STORAGE,
     storage_class_name,
@@ -101,6 +104,8 @@ class CheckpointPickler(pickle._Pickler):
 
     dispatch[TorchName] = _save_torch_global
     dispatch[_dt.dtype] = _save_torch_global
+    dispatch[_dt.qdtype] = _save_torch_global
+    dispatch[_qs.qscheme] = _save_torch_global  # torch.per_tensor_affine
 
     # ------------------------------------------------------------------------------ storages
     def persistent_id(self, obj: Any):
@@ -130,10 +135,11 @@ class CheckpointPickler(pickle._Pickler):
             ref = self._refs[(key, type_name)] = StorageRef(key, type_name, location, numel)
         return ref
 
-    def _tensor_storage(self, t: Tensor) -> tuple[StorageRef, int, tuple[int, ...]]:
-        """The storage ``t`` views (saved whole, once), its element offset there and its element strides."""
+    def _tensor_storage(self, t: Tensor, dt: _dt.dtype | None = None) -> tuple[StorageRef, int, tuple[int, ...]]:
+        """The storage ``t`` views (saved whole, once), its element offset there and its element strides;
+        ``dt`` names the storage's element type where the array's does not say it (a quantized tensor's)."""
         data, storage = t._data, t._storage
-        dt = _dt.FROM_NUMPY[data.dtype]
+        dt = dt or _dt.FROM_NUMPY[data.dtype]
         item = data.itemsize
         location = _location(t.device)
         base = storage.base if storage is not None else None
@@ -177,7 +183,24 @@ class CheckpointPickler(pickle._Pickler):
         args = (ref, offset, tuple(int(s) for s in t._data.shape), strides, bool(t.requires_grad), OrderedDict())
         return (torch_name(REBUILD_TENSOR_V2), args)
 
+    def _qtensor_reduce(self, q: QuantizedTensor) -> tuple:
+        """As ``torch.save`` writes a quantized tensor: its integers in a ``torch.QInt8Storage`` (or ``QUInt8``,
+        ``QInt32``) and its parameters, ``(per_tensor_affine, scale, zero_point)`` or
+        ``(per_channel_affine, scales, zero_points, axis)``, scales float64 and zero points int64 tensors."""
+        ref, offset, strides = self._tensor_storage(q, q._qdtype)
+        if q._qscheme is _qs.per_tensor_affine:
+            params = (q._qscheme, float(q._scale), int(q._zero_point))
+        else:
+            scales = wrap(np.asarray(q._scale, np.float64).copy())
+            zero_points = wrap(np.asarray(q._zero_point, np.int64).copy())
+            self._keep += [scales, zero_points]
+            params = (q._qscheme, scales, zero_points, int(q._axis))
+        args = (ref, offset, tuple(int(s) for s in q._data.shape), strides, params, False, OrderedDict())
+        return (torch_name(REBUILD_QTENSOR), args)
+
     def reducer_override(self, obj: Any):
+        if isinstance(obj, QuantizedTensor):
+            return self._qtensor_reduce(obj)
         if isinstance(obj, Tensor):
             if isinstance(obj, Parameter):
                 data = obj.detach()

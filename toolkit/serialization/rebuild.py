@@ -15,10 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import _quantized
 from .._core import dtypes as _dt
+from .._core import qscheme as _qs
 from .._core.device import CPU
 from .._core.storage import Storage
 from ..nn.parameter import Parameter
+from ..ops import quantized as _qk
 from ..tensor import Tensor, wrap
 from .format import _MAX_DIMS, _check, _Corrupt, _is_int64
 
@@ -171,7 +174,46 @@ def rebuild_parameter_with_state(data: Any, requires_grad: Any, backward_hooks: 
     return p
 
 
-_REBUILDERS = (rebuild_tensor, rebuild_tensor_v2, rebuild_tensor_v3, rebuild_parameter, rebuild_parameter_with_state)
+def rebuild_qtensor(storage: Any, storage_offset: Any, size: Any, stride: Any, quantizer_params: Any,
+                    requires_grad: Any, backward_hooks: Any) -> Tensor:
+    """``torch._utils._rebuild_qtensor``: a quantized tensor over a ``torch.QInt8Storage`` (or ``QUInt8``,
+    ``QInt32``) with its parameters: ``(per_tensor_affine, scale, zero_point)`` or
+    ``(per_channel_affine, scales, zero_points, axis)``."""
+    _check_hooks(backward_hooks)
+    _check(isinstance(storage, LoadedStorage) and isinstance(storage.dtype, _dt.qdtype),
+           f"a quantized tensor in the file is built on {getattr(storage, 'dtype', storage)!r:.40}, not a quantized "
+           "storage")
+    _check(requires_grad is False, "a quantized tensor in the file requires grad")
+    ints = _view(storage, storage_offset, size, stride, None)
+    _check(isinstance(quantizer_params, tuple) and quantizer_params, "a quantized tensor in the file has bad "
+                                                                     f"parameters {quantizer_params!r:.80}")
+    scheme, *params = quantizer_params
+    lo, hi = _qk.RANGES[storage.dtype.name]
+    if scheme is _qs.per_tensor_affine:
+        _check(len(params) == 2 and isinstance(params[0], (int, float)) and math.isfinite(params[0])
+               and params[0] > 0 and _is_int64(params[1], lo) and params[1] <= hi,
+               f"a quantized tensor in the file has bad per-tensor parameters {tuple(params)!r:.80}")
+        t = _quantized.make(ints._data, storage.dtype, scheme.name, float(params[0]), int(params[1]), None,
+                            CPU, ints._storage)
+    elif scheme in (_qs.per_channel_affine, _qs.per_channel_affine_float_qparams):
+        _check(len(params) == 3 and all(isinstance(p, Tensor) and p.dim() == 1 for p in params[:2])
+               and _is_int64(params[2]) and 0 <= params[2] < max(ints.dim(), 1)
+               and params[0].numel() == params[1].numel() == (ints.shape[params[2]] if ints.dim() else 0),
+               f"a quantized tensor in the file has bad per-channel parameters {tuple(params)!r:.120}")
+        scales, zero_points = np.asarray(params[0]._data, np.float64), np.asarray(params[1]._data, np.int64)
+        _check(bool(np.all(scales > 0)) and bool(np.all((zero_points >= lo) & (zero_points <= hi))),
+               "a quantized tensor in the file has a scale <= 0 or a zero point outside its dtype's range")
+        t = _quantized.make(ints._data, storage.dtype, scheme.name, scales, zero_points, int(params[2]), CPU,
+                            ints._storage)
+    else:
+        raise _Corrupt(f"a quantized tensor in the file has the scheme {scheme!r:.40}, which toolkit cannot load")
+    target = storage.target
+    _check(target is None or target.type == "cpu", f"toolkit keeps quantized tensors on the CPU, not {target}")
+    return t
+
+
+_REBUILDERS = (rebuild_tensor, rebuild_tensor_v2, rebuild_tensor_v3, rebuild_parameter, rebuild_parameter_with_state,
+               rebuild_qtensor)
 
 
 def rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> Tensor:

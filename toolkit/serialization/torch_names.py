@@ -13,6 +13,7 @@ from collections import Counter, OrderedDict
 from typing import Any
 
 from .._core import dtypes as _dt
+from .._core import qscheme as _qs
 from .._core.device import device
 from .._core.shape import Size
 from ..nn.parameter import Parameter
@@ -37,6 +38,7 @@ UNTYPED_STORAGE = "torch.storage.UntypedStorage"
 REBUILD_TENSOR_V2 = "torch._utils._rebuild_tensor_v2"
 REBUILD_PARAMETER = "torch._utils._rebuild_parameter"
 REBUILD_PARAMETER_WITH_STATE = "torch._utils._rebuild_parameter_with_state"
+REBUILD_QTENSOR = "torch._utils._rebuild_qtensor"
 
 
 class UnsupportedDtype:
@@ -77,7 +79,7 @@ def _dtypes() -> dict[str, Any]:
 
 
 def _unsupported_rebuilders() -> dict[str, Any]:
-    kinds = {"_rebuild_qtensor": "quantized tensors", "_rebuild_sparse_tensor": "sparse tensors",
+    kinds = {"_rebuild_sparse_tensor": "sparse tensors",
              "_rebuild_meta_tensor_no_storage": "meta tensors", "_rebuild_nested_tensor": "nested tensors",
              "_rebuild_wrapper_subclass": "tensor subclasses",
              "_rebuild_device_tensor_from_numpy": "tensors of a device without storages",
@@ -101,6 +103,8 @@ TORCH_GLOBALS: dict[str, Any] = {
     REBUILD_PARAMETER: rebuild.rebuild_parameter,
     REBUILD_PARAMETER_WITH_STATE: rebuild.rebuild_parameter_with_state,
     "torch._tensor._rebuild_from_type_v2": rebuild.rebuild_from_type_v2,
+    REBUILD_QTENSOR: rebuild.rebuild_qtensor,
+    **{f"torch.{name}": scheme for name, scheme in _qs._NAMES.items()},
     **_unsupported_rebuilders(),
     **_storage_types(),
     **_dtypes(),
