@@ -1,14 +1,26 @@
-"""The float32/float64 2-d convolution paths: a compiled im2col or col2im around one batched BLAS matmul.
+"""The float32/float64 2-d convolution paths: compiled im2col, im2row or col2im around BLAS GEMMs.
 
 ``conv_forward`` and ``conv_transpose_forward`` (``_conv_kernels``) send
 their common case here: a 1-d or 2-d, non-empty, float32 or float64 call.
-The columns are written straight in the layout the GEMM reads (by
-``_conv_numba`` when padded, reading padding as zero instead of copying it in;
-by numpy's strided copy otherwise, which measured faster there), the bias
-rides in the GEMM as one more column (forward) or starts each plane
-(transposed), and the transposed convolution's compiled col2im writes its
-cropped output directly. The weight gradient's shape (few outputs, a long
-reduction) gets a rows layout and a chunked product (``long_product``).
+Every GEMM here runs near the BLAS's peak (about 50 G multiply-adds a second
+on one core of the reference machine), so what this module saves is copies:
+
+- forward: ``_conv_numba.im2col`` writes the columns in the layout the GEMM
+  reads, padding read as zero, the bias riding in the GEMM as one more row of
+  ones. With many output positions per sample that is ``(N, g, C/g*kh*kw+1,
+  L)`` and one GEMM per sample yields NCHW in place; with few (``FOLD_LENGTH``)
+  the batch joins the columns, ``(g, C/g*kh*kw+1, N*L)``, one GEMM per group,
+  and the small result is copied back into NCHW (contiguous, as PyTorch's).
+- weight gradient (few output positions, a long reduction: the call the
+  derivative makes with the input and the output gradient transposed):
+  ``_channel_products``, one GEMM per input channel over windows copied by
+  ``_conv_numba.im2row``, reading the output gradient in place.
+- transposed convolution (the input gradient): one GEMM into columns, per
+  sample or over the whole batch as above, then ``_conv_numba.col2im`` sums
+  them into the cropped output starting from the bias.
+
+Work buffers come from the caller's ``scratch`` (reused between calls; a fresh
+multi-megabyte buffer costs as much in page faults as filling it).
 """
 
 from __future__ import annotations
@@ -17,12 +29,16 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-ROWS_RATIO = 64  # few output positions per reduction (the weight gradient): rows layout, reduction contiguous
+ROWS_RATIO = 64  # few output positions per reduction (the weight gradient): per-channel products
+# Output positions per sample below which one GEMM spans the batch: 5-10% faster for 4x4 to 8x8 outputs (a
+# batch of 64 or 128, 10 to 64 channels), even at 16x16, 2.6x slower at 32x32 (the result's transpose).
+FOLD_LENGTH = 256
 SERIAL_MNK = 1 << 18  # OpenBLAS runs a GEMM of at most this many multiply-adds on the calling thread
 
 
 def long_product(a, b):
-    """``a @ b`` for a small result and a long reduction, as a stack of single-threaded GEMMs over chunks of it.
+    """``a @ b`` (stacks of matrices) for a small result and a long reduction, as single-threaded GEMMs over chunks
+    of it, summed.
 
     One GEMM with a reduction of tens of thousands makes OpenBLAS's threads meet
     at a barrier per block of it; on two cores shared with other processes each
@@ -30,17 +46,28 @@ def long_product(a, b):
     convolution took 0.7-9 s instead of 1.5 ms. Chunks small enough to run on
     one thread never wait.
     """
-    m, k = a.shape
-    n = b.shape[1]
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
     step = max(1024, SERIAL_MNK // max(1, m * n))  # 1024: as fast as one GEMM on one thread, 4x on two busy
     q = k // step
     if q <= 1:
-        return np.matmul(a[None], b[None])[0]
+        return np.matmul(a, b)
     cut = q * step
-    res = np.matmul(a[:, :cut].reshape(m, q, step).transpose(1, 0, 2), b[:cut].reshape(q, step, n)).sum(0)
+    chunks_a = a[..., :cut].reshape(a.shape[:-1] + (q, step)).swapaxes(-3, -2)  # (..., q, m, step)
+    chunks_b = b[..., :cut, :].reshape(b.shape[:-2] + (q, step, n))
+    res = np.matmul(chunks_a, chunks_b).sum(-3)
     if cut < k:
-        res += np.matmul(a[None, :, cut:], b[None, cut:])[0]
+        res += np.matmul(a[..., cut:], b[..., cut:, :])
     return res
+
+
+def _flat(a):
+    """``a``'s memory as a flat array and ``a``'s strides in elements (a copy first where they are negative)."""
+    size = a.itemsize
+    if any(st < 0 or st % size for st in a.strides):
+        a = np.ascontiguousarray(a)
+    span = 1 + sum((d - 1) * st for d, st in zip(a.shape, a.strides)) // size
+    return as_strided(a, (span,), (size,), writeable=False), tuple(st // size for st in a.strides)
 
 
 def applies(x4, w4) -> bool:
@@ -48,57 +75,79 @@ def applies(x4, w4) -> bool:
     return x4.dtype in FAST_DTYPES and x4.dtype == w4.dtype and x4.size > 0 and w4.size > 0
 
 
-def _windows(x4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo, rows=True):
-    """Every window of ``x4`` (zero-padded in front by ``ph, pw`` and behind as far as the windows reach) as a
-    read-only view: ``(N, ho, wo, C, kh, kw)`` (``rows``) or ``(N, C, kh, kw, ho, wo)``."""
+def _dense(a, scratch):
+    """``a`` C-contiguous: itself, or a copy in a reused flat buffer (a fresh multi-megabyte one costs as much in
+    page faults as the copy; a flat key never meets the shaped column buffers of the same call)."""
+    if a.flags.c_contiguous:
+        return a
+    out = scratch((a.size,), a.dtype).reshape(a.shape)
+    np.copyto(out, a)
+    return out
+
+
+def _channel_products(x4, w4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo, groups, scratch):
+    """``(N, C, H, W) * (O, C/g, kh, kw)`` for few output positions and a long reduction (the weight gradient,
+    where ``C`` is the batch of the forward convolution and the kernel its output plane), as ``(g, O/g, N*L)``.
+
+    One GEMM per input channel (``(O/g, kh*kw) @ (kh*kw, N*L)``) summed over the channels: the operand
+    ``w4[:, c]`` is then a plane of the output gradient as the engine holds it, so it is read in place instead
+    of being transposed into one long ``(O, C*kh*kw)`` matrix (a copy of the whole gradient), and each product
+    runs on one thread (``long_product``). The windows are copied once with the reduction contiguous.
+    """
+    from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
+
     n, c, h, w = x4.shape
-    hh, hw = max(h + ph, (ho - 1) * sh + dh * (kh - 1) + 1), max(w + pw, (wo - 1) * sw + dw * (kw - 1) + 1)
-    if ph or pw or hh > h + ph or hw > w + pw:
-        xp = np.zeros((n, c, hh, hw), x4.dtype)
-        xp[:, :, ph:ph + h, pw:pw + w] = x4
-    else:
-        xp = x4
-    s0, s1, s2, s3 = xp.strides
-    if rows:
-        return as_strided(xp, (n, ho, wo, c, kh, kw), (s0, s2 * sh, s3 * sw, s1, s2 * dh, s3 * dw), writeable=False)
-    return as_strided(xp, (n, c, kh, kw, ho, wo), (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw), writeable=False)
+    o = w4.shape[0]
+    g, cg, kk, length = groups, c // groups, kh * kw, ho * wo
+    rows = scratch((c, n, length, kk), x4.dtype)
+    flat, st = _flat(x4)
+    k.im2row(flat, *st, rows.reshape(-1), n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
+    wm = w4.reshape(g, o // g, cg, kk).transpose(0, 2, 1, 3)  # (g, cg, O/g, kh*kw), in place when w4 is
+    if not (wm.strides[-1] == wm.itemsize and wm.strides[-2] % wm.itemsize == 0 and wm.strides[-2] > 0):
+        wm = _dense(wm, scratch)  # a broadcast gradient (strides 0) would send matmul off BLAS
+    prods = long_product(wm, rows.reshape(g, cg, n * length, kk).transpose(0, 1, 3, 2))  # (g, cg, O/g, N*L)
+    return prods.sum(1)
 
 
 def conv2d(x4, w4, b, stride, dilation, pad_lo, out_hw, groups, scratch):
     """``(N, C, H, W) * (O, C/g, kh, kw)`` with ``pad_lo`` leading zeros (the trailing ones follow from ``out_hw``);
-    returns ``(N, O, ho, wo)``, possibly a transposed view when the output is small."""
-    from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
-
+    returns ``(N, O, ho, wo)``, contiguous."""
     (sh, sw), (dh, dw), (ph, pw), (ho, wo) = stride, dilation, pad_lo, out_hw
     dtype = x4.dtype
     n, c = x4.shape[:2]
     o, cg, kh, kw = w4.shape
     g, og, red, length = groups, o // groups, cg * kh * kw, ho * wo
     if length * ROWS_RATIO < red:
-        # numpy's strided copy beats a compiled loop here (its inner runs are the long contiguous input rows)
-        rows = scratch((n, length, c * kh * kw), dtype)
-        np.copyto(rows.reshape(n, ho, wo, c, kh, kw), _windows(x4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo))
-        wm, rg = w4.reshape(g, og, red), rows.reshape(n * length, g, red)
-        res = np.stack([long_product(wm[gi], rg[:, gi].T) for gi in range(g)])
-        out = res.reshape(o, n, length).transpose(1, 0, 2)
+        out = _channel_products(x4, w4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo, g, scratch)
+        out = out.reshape(o, n, length).transpose(1, 0, 2)
         if b is not None:
-            out = out + b.astype(dtype, copy=False)[:, None]
-        return out.reshape(n, o, ho, wo)
+            out = out + b.astype(dtype, copy=False)[:, None]  # a fresh NCHW array
+        return np.ascontiguousarray(out).reshape(n, o, ho, wo)
+    from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
+
     extra = 0 if b is None else 1
-    cols = scratch((n, g, red + extra, length), dtype)
-    if extra:
-        cols[:, :, red] = 1
-    if ph or pw or (ho - 1) * sh + dh * (kh - 1) >= x4.shape[2] or (wo - 1) * sw + dw * (kw - 1) >= x4.shape[3]:
-        # padded: the compiled loop reads outside taps as zero instead of copying the input into a padded one
-        k.im2col_cols(x4, cols, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
-    else:  # unpadded: numpy's strided copy is 2-3x faster than the compiled loop over these short rows
-        win = _windows(x4, 0, 0, sh, sw, dh, dw, kh, kw, ho, wo, rows=False)
-        np.copyto(cols[:, :, :red].reshape(n, g, cg, kh, kw, ho, wo), win.reshape(n, g, cg, kh, kw, ho, wo))
+    rows = red + extra
+    fold = n > 1 and length < FOLD_LENGTH
+    if fold:  # few positions per sample: the batch joins the GEMM's columns
+        buf = scratch((g, rows, n, length), dtype)
+        strides = (length, rows * n * length, n * length)
+        if extra:
+            buf[:, red] = 1
+    else:
+        buf = scratch((n, g, rows, length), dtype)
+        strides = (g * rows * length, rows * length, length)
+        if extra:
+            buf[:, :, red] = 1
+    k.im2col(np.ascontiguousarray(x4).reshape(-1), buf.reshape(-1), *strides, n, c, x4.shape[2], x4.shape[3], cg,
+             kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
     wm = np.empty((g, og, red + extra), dtype)
     wm[:, :, :red] = w4.reshape(g, og, red)
     if extra:
         wm[:, :, red] = b.reshape(g, og)
-    return np.matmul(wm, cols).reshape(n, o, ho, wo)
+    if fold:  # (g, O/g, N*L), copied into NCHW: the result is contiguous as PyTorch's is (``view`` works on it)
+        res = np.matmul(wm, buf.reshape(g, rows, n * length))
+        return np.ascontiguousarray(res.reshape(o, n, length).transpose(1, 0, 2)).reshape(n, o, ho, wo)
+    return np.matmul(wm, buf).reshape(n, o, ho, wo)
 
 
 def conv_transpose2d(x4, w4, b, stride, dilation, padding, out_hw, groups, scratch):
@@ -113,9 +162,17 @@ def conv_transpose2d(x4, w4, b, stride, dilation, padding, out_hw, groups, scrat
     g = groups
     cg = c // g
     wm = w4.reshape(g, cg, og * kh * kw).transpose(0, 2, 1)
-    cols = np.matmul(wm, np.ascontiguousarray(x4).reshape(n, g, cg, h * w),
-                     out=scratch((n, g, og * kh * kw, h * w), dtype))
-    out = np.empty((n, g * og) + tuple(out_hw), dtype)
+    hw, okk = h * w, og * kh * kw
+    if n > 1 and hw < FOLD_LENGTH:  # few positions per sample: one GEMM spans the batch, columns (g*okk, N, hw)
+        xt = np.ascontiguousarray(x4.reshape(n, g, cg, hw).transpose(1, 2, 0, 3)).reshape(g, cg, n * hw)
+        cols = np.matmul(wm, xt, out=scratch((g, okk, n * hw), dtype))
+        sample_stride, row_stride = hw, n * hw
+    else:
+        cols = np.matmul(wm, _dense(x4, scratch).reshape(n, g, cg, hw), out=scratch((n, g, okk, hw), dtype))
+        sample_stride, row_stride = g * okk * hw, hw
+    ho, wo = out_hw
+    out = np.empty((n, g * og, ho, wo), dtype)
     bias = np.zeros(0, dtype) if b is None else np.ascontiguousarray(b, dtype)
-    k.col2im(cols.reshape(n, g * og * kh * kw, h * w), bias, out, kh, kw, sh, sw, ph, pw, dh, dw, h, w)
+    k.col2im(cols.reshape(-1), sample_stride, row_stride, bias, out.reshape(-1), n, g * og, kh, kw, sh, sw, ph, pw,
+             dh, dw, h, w, ho, wo)
     return out
