@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from toolkit._core import qscheme as _qs
+from toolkit._core.device import CPU as _CPU
 from toolkit._core.dtypes import as_dtype, qdtype
 from toolkit._core.storage import Storage
 from toolkit.ops import quantized as _k
@@ -89,6 +90,15 @@ class QuantizedTensor(Tensor):
         memo[id(self)] = t
         return t
 
+    def _assign_sparse(self, other: QuantizedTensor) -> None:
+        """Write ``other``'s integers and parameters into this tensor's buffer (the dispatcher's in-place ops on a
+        quantized tensor: ``relu_``), so its views see them, as PyTorch's in-place quantized kernels do."""
+        if other is self:
+            return
+        self._data[...] = other._data
+        self._storage.version += 1
+        self._scale, self._zero_point = other._scale, other._zero_point
+
     def __reduce_ex__(self, protocol):
         return (_rebuild, (np.ascontiguousarray(self._data), self._qdtype.name, self._qscheme.name, self._scale,
                            self._zero_point, self._axis))
@@ -96,12 +106,13 @@ class QuantizedTensor(Tensor):
 
 def make(ints: np.ndarray, dtype: qdtype, scheme: str, scale, zero_point, axis, device=None,
          storage: Storage | None = None) -> QuantizedTensor:
-    """A quantized tensor over ``ints`` (kept, not copied) with the given parameters and no history."""
+    """A quantized tensor over ``ints`` (kept, not copied) with the given parameters and no history; on the CPU
+    unless ``device`` says otherwise (``q.device`` is never None: traced graphs print it in their types)."""
     t = _new(QuantizedTensor)
     t._data = ints
     if storage is None:
         base = ints.base
-        storage = Storage(base if isinstance(base, np.ndarray) else ints, device)
+        storage = Storage(base if isinstance(base, np.ndarray) else ints, _CPU if device is None else device)
     t._storage = storage
     for name, value in _NO_HISTORY:
         setattr(t, name, value)
@@ -218,3 +229,4 @@ for _name, _overload in (("view", ""), ("reshape", ""), ("permute", ""), ("trans
                          ("select", ""), ("narrow", ""), ("slice", ""), ("index", "Tensor")):
     _op = R.get(_name, _overload)
     _op.kernels["quantized_cpu"] = _on_ints(_op)
+

@@ -158,3 +158,24 @@ def test_quantized_tensor_refusals_as_torch(f):
     q_t, q = _pair([1.0])
     first_t, first = _error(lambda: f(q_t), lambda: f(q))
     assert first.split(",")[0] == first_t.split(",")[0].replace("torch.", "toolkit.")
+
+
+@pytest.mark.parametrize("dtype, scale, zero_point", [("qint8", 0.08, 90), ("quint8", 0.037, 128),
+                                                       ("qint32", 0.0013, -7)])
+def test_values_near_a_half_round_as_torch_per_tensor_and_per_channel(dtype, scale, zero_point):
+    """Per tensor, PyTorch rounds fma(x, 1/scale, zero_point) once to float32; per channel it adds in float32,
+    rounding twice. Values a hair from a half step land on different integers in the two, about 1 in 25."""
+    rng = np.random.default_rng(3)
+    k = rng.integers(-100, 100, 20000)
+    x = ((k + 0.5) * scale + rng.normal(0, scale * 1e-5, k.size)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch.quantize_per_tensor(torch.tensor(x), scale, zero_point, getattr(torch, dtype))
+        theirs_c = torch.quantize_per_channel(torch.tensor(x).reshape(-1, 1), torch.tensor([scale], dtype=torch.float64),
+                                              torch.tensor([zero_point]), 1, getattr(torch, dtype))
+    mine = toolkit.quantize_per_tensor(toolkit.tensor(x), scale, zero_point, getattr(toolkit, dtype))
+    mine_c = toolkit.quantize_per_channel(toolkit.tensor(x).reshape(-1, 1),
+                                          toolkit.tensor([scale], dtype=toolkit.float64),
+                                          toolkit.tensor([zero_point]), 1, getattr(toolkit, dtype))
+    np.testing.assert_array_equal(mine.int_repr().numpy(), theirs.int_repr().numpy())
+    np.testing.assert_array_equal(mine_c.int_repr().numpy(), theirs_c.int_repr().numpy())

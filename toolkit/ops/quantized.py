@@ -54,13 +54,25 @@ def check_zero_point(zero_point: int, rng: tuple[int, int], fn: str) -> None:
         raise RuntimeError(f"{fn} zero_point {zero_point} is below lower bound.")
 
 
-def quantize_array(x: np.ndarray, scale: float, zero_point, rng: tuple[int, int], np_dtype, nan_value: int):
-    """PyTorch's CPU quantization: ``round_half_even(zero_point + x * (1 / scale))`` computed in float32 (the
-    reciprocal too), clamped to the dtype's range; NaN becomes ``nan_value`` (what PyTorch's kernels give).
-    ``scale``/``zero_point`` may be arrays broadcasting against ``x`` (per channel)."""
+def quantize_array(x: np.ndarray, scale, zero_point, rng: tuple[int, int], np_dtype, nan_value: int | None = None,
+                   *, fused: bool = True) -> np.ndarray:
+    """PyTorch's CPU quantization of floats, clamped to the dtype's range ``rng``; NaN becomes ``nan_value`` (what
+    PyTorch's kernels give; None: the top of the range, the bottom for int32).
+
+    ``fused`` (an 8-bit per-tensor quantization: fbgemm's vectorized ``Quantize``) rounds
+    ``fma(x, 1 / scale, zero_point)`` once to float32 (emulated in float64, where the product is exact), then to
+    the nearest even integer; otherwise (the per-channel kernel, ``scale``/``zero_point`` arrays broadcasting
+    against ``x``, and qint32) ``zero_point + x * (1 / scale)`` is computed in float32, rounding twice. The two differ for
+    about 1 value in 25 near a half, so each path follows its own kernel."""
+    if nan_value is None:
+        nan_value = rng[0] if np.dtype(np_dtype) == np.int32 else rng[1]
     with np.errstate(all="ignore"):
         inv = np.float32(1.0) / np.asarray(scale, dtype=np.float32)
-        v = np.rint(np.asarray(zero_point).astype(np.float32) + x * inv).astype(np.float64)
+        if fused:
+            v = (np.asarray(x, np.float64) * inv.astype(np.float64) + np.asarray(zero_point, np.float64))
+            v = np.rint(v.astype(np.float32)).astype(np.float64)
+        else:
+            v = np.rint(np.asarray(zero_point).astype(np.float32) + x * inv).astype(np.float64)
     nan = np.isnan(v)
     v = np.clip(v, rng[0], rng[1])
     if nan.any():
@@ -95,7 +107,8 @@ def _per_tensor(x, scale: float, zero_point: int, dtype):
     a = _float_input(x, "Quantize only works on Float Tensor, got")
     zero_point = int(zero_point)
     check_zero_point(zero_point, rng, "quantize_tensor_per_tensor_affine")
-    ints = quantize_array(a, scale, zero_point, rng, dtype.np, rng[0] if dtype.name == "qint32" else rng[1])
+    # fbgemm's fused Quantize serves the 8-bit dtypes; qint32 takes the float32 kernel the per-channel path uses
+    ints = quantize_array(a, scale, zero_point, rng, dtype.np, fused=dtype.name != "qint32")
     return QUANTIZED_KIND["make"](ints, dtype, "per_tensor_affine", float(scale), zero_point, None, x.device)
 
 
@@ -161,7 +174,7 @@ def quantize_per_channel(self, scales, zero_points, axis, dtype):
     shape = [1] * a.ndim
     shape[axis] = -1
     ints = quantize_array(a, s.reshape(shape), z.reshape(shape), rng, dtype.np,
-                          rng[0] if dtype.name == "qint32" else 0)
+                          rng[0] if dtype.name == "qint32" else 0, fused=False)
     return QUANTIZED_KIND["make"](ints, dtype, "per_channel_affine", s, z, axis, self.device)
 
 

@@ -98,7 +98,9 @@ class OpDef:
         self.schema = schema
         self.name = schema.name
         self.overload = schema.overload
-        self.qualified_name = f"aten::{schema.name}"
+        # A name with a namespace of its own (``quantized::linear``, PyTorch's custom-op libraries) keeps it; the
+        # registry files the op under that whole name, so it never meets ``aten::linear``'s overloads.
+        self.qualified_name = schema.name if "::" in schema.name else f"aten::{schema.name}"
         self.kind = kind
         self.kernels: dict[str, Callable] = {}
         # A composition of registered ops: the function takes Tensors and runs on every device; autograd
@@ -505,7 +507,7 @@ def _make_inplace(d: OpDef) -> OpDef:
 
 
 def get(name: str, overload: str = "") -> OpDef:
-    """Look an op up by name (``"add"``, ``"aten::add"``, ``"max.dim"``)."""
+    """Look an op up by name (``"add"``, ``"aten::add"``, ``"max.dim"``, ``"quantized::linear"``)."""
     if name.startswith("aten::"):
         name = name[6:]
     if "." in name and not overload:

@@ -91,3 +91,66 @@ def run_direction(mode: str, x: Tensor, h: Tensor, c, w_ih: Tensor, w_hh: Tensor
             h = _rnn_step(steps[t], h, w_hh_t, b_hh, mode == "RNN_RELU")
         outs[t] = h
     return api.stack(outs, 0), h, c
+
+
+def run_packed_direction(step, gates: Tensor, sizes: list[int], h: Tensor, c, reverse: bool):
+    """One direction over the input gates of packed data (N, G) whose time step ``t`` holds ``sizes[t]`` rows:
+    ``(outputs (N, H), last h, last c)``, the last states in the initial states' row order. ``step(gi, h, c)``
+    returns the next ``(h, c)`` (``c`` None except for LSTM), so float and quantized cells share the loop.
+
+    Forward, the state shrinks as sequences end and their rows are kept as final states; in reverse it starts
+    with the rows alive at the last step and grows, taking each new row from the initial state.
+    """
+    offsets = [0]
+    for bs in sizes:
+        offsets.append(offsets[-1] + bs)
+    outs: list = [None] * len(sizes)
+    h0, c0 = h, c
+    ended_h, ended_c = [], []
+    if reverse:
+        h, c = h0[:sizes[-1]], None if c0 is None else c0[:sizes[-1]]
+    order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+    for t in order:
+        bs = sizes[t]
+        if bs < h.size(0):  # forward: sequences ended; keep their final states
+            ended_h.append(h[bs:])
+            h = h[:bs]
+            if c is not None:
+                ended_c.append(c[bs:])
+                c = c[:bs]
+        elif bs > h.size(0):  # reverse: sequences start; take their initial states
+            h = api.cat([h, h0[h.size(0):bs]], 0)
+            if c is not None:
+                c = api.cat([c, c0[c.size(0):bs]], 0)
+        h, c = step(gates[offsets[t]:offsets[t + 1]], h, c)
+        outs[t] = h
+    if ended_h:
+        h = api.cat([h, *reversed(ended_h)], 0)
+        if c is not None:
+            c = api.cat([c, *reversed(ended_c)], 0)
+    return api.cat(outs, 0), h, c
+
+
+def run_packed_layers(run_dir, data: Tensor, h0: Tensor, c0, num_layers: int, bidirectional: bool,
+                      dropout: float, training: bool):
+    """Every layer and direction over packed ``data`` (N, I): ``(output (N, D*H), h_n, c_n)`` (``c_n`` None
+    unless ``c0`` is given). ``run_dir(idx, x, h, c, reverse)`` runs layer ``idx // D`` in direction ``idx % D``
+    (``run_packed_direction``'s result); dropout falls between layers in training, as PyTorch's."""
+    num_directions = 2 if bidirectional else 1
+    h0s = api.unbind(h0, 0)
+    c0s = None if c0 is None else api.unbind(c0, 0)
+    x = data
+    h_n, c_n, outs = [], [], []
+    for idx in range(num_layers * num_directions):
+        layer, direction = idx // num_directions, idx % num_directions
+        out, h, c = run_dir(idx, x, h0s[idx], None if c0s is None else c0s[idx], direction == 1)
+        outs.append(out)
+        h_n.append(h)
+        if c is not None:
+            c_n.append(c)
+        if direction == num_directions - 1:
+            x = outs[0] if num_directions == 1 else api.cat(outs, 1)
+            outs = []
+            if dropout > 0 and training and layer < num_layers - 1:
+                x = api.dropout(x, dropout, True)
+    return x, api.stack(h_n, 0), None if c0 is None else api.stack(c_n, 0)

@@ -20,6 +20,8 @@ from ..._core import dtypes as _dt
 from ...nn import Module
 from ...ops import api
 from . import _qtypes as q
+from .histogram_observer import HistogramObserver
+from .moving_average_observers import MovingAveragePerChannelMinMaxObserver
 from .observer import MovingAverageMinMaxObserver, _with_args, resize_to_saved
 
 
@@ -99,12 +101,7 @@ class FakeQuantize(FakeQuantizeBase):
     def forward(self, X):
         if int(self.observer_enabled[0]) == 1:
             self.activation_post_process(X.detach())
-            scale, zero_point = self.calculate_qparams()
-            if tuple(self.scale.shape) != tuple(scale.shape):
-                self.scale.resize_(scale.shape)
-                self.zero_point.resize_(zero_point.shape)
-            self.scale.copy_(scale)
-            self.zero_point.copy_(zero_point)
+            self._store_qparams(*self.calculate_qparams())
         if int(self.fake_quant_enabled[0]) == 1:
             qmin, qmax = self.activation_post_process.quant_min, self.activation_post_process.quant_max
             if self.is_per_channel:
@@ -112,6 +109,14 @@ class FakeQuantize(FakeQuantizeBase):
             else:
                 X = api.fake_quantize_per_tensor_affine(X, self.scale, self.zero_point, qmin, qmax)
         return X
+
+    def _store_qparams(self, scale, zero_point) -> None:
+        """Copy new parameters into the ``scale``/``zero_point`` buffers (resized when per-channel)."""
+        if tuple(self.scale.shape) != tuple(scale.shape):
+            self.scale.resize_(scale.shape)
+            self.zero_point.resize_(zero_point.shape)
+        self.scale.copy_(scale)
+        self.zero_point.copy_(zero_point)
 
     def extra_repr(self) -> str:
         return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, "
@@ -132,3 +137,10 @@ default_fake_quant = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver
 default_weight_fake_quant = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=-128,
                                                    quant_max=127, dtype=q.qint8, qscheme=q.per_tensor_symmetric,
                                                    reduce_range=False)
+default_per_channel_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=q.qint8,
+    qscheme=q.per_channel_symmetric, reduce_range=False, ch_axis=0)
+default_dynamic_fake_quant = FakeQuantize.with_args(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                                                    is_dynamic=True, dtype=q.quint8, averaging_constant=1)
+default_histogram_fake_quant = FakeQuantize.with_args(observer=HistogramObserver, quant_min=0, quant_max=255,
+                                                      dtype=q.quint8, qscheme=q.per_tensor_affine, reduce_range=True)

@@ -342,3 +342,9 @@ default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
 default_weight_observer = MinMaxObserver.with_args(dtype=q.qint8, qscheme=q.per_tensor_symmetric)
 default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(dtype=q.qint8,
                                                                          qscheme=q.per_channel_symmetric)
+weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(dtype=q.qint8, qscheme=q.per_tensor_symmetric,
+                                                                quant_min=-127, quant_max=127, eps=2 ** -12)
+per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(
+    dtype=q.qint8, qscheme=q.per_channel_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
+default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
+    dtype=q.quint8, qscheme=q.per_channel_affine_float_qparams, ch_axis=0)

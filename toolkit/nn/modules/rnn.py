@@ -23,7 +23,16 @@ import warnings
 
 from ..._core.state import is_tracing
 from ...ops import api
-from ...ops.rnn_steps import _fused, _gru_step, _input_gates, _lstm_step, _rnn_step, run_direction
+from ...ops.rnn_steps import (
+    _fused,
+    _gru_step,
+    _input_gates,
+    _lstm_step,
+    _rnn_step,
+    run_direction,
+    run_packed_direction,
+    run_packed_layers,
+)
 from ...tensor import Tensor
 from .. import init
 from ..parameter import Parameter
@@ -286,36 +295,20 @@ class RNNBase(Module):
         else:
             h0, c0 = _permute_hidden(hx, sorted_indices), None
             self.check_hidden_size(h0, expected)
-        h0s = api.unbind(h0, 0)
-        c0s = None if c0 is None else api.unbind(c0, 0)
-        x = data
-        h_n, c_n, outs = [], [], []
-        for idx, names in enumerate(self._all_weights):
-            layer, direction = idx // num_directions, idx % num_directions
-            out, h, c = self._run_direction_packed(x, sizes, names, h0s[idx], None if c0s is None else c0s[idx],
-                                                   direction == 1)
-            outs.append(out)
-            h_n.append(h)
-            if c is not None:
-                c_n.append(c)
-            if direction == num_directions - 1:
-                x = outs[0] if num_directions == 1 else api.cat(outs, 1)
-                outs = []
-                if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                    x = api.dropout(x, self.dropout, True)
+        names = self._all_weights
+        x, h_n, c_n = run_packed_layers(
+            lambda idx, x, h, c, reverse: self._run_direction_packed(x, sizes, names[idx], h, c, reverse),
+            data, h0, c0, self.num_layers, self.bidirectional, self.dropout, self.training)
         output = PackedSequence(x, batch_sizes, sorted_indices, unsorted_indices)
-        hidden = _permute_hidden(api.stack(h_n, 0), unsorted_indices)
+        hidden = _permute_hidden(h_n, unsorted_indices)
         if n_states == 2:
-            return output, (hidden, _permute_hidden(api.stack(c_n, 0), unsorted_indices))
+            return output, (hidden, _permute_hidden(c_n, unsorted_indices))
         return output, hidden
 
     def _run_direction_packed(self, data: Tensor, sizes: list[int], names: list[str], h: Tensor, c,
                               reverse: bool):
-        """One layer in one direction over packed ``data`` (N, I): ``(outputs (N, H), last h, last c)``.
-
-        Forward, the state shrinks as sequences end and their rows are kept as final states; in reverse it
-        starts with the rows alive at the last step and grows, taking each new row from the initial state.
-        """
+        """One layer in one direction over packed ``data`` (N, I): ``(outputs (N, H), last h, last c)``; the
+        loop over the shrinking (or, in reverse, growing) batch is ``rnn_steps.run_packed_direction``."""
         w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
         b_ih = getattr(self, names[2]) if self.bias else None
         b_hh = getattr(self, names[3]) if self.bias else None
@@ -326,42 +319,16 @@ class RNNBase(Module):
         gates = _input_gates(data.unsqueeze(1), w_ih, b_ih).squeeze(1)
         w_hh_t = w_hh.t().contiguous()
         fused = _fused(gates)
-        offsets = [0]
-        for bs in sizes:
-            offsets.append(offsets[-1] + bs)
-        outs: list = [None] * len(sizes)
-        h0, c0 = h, c
-        ended_h, ended_c = [], []
-        if reverse:
-            h, c = h0[:sizes[-1]], None if c0 is None else c0[:sizes[-1]]
-        order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
-        for t in order:
-            bs = sizes[t]
-            if bs < h.size(0):  # forward: sequences ended; keep their final states
-                ended_h.append(h[bs:])
-                h = h[:bs]
-                if c is not None:
-                    ended_c.append(c[bs:])
-                    c = c[:bs]
-            elif bs > h.size(0):  # reverse: sequences start; take their initial states
-                h = api.cat([h, h0[h.size(0):bs]], 0)
-                if c is not None:
-                    c = api.cat([c, c0[c.size(0):bs]], 0)
-            gi = gates[offsets[t]:offsets[t + 1]]
+
+        def step(gi: Tensor, h: Tensor, c):
             if mode == "LSTM":
                 h, c = _lstm_step(gi, h, c, w_hh_t, b_hh, fused)
-                if w_hr_t is not None:
-                    h = api.mm(h, w_hr_t)
-            elif mode == "GRU":
-                h = _gru_step(gi, h, w_hh_t, b_hh, fused)
-            else:
-                h = _rnn_step(gi, h, w_hh_t, b_hh, mode == "RNN_RELU")
-            outs[t] = h
-        if ended_h:
-            h = api.cat([h, *reversed(ended_h)], 0)
-            if c is not None:
-                c = api.cat([c, *reversed(ended_c)], 0)
-        return api.cat(outs, 0), h, c
+                return (h if w_hr_t is None else api.mm(h, w_hr_t)), c
+            if mode == "GRU":
+                return _gru_step(gi, h, w_hh_t, b_hh, fused), c
+            return _rnn_step(gi, h, w_hh_t, b_hh, mode == "RNN_RELU"), c
+
+        return run_packed_direction(step, gates, sizes, h, c, reverse)
 
     def _run_op(self, x: Tensor, h0: Tensor, c0):
         """``_run`` as the one op PyTorch's tracer records for the module (``aten::lstm``, ``aten::gru``,
