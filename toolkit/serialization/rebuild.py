@@ -174,6 +174,36 @@ def rebuild_parameter_with_state(data: Any, requires_grad: Any, backward_hooks: 
     return p
 
 
+def quantized_over(ints: Tensor, dtype: Any, scheme: Any, scale: Any, zero_point: Any, axis: Any,
+                   what: str = "a quantized tensor in the file") -> Tensor:
+    """The quantized tensor over the loaded integers ``ints`` (sharing their storage) with parameters read from a
+    file, each checked first: a positive finite scale (per channel: one per slice along ``axis``, as float64),
+    a zero point its dtype can hold. Checkpoints (``_rebuild_qtensor``) and JIT archives both build through here,
+    so a damaged or hostile file is refused the same way by either."""
+    _check(isinstance(dtype, _dt.qdtype) and dtype.name in _qk.RANGES and ints.dtype.np == dtype.np,
+           f"{what} has dtype {dtype!r:.40} over {ints.dtype} integers")
+    _check(ints.device.type == "cpu" and not ints.requires_grad,
+           f"{what} must be a CPU tensor that does not require grad")
+    lo, hi = _qk.RANGES[dtype.name]
+    if scheme is _qs.per_tensor_affine:
+        _check(isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale)
+               and scale > 0 and _is_int64(zero_point, lo) and zero_point <= hi and axis is None,
+               f"{what} has bad per-tensor parameters {(scale, zero_point)!r:.80}")
+        return _quantized.make(ints._data, dtype, scheme.name, float(scale), int(zero_point), None, CPU,
+                               ints._storage)
+    _check(scheme in (_qs.per_channel_affine, _qs.per_channel_affine_float_qparams),
+           f"{what} has the scheme {scheme!r:.40}, which toolkit cannot load")
+    _check(_is_int64(axis) and axis < max(ints.dim(), 1), f"{what} has a bad axis {axis!r:.40}")
+    n = ints.shape[axis] if ints.dim() else 0
+    scales = np.asarray(scale, np.float64) if not isinstance(scale, Tensor) else np.asarray(scale._data, np.float64)
+    points = zero_point._data if isinstance(zero_point, Tensor) else np.asarray(zero_point)
+    _check(scales.shape == (n,) and points.shape == (n,) and points.dtype.kind in "iu"
+           and bool(np.all(np.isfinite(scales) & (scales > 0))) and bool(np.all((points >= lo) & (points <= hi))),
+           f"{what} has bad per-channel parameters: {n} positive scales and zero points in [{lo}, {hi}] expected")
+    return _quantized.make(ints._data, dtype, scheme.name, scales, points.astype(np.int64), int(axis), CPU,
+                           ints._storage)
+
+
 def rebuild_qtensor(storage: Any, storage_offset: Any, size: Any, stride: Any, quantizer_params: Any,
                     requires_grad: Any, backward_hooks: Any) -> Tensor:
     """``torch._utils._rebuild_qtensor``: a quantized tensor over a ``torch.QInt8Storage`` (or ``QUInt8``,
@@ -184,32 +214,13 @@ def rebuild_qtensor(storage: Any, storage_offset: Any, size: Any, stride: Any, q
            f"a quantized tensor in the file is built on {getattr(storage, 'dtype', storage)!r:.40}, not a quantized "
            "storage")
     _check(requires_grad is False, "a quantized tensor in the file requires grad")
-    ints = _view(storage, storage_offset, size, stride, None)
-    _check(isinstance(quantizer_params, tuple) and quantizer_params, "a quantized tensor in the file has bad "
-                                                                     f"parameters {quantizer_params!r:.80}")
-    scheme, *params = quantizer_params
-    lo, hi = _qk.RANGES[storage.dtype.name]
-    if scheme is _qs.per_tensor_affine:
-        _check(len(params) == 2 and isinstance(params[0], (int, float)) and math.isfinite(params[0])
-               and params[0] > 0 and _is_int64(params[1], lo) and params[1] <= hi,
-               f"a quantized tensor in the file has bad per-tensor parameters {tuple(params)!r:.80}")
-        t = _quantized.make(ints._data, storage.dtype, scheme.name, float(params[0]), int(params[1]), None,
-                            CPU, ints._storage)
-    elif scheme in (_qs.per_channel_affine, _qs.per_channel_affine_float_qparams):
-        _check(len(params) == 3 and all(isinstance(p, Tensor) and p.dim() == 1 for p in params[:2])
-               and _is_int64(params[2]) and 0 <= params[2] < max(ints.dim(), 1)
-               and params[0].numel() == params[1].numel() == (ints.shape[params[2]] if ints.dim() else 0),
-               f"a quantized tensor in the file has bad per-channel parameters {tuple(params)!r:.120}")
-        scales, zero_points = np.asarray(params[0]._data, np.float64), np.asarray(params[1]._data, np.int64)
-        _check(bool(np.all(scales > 0)) and bool(np.all((zero_points >= lo) & (zero_points <= hi))),
-               "a quantized tensor in the file has a scale <= 0 or a zero point outside its dtype's range")
-        t = _quantized.make(ints._data, storage.dtype, scheme.name, scales, zero_points, int(params[2]), CPU,
-                            ints._storage)
-    else:
-        raise _Corrupt(f"a quantized tensor in the file has the scheme {scheme!r:.40}, which toolkit cannot load")
     target = storage.target
     _check(target is None or target.type == "cpu", f"toolkit keeps quantized tensors on the CPU, not {target}")
-    return t
+    ints = _view(storage, storage_offset, size, stride, None)
+    _check(isinstance(quantizer_params, tuple) and len(quantizer_params) in (3, 4),
+           f"a quantized tensor in the file has bad parameters {quantizer_params!r:.80}")
+    scheme, scale, zero_point, *axis = quantizer_params
+    return quantized_over(ints, storage.dtype, scheme, scale, zero_point, axis[0] if axis else None)
 
 
 _REBUILDERS = (rebuild_tensor, rebuild_tensor_v2, rebuild_tensor_v3, rebuild_parameter, rebuild_parameter_with_state,

@@ -270,7 +270,7 @@ class TensorType(JitType):
         parts = []
         if self.sizes is not None:
             parts += ["*" if s is None else str(s) for s in self.sizes]
-        if self.strides is not None:
+        if self.strides:  # a 0-dim tensor's empty strides print as nothing, as TorchScript prints them
             parts.append("strides=[" + ", ".join(str(s) for s in self.strides) + "]")
         if self.requires_grad is not None:
             parts.append(f"requires_grad={int(self.requires_grad)}")
@@ -322,6 +322,7 @@ def type_of_constant(v) -> JitType:
 
 def schema_type(t: str) -> JitType:
     """The IR type an op schema's argument type string stands for."""
+    t = t.split(" ", 1)[0]  # a lone named return (``-> Tensor Y``) keeps its name in the type string
     if t.endswith("?") and not t.endswith("[]?"):
         return OptionalType(schema_type(t[:-1]))
     if "[" in t:

@@ -58,6 +58,7 @@ from .archive_decode import (
     loadable_kinds,
 )
 from .archive_globals import global_modules_as_constants
+from .archive_quantized import ArchiveReader, ArchiveWriter
 from .archive_types import ARCHIVE_EXCEPTIONS
 from .code import default_literal, exception_name, graph_to_code
 from .loaded_modules import LoadedScriptFunction, LoadedScriptModule, attribute_lookup, attribute_types_of
@@ -185,7 +186,7 @@ def save(m, f, _extra_files: dict | None = None) -> None:
     Modules that scripted code reads from globals are saved as constants of their state now
     (``archive_globals``); a ``raise`` saves only Python's builtin errors (``archive_types.ARCHIVE_EXCEPTIONS``).
     """
-    writer = S._Writer()
+    writer = ArchiveWriter()
     if isinstance(m, ScriptModule):
         kind, name = "module", "forward"
         model: dict[str, Any] = {"kind": kind, "module": _enc_module(m, writer, "self")}
@@ -312,7 +313,7 @@ def _check_graph(graph: Graph, root, entry: str, lines: dict) -> None:
 
 
 def _build(zf: zipfile.ZipFile, archive, manifest: dict, map_location):
-    reader = S._Reader(zf, manifest, map_location, archive)
+    reader = ArchiveReader(zf, manifest, map_location, archive)
     model = manifest.get("model")
     _check(isinstance(model, dict), "the manifest has no model")
     if model["kind"] == "module":

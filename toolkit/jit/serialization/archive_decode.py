@@ -193,7 +193,8 @@ class GraphDecoder:
         return g
 
     def op_for(self, kind: str, op_name):
-        if kind.startswith("aten::") and not (op_name is None and kind in self.prims):
+        registry_kind = kind.startswith("aten::") or kind.startswith("quantized::")  # quantized:: ops too
+        if registry_kind and not (op_name is None and kind in self.prims):
             _check(isinstance(op_name, str), f"unknown op {kind:.80}: an aten:: node names its registry op, or is "
                                              "one of the interpreter's kinds that have a schema")
             try:

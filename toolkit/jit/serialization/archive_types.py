@@ -16,8 +16,9 @@ from ..ir import types as T
 __all__ = ["ARCHIVE_EXCEPTIONS", "OTHER_TYPES", "archive_exception", "checkable", "check_value", "contains_module",
            "fits", "fits_arg", "is_data", "return_type"]
 
-OTHER_TYPES = frozenset({"ScalarType", "Device", "Layout", "MemoryFormat", "Generator", "slice", "ellipsis"})
-"""The ``OtherType`` names an archive may declare."""
+OTHER_TYPES = frozenset({"ScalarType", "Device", "Layout", "MemoryFormat", "Generator", "slice", "ellipsis",
+                         "LinearPackedParamsBase", "Conv2dPackedParamsBase"})
+"""The ``OtherType`` names an archive may declare (the last two: quantized modules' prepacked weights)."""
 
 ARCHIVE_EXCEPTIONS = frozenset({
     Exception, ArithmeticError, AssertionError, AttributeError, FloatingPointError, IndexError, KeyError,

@@ -18,7 +18,7 @@ from .annotations import is_final
 __all__ = ["check_constants", "constant_names", "constant_value", "is_constant"]
 
 _SIMPLE = (bool, int, float, str, type(None))
-_OBJECT_TYPES = ("dtype", "device", "layout", "memory_format", "qscheme")
+_OBJECT_TYPES = ("dtype", "qdtype", "device", "layout", "memory_format", "qscheme")
 
 
 @functools.cache
