@@ -191,7 +191,7 @@ def test_autograd_view_text_reads_in_light_and_dark_themes(browser, tmp_path, th
     assert page.locator("svg.tk-autograd g.node").count() == len(view.nodes)
     texts = _check_theme(page, errors, tmp_path, theme, "svg.tk-autograd", "autograd")
     shown = {t["text"] for t in texts}
-    assert {"weight", "bias", "(4, 3)", "TanhBackward0", "LinearBackward0"} <= shown  # parameter names, shapes
+    assert {"weight", "bias", "(4, 3)", "TanhBackward0", "AddmmBackward0"} <= shown  # parameter names, shapes
     edges = page.evaluate("() => Array.from(document.querySelectorAll('svg.tk-autograd g.edge > path'),"
                           " p => getComputedStyle(p).stroke)")
     assert len(edges) == len(view.edges) and len(set(edges)) == 1

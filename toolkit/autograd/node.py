@@ -17,6 +17,7 @@ from ..ops import api
 from ..tensor import Tensor, wrap
 from .grad_mode import LOCAL
 from .handle import ListHookHandle
+from .naming import is_per_call, node_name
 from .saved import SavedTensor
 from .views import replay_view
 
@@ -258,19 +259,20 @@ def _conjugated(v):
     return v
 
 
-_node_classes: dict = {}
+_node_classes: dict = {}  # class name -> class: ops sharing a name share the class, as in PyTorch
 
 
-def node_class(op) -> type:
-    """The grad_fn class for an op, named as PyTorch names them (``MulBackward0``; a letter after a digit is
-    capitalized too: ``Log1PBackward0``, ``MaxPool2DWithIndicesBackward0``)."""
-    cls = _node_classes.get(op)
+def node_class(op, bound: list | None = None, outputs: tuple | None = None) -> type:
+    """The grad_fn class for one call of ``op``, named as PyTorch names it (``naming.node_name``:
+    ``MulBackward0`` for ``mul``, ``multiply`` and ``mul_``; ``ConvolutionBackward0`` for ``conv2d``). A name
+    that does not depend on the call is cached on the op, where the recorder looks first."""
+    name = node_name(op, bound, outputs)
+    cls = _node_classes.get(name)
     if cls is None:
-        base = op.name.strip("_")
-        camel = "".join(p.title() for p in base.split("_"))
-        cls = type(f"{camel}Backward0", (OpNode,), {"__slots__": ()})
-        _node_classes[op] = cls
-        op._node_class = cls  # where the recorder finds it
+        cls = type(name, (OpNode,), {"__slots__": ()})
+        _node_classes[name] = cls
+    if not is_per_call(op):
+        op._node_class = cls
     return cls
 
 

@@ -136,7 +136,7 @@ def _meta(a) -> tuple | None:
 
 
 def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
-    node = (op._node_class or node_class(op))()
+    node = (op._node_class or node_class(op, bound, outs))()
     node.op = op
     edges, metas, needs = [], [], []
     for i in op.diff_args:
@@ -267,8 +267,10 @@ def check_inplace(op, t: Tensor) -> None:
         return
     for vop, _ in chain:
         if multi_output(vop):
+            # The view's own node where it is the last view taken (its name may depend on the call: chunk)
+            node = t.grad_fn if vop is chain[-1][0] and t.grad_fn is not None else node_class(vop)
             raise RuntimeError(
-                f"Output {t._output_nr} of {short_name(node_class(vop))} is a view and is being modified inplace. "
+                f"Output {t._output_nr} of {short_name(node)} is a view and is being modified inplace. "
                 "This view is the output of a function that returns multiple views. Such functions do not allow "
                 "the output views to be modified inplace. You should replace the inplace operation by an "
                 "out-of-place one."

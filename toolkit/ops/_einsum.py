@@ -166,7 +166,8 @@ def einsum_backward(grad, equation: str, tensors, needs_input_grad):
 # ---------------------------------------------------------------------------------------------
 # einsum
 # ---------------------------------------------------------------------------------------------
-@op("einsum(str equation, Tensor[] tensors) -> Tensor", kind=LINALG, out=False, autocast="lower", method=False)
+@op("einsum(str equation, Tensor[] tensors) -> Tensor", kind=LINALG, out=False, autocast="lower", method=False,
+    grad_fn="ViewBackward0")
 def einsum(equation, tensors):
     """Sum of products over the subscripts of ``equation`` (numpy's einsum with a contraction-order search).
 

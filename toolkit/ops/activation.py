@@ -210,7 +210,7 @@ def _prelu_check(self_shape, weight_shape, self_dtype, weight_dtype) -> tuple:
     return (n,) + (1,) * (len(self_shape) - 2) if len(self_shape) >= 2 else ()
 
 
-@op("prelu(Tensor self, Tensor weight) -> Tensor", kind=NN, autocast="lower")
+@op("prelu(Tensor self, Tensor weight) -> Tensor", kind=NN, grad_fn="PreluKernelBackward0", autocast="lower")
 def prelu(self, weight):
     """``self`` where positive, ``weight * self`` elsewhere, one slope per channel (dim 1) or one for all."""
     shape = _prelu_check(self.shape, weight.shape, _dt_title(self.dtype), _dt_title(weight.dtype))

@@ -89,7 +89,7 @@ def _(g, self, alpha=1.0):
     return g.op("Elu", self, alpha=float(alpha))
 
 
-@op("selu(Tensor self) -> Tensor", kind=ELEMENTWISE, out=False,
+@op("selu(Tensor self) -> Tensor", kind=ELEMENTWISE, grad_fn="EluBackward0", out=False,
     formula=f"{SELU_SCALE!r} * (self if self > 0 else {SELU_ALPHA!r} * math.expm1(self))", inplace=True,
     method=False)
 def selu(self):
@@ -136,7 +136,7 @@ def hardtanh(self, min_val=-1, max_val=1):
 
 
 @op("relu6(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="min(max(self, 0), 6)", inplace=True,
-    method=False, namespace="nn.functional")
+    method=False, namespace="nn.functional", grad_fn="HardtanhBackward0")
 def relu6(self):
     """``min(max(self, 0), 6)``: hardtanh on ``[0, 6]``."""
     _no_bool("relu6", self)
@@ -265,7 +265,7 @@ def _(grad, self):
 
 
 @op("softsign(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="self / (1.0 + abs(self))",
-    promotion=PROMOTE_INT_TO_FLOAT, method=False, namespace="nn.functional")
+    promotion=PROMOTE_INT_TO_FLOAT, method=False, namespace="nn.functional", grad_fn="DivBackward0")
 def softsign(self):
     """``self / (1 + |self|)``."""
     if self.dtype == np.bool_:
@@ -283,7 +283,7 @@ def _(grad, self):
 
 
 @op("tanhshrink(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="self - math.tanh(self)",
-    promotion=PROMOTE_INT_TO_FLOAT, method=False, namespace="nn.functional")
+    promotion=PROMOTE_INT_TO_FLOAT, method=False, namespace="nn.functional", grad_fn="SubBackward0")
 def tanhshrink(self):
     """``self - tanh(self)``."""
     if self.dtype == np.bool_:

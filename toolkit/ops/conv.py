@@ -213,7 +213,8 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # Public convolutions (torch.conv1d / conv2d / conv3d, also in torch.nn.functional)
 # ---------------------------------------------------------------------------------------------
-_NF = dict(kind=NN, method=False)
+# Their grad_fn is ConvolutionBackward0, as PyTorch's: it runs one derivative formula, convolution's, for all.
+_NF = dict(kind=NN, method=False, grad_fn=convolution)
 
 conv1d = op("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, "
             "SymInt[1] dilation=1, SymInt groups=1) -> Tensor", **_NF, autocast="lower",

@@ -127,13 +127,14 @@ def _inv_grad(grad, result):
     return -rt.matmul(grad).matmul(rt)
 
 
-@op("linalg_inv(Tensor A) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="inv", method=False)
+@op("linalg_inv(Tensor A) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="inv", method=False,
+    grad_fn="LinalgInvExBackward0")
 def linalg_inv(A):
     """Inverse of each square matrix in a batch; singular input raises ``LinAlgError``."""
     return _inv("linalg.inv", A)
 
 
-@op("inverse(Tensor self) -> Tensor", kind=LINALG, autocast="fp32")
+@op("inverse(Tensor self) -> Tensor", kind=LINALG, grad_fn="LinalgInvExBackward0", autocast="fp32")
 def inverse(self):
     """Inverse of each square matrix in a batch (``torch.linalg.inv``)."""
     return _inv("linalg.inv", self)
@@ -168,7 +169,7 @@ def linalg_det(A):
     return np.linalg.det(A)
 
 
-@op("det(Tensor self) -> Tensor", kind=LINALG, out=False)
+@op("det(Tensor self) -> Tensor", kind=LINALG, grad_fn="LinalgDetBackward0", out=False)
 def det(self):
     """Determinant of each square matrix in a batch (``torch.linalg.det``)."""
     check_matrix("linalg.det", self, square=True)
@@ -223,7 +224,7 @@ def linalg_slogdet(A):
     return _slogdet(A)
 
 
-@op("slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", kind=LINALG)
+@op("slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)", kind=LINALG, grad_fn="LinalgSlogdetBackward0")
 def slogdet(self):
     """Sign and log absolute determinant (``torch.linalg.slogdet``)."""
     return _slogdet(self)
@@ -248,7 +249,7 @@ for _o in (linalg_slogdet, slogdet):
     _o.sample_inputs(_square_samples)
 
 
-@op("logdet(Tensor self) -> Tensor", kind=LINALG, out=False)
+@op("logdet(Tensor self) -> Tensor", kind=LINALG, grad_fn="WhereBackward0", out=False)
 def logdet(self):
     """Log determinant: nan for a negative determinant, -inf for a singular matrix."""
     sign, logabs = _slogdet(self)
@@ -314,7 +315,7 @@ def _solve_shapes(A, B, left):
 
 
 @op("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
-    function="solve", method=False)
+    function="solve", method=False, grad_fn="LinalgSolveExBackward0")
 def linalg_solve(A, B, left=True):
     """Solve ``A X = B`` (or ``X A = B`` with ``left=False``) for batches of square ``A``; B may be a vector."""
     vector, _ = _solve_shapes(A, B, left)
@@ -410,7 +411,7 @@ def _spd_samples(rng):
 
 
 @op("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
-    function="cholesky", method=False)
+    function="cholesky", method=False, grad_fn="LinalgCholeskyExBackward0")
 def linalg_cholesky(self, upper=False):
     """Cholesky factor L (or U = L^T with ``upper=True``) of symmetric positive-definite matrices: A = L L^T."""
     return _cholesky("linalg.cholesky", self, upper)

@@ -21,6 +21,7 @@ from ..backends.cpu import map_kernel
 from . import _flops
 from ._meta_rules import elementwise_meta
 from .complex_refusal import no_complex_kernel, refuse_complex
+from .grad_fn_rules import by_scalar_operand
 from .registry import (
     ELEMENTWISE,
     PROMOTE_COMPLEX_TO_FLOAT,
@@ -159,7 +160,8 @@ def _(grad, alpha):
 
 
 @op("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE, out=False,
-    formula="other - alpha * self", method=False, check_dtypes=_sub_check)
+    formula="other - alpha * self", method=False, check_dtypes=_sub_check,
+    grad_fn=by_scalar_operand("RsubBackward0", "RsubBackward1"))
 def rsub(self, other, alpha=1):
     """``other - alpha * self``: what ``2 - x`` runs (and records), as in PyTorch."""
     return sub.kernels["cpu"](other, self, alpha)
@@ -186,7 +188,8 @@ def _(grad, self, other, needs_input_grad):
 @op("div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", kind=ELEMENTWISE,
     formula="self / other", promotion=PROMOTE_INT_TO_FLOAT, mode_promotion=("rounding_mode", PROMOTE_DEFAULT),
     inplace=True, numbers_as_tensors=True, dunders=("truediv", "rtruediv", "itruediv", "div", "rdiv", "idiv"),
-    identities=(("self", "other", 1, ("rounding_mode", None)),))
+    identities=(("self", "other", 1, ("rounding_mode", None)),),
+    grad_fn=lambda bound, outputs: "DivBackward0" if bound[2] is None else "DivBackward2")  # div.Tensor_mode
 def div(self, other, rounding_mode=None, out=None):
     """True division, or with ``rounding_mode`` ``'trunc'``/``'floor'`` the rounded quotient.
 
@@ -327,7 +330,7 @@ def _(grad):
 
 
 @op("square(Tensor self) -> Tensor", kind=ELEMENTWISE, formula="self * self", promotion=PROMOTE_NONE,
-    inplace=True)
+    inplace=True, grad_fn="PowBackward0")
 def square(self):
     """``self * self``; bool squares to int64, as PyTorch's ``pow(self, 2)`` promotes it."""
     if isinstance(self, np.ndarray) and self.dtype == np.bool_:
@@ -387,7 +390,7 @@ _ROUND_DECIMALS = (
 
 
 @op("round.decimals(Tensor self, *, int decimals) -> Tensor", kind=ELEMENTWISE, out="exact", formula=_ROUND_DECIMALS,
-    inplace=True)
+    inplace=True, grad_fn="RoundBackward1")
 def round_decimals(self, decimals):
     """Round to ``decimals`` decimal places (negative: to the left of the point), halves to even.
 

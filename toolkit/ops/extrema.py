@@ -98,10 +98,11 @@ def _make_extreme(name: str, largest: bool) -> None:
         return values, idx.astype(np.int64, copy=False)
 
     word = "largest" if largest else "smallest"
-    o_full = op(f"{name}(Tensor self) -> Tensor", kind=REDUCTION, out="cast",
+    o_full = op(f"{name}(Tensor self) -> Tensor", kind=REDUCTION, out="cast", grad_fn=f"{name.title()}Backward1",
                 doc=f"The {word} element (NaN if any element is NaN).")(full)
     pointwise = maximum if largest else minimum  # max.other is the same op under PyTorch's other name
     o_other = op(f"{name}.other(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula=pointwise.formula,
+                 grad_fn=pointwise,
                  doc=f"Elementwise {pointwise.name} of two tensors, with broadcasting; NaN propagates."
                  )(pointwise.kernels["cpu"])
     o_other.scalar_tensors = False  # ``x.max(1)`` is the dim overload, never a comparison with 1

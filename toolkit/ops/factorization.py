@@ -106,7 +106,8 @@ def linalg_qr(A, mode="reduced"):
     return _qr("linalg.qr", A, mode)
 
 
-@op("qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", kind=LINALG, autocast="fp32")
+@op("qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)", kind=LINALG, autocast="fp32",
+    grad_fn="LinalgQrBackward0")
 def qr(self, some=True):
     """QR decomposition, reduced when ``some`` (deprecated in PyTorch for ``linalg.qr``)."""
     return _qr("linalg.qr", self, "reduced" if some else "complete")
@@ -266,7 +267,8 @@ def _(rng):
     yield (r((2, 3)).T,), {"full_matrices": False}
 
 
-@op("svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)", kind=LINALG, autocast="fp32")
+@op("svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)", kind=LINALG, autocast="fp32",
+    grad_fn="LinalgSvdBackward0")
 def svd(self, some=True, compute_uv=True):
     """``A = U diag(S) V^T`` (V, not Vh); with ``compute_uv=False`` U and V are zero-filled (m, m), (n, n)."""
     _svd_shapes("linalg.svd", self, not some)
@@ -308,7 +310,7 @@ def _(rng):
 
 
 @op("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
-    function="svdvals", method=False)
+    function="svdvals", method=False, grad_fn="LinalgSvdBackward0")
 def linalg_svdvals(A, driver=None):
     """Singular values, descending (no singular vectors are formed)."""
     check_matrix("linalg.svdvals", A)
@@ -394,7 +396,7 @@ linalg_eigh.sample_inputs(_sym_samples)
 
 
 @op("linalg_eigvalsh(Tensor self, str UPLO='L') -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg",
-    function="eigvalsh", method=False)
+    function="eigvalsh", method=False, grad_fn="LinalgEighBackward0")
 def linalg_eigvalsh(self, UPLO="L"):
     """Eigenvalues (ascending) of symmetric matrices."""
     _eigh_check("linalg.eigvalsh", self, UPLO)

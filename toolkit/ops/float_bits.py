@@ -23,6 +23,7 @@ from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import float_only, int_and_bool, not_implemented, unary_samples
+from .grad_fn_rules import by_scalar_operand
 from .registry import (
     COMPARISON,
     ELEMENTWISE,
@@ -55,7 +56,8 @@ def _as(v, dt: np.dtype) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- signs
 @op("copysign.Tensor(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="math.copysign(self, other)",
-    promotion=PROMOTE_INT_TO_FLOAT, inplace=True)
+    promotion=PROMOTE_INT_TO_FLOAT, inplace=True,
+    grad_fn=by_scalar_operand("CopysignBackward0", "CopysignBackward1"))
 def copysign(self, other):
     """``|self|`` with the sign of ``other`` (``-0.0`` and ``nan`` signs included); integers compute in float."""
     return np.copysign(self, other)
@@ -170,7 +172,8 @@ def heaviside(self, values):
 
 
 @op("float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", kind=ELEMENTWISE, out="exact",
-    formula="math.pow(float(self), float(exponent))", promotion=PROMOTE_NONE, scalar_self=True)
+    formula="math.pow(float(self), float(exponent))", promotion=PROMOTE_NONE, scalar_self=True,
+    grad_fn=by_scalar_operand("PowBackward1", "PowBackward0", "PowBackward2"))  # PyTorch's runs pow
 def float_power(self, exponent):
     """``self ** exponent`` computed and returned in float64 whatever the input dtypes."""
     with ignore_fp_errors():

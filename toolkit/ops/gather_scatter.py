@@ -182,7 +182,7 @@ def _(rng):
 
 
 @op("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", kind=INDEXING, inplace=True,
-    nondiff_args=("index",))
+    nondiff_args=("index",), grad_fn="ScatterBackward1")
 def scatter_value(self, dim, index, value):
     """A copy of ``self`` with ``value`` written at ``index`` along ``dim``."""
     return _scatter(self, dim, index, None, value, None, "scatter")
@@ -294,7 +294,7 @@ def _take_along_shapes(self, indices, dim):
 
 
 @op("take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", kind=INDEXING,
-    nondiff_args=("indices",))
+    nondiff_args=("indices",), grad_fn="GatherBackward0")
 def take_along_dim(self, indices, dim=None):
     """Values of ``self`` at ``indices`` along ``dim`` (broadcasting the other dims); flattened when ``dim=None``."""
     d, shape = _take_along_shapes(self, indices, dim)

@@ -104,7 +104,8 @@ def linalg_householder_product(input, tau):
     return _product(input, tau)
 
 
-@op("orgqr(Tensor self, Tensor input2) -> Tensor", kind=LINALG, out="cast", autocast="fp32")
+@op("orgqr(Tensor self, Tensor input2) -> Tensor", kind=LINALG, out="cast", autocast="fp32",
+    grad_fn="LinalgHouseholderProductBackward0")
 def orgqr(self, input2):
     """``linalg.householder_product`` under LAPACK's name."""
     return _product(self, input2)

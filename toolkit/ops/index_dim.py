@@ -186,7 +186,7 @@ def _fill_checks(self, dim, index, value):
 
 
 @op("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", kind=INDEXING, out=False,
-    inplace=True, nondiff_args=("index",), overlap_ok=("self", "value"))
+    inplace=True, nondiff_args=("index",), overlap_ok=("self", "value"), grad_fn="IndexFillBackward1")
 def index_fill(self, dim, index, value):
     """A copy of ``self`` with the slices along ``dim`` at ``index`` set to the 0-d ``value``."""
     _fill_checks(self, dim, index, value)

@@ -84,8 +84,19 @@ def _(rng):
     yield (rng.standard_normal((0, 2, 3)), rng.standard_normal((0, 3, 1))), {}
 
 
+# PyTorch's matmul runs another op by the operands' dims, and records that op's node (the last one where it
+# folds batch dims into a matrix product and views the result back).
+_MATMUL_NODES = {
+    (1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4", (2, 2): "MmBackward0"}
+
+
+def _matmul_node(bound, outputs) -> str:
+    dims = (bound[0].dim(), bound[1].dim())
+    return _MATMUL_NODES.get(dims, "CloneBackward0" if dims[0] == 2 else "UnsafeViewBackward0")
+
+
 @op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, autocast="lower", dunders=("matmul", "rmatmul"),
-    flops=_flops.matmul)
+    flops=_flops.matmul, grad_fn=_matmul_node)
 def matmul(self, other):
     """Matrix product with torch.matmul's rules: 1-D operands act as vectors, batch dims broadcast."""
     if self.ndim == 2 and other.ndim == 2 and self.shape[1] == other.shape[0] and self.dtype == other.dtype \
@@ -238,13 +249,13 @@ def _outer_samples(rng):
     yield (rng.standard_normal(0), rng.standard_normal(2)), {}
 
 
-@op("outer(Tensor self, Tensor vec2) -> Tensor", kind=LINALG, out="cast")
+@op("outer(Tensor self, Tensor vec2) -> Tensor", kind=LINALG, grad_fn="MulBackward0", out="cast")
 def outer(self, vec2):
     """Outer product of two 1-D tensors: ``out[i, j] = self[i] * vec2[j]`` (dtypes promote)."""
     return _outer_kernel(self, vec2, "outer")
 
 
-@op("ger(Tensor self, Tensor vec2) -> Tensor", kind=LINALG, out="cast")
+@op("ger(Tensor self, Tensor vec2) -> Tensor", kind=LINALG, grad_fn="MulBackward0", out="cast")
 def ger(self, vec2):
     """Alias of ``outer``, kept for code written against older PyTorch."""
     return _outer_kernel(self, vec2, "outer")

@@ -142,7 +142,7 @@ linalg_eig.sample_inputs(_eig_samples)
 
 
 @op("linalg_eigvals(Tensor self) -> Tensor", kind=LINALG, autocast="fp32", namespace="linalg", function="eigvals",
-    method=False, out=OUT_CAST)
+    method=False, out=OUT_CAST, grad_fn="LinalgEigBackward0")
 def linalg_eigvals(self):
     """Eigenvalues of general square matrices (complex); a batch element with infs or NaNs gives NaNs."""
     _eig_check("linalg.eigvals", self)

@@ -55,7 +55,7 @@ def _(rng):
 
 
 @op("linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)", kind=VIEW,
-    namespace="linalg", function="diagonal", method=False)
+    namespace="linalg", function="diagonal", method=False, grad_fn="DiagonalBackward0")
 def linalg_diagonal(A, offset=0, dim1=-2, dim2=-1):
     """The diagonals of a batch of matrices (a view): ``diagonal`` over the last two dims by default."""
     return diag_view(A, offset, dim1, dim2)

@@ -16,6 +16,7 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
+from .grad_fn_rules import by_reduction
 from .registry import NN, op
 
 NONE, MEAN, SUM = 0, 1, 2
@@ -119,7 +120,7 @@ def _(grad, self, target, reduction):
 
 
 @op("l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", kind=NN, autocast="fp32", method=False,
-    namespace="ops.aten", promote_args=("self", "target"))
+    namespace="ops.aten", promote_args=("self", "target"), grad_fn=by_reduction("AbsBackward0", 2))
 def l1_loss(self, target, reduction=MEAN):
     """Absolute error ``|self - target|``, reduced by ``reduction``."""
     check_loss_input("l1", self, reduction)
@@ -323,7 +324,8 @@ def _(rng):
 # kl_div
 # ---------------------------------------------------------------------------------------------
 @op("kl_div(Tensor self, Tensor target, int reduction=0, *, bool log_target=False) -> Tensor", kind=NN, autocast="fp32",
-    method=False, promote_args=("self", "target"))
+    method=False, promote_args=("self", "target"),
+    grad_fn=by_reduction(lambda bound, outputs: "MulBackward0" if bound[3] else "SubBackward0", 2))
 def kl_div(self, target, reduction=NONE, log_target=False):
     """Pointwise KL divergence ``t (log t - x)`` (``exp(t) (t - x)`` for log targets); ``x`` holds log-probabilities."""
     check_loss_input("kl_div", self, reduction)

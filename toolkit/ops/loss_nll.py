@@ -19,6 +19,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
+from .grad_fn_rules import by_input_dim, by_reduction
 from .loss import MEAN, NONE, SUM, check_reduction
 from .registry import NN, op
 
@@ -106,7 +107,8 @@ class _Meta:
 
 @op("nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) "
     "-> Tensor", kind=NN, autocast="fp32", method=False, namespace="ops.aten", nondiff_args=("target", "weight"),
-    refuse_grad_args=("weight",))
+    refuse_grad_args=("weight",),
+    grad_fn=by_input_dim({1: "NllLossBackward0", 2: "NllLossBackward0"}, "NllLoss2DBackward0"))
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
     cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
@@ -256,7 +258,8 @@ def _(rng):
 # poisson_nll_loss
 # ---------------------------------------------------------------------------------------------
 @op("poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor",
-    kind=NN, autocast="fp32", method=False)
+    kind=NN, autocast="fp32", method=False,
+    grad_fn=by_reduction(lambda bound, outputs: "AddBackward0" if bound[3] else "SubBackward0", 5))
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """Poisson negative log likelihood of ``target`` given the rate ``input`` (its log when ``log_input``);
     ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1."""

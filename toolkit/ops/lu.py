@@ -156,7 +156,7 @@ linalg_lu_factor_ex.sample_inputs(_square_samples)
 
 
 @op("linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)", kind=LINALG,
-    namespace="linalg", function="lu_factor", method=False)
+    namespace="linalg", function="lu_factor", method=False, grad_fn="LinalgLuFactorExBackward0")
 def linalg_lu_factor(A, pivot=True):
     """Compact LU factors and pivots of ``A = P L U``; a zero pivot is an error (``lu_factor_ex`` reports it)."""
     _factor_check(A, pivot)
@@ -367,7 +367,7 @@ linalg_lu_solve.sample_inputs(_lu_solve_samples)
 
 
 @op("lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor", kind=LINALG, autocast="fp32",
-    nondiff_args=("LU_pivots",))
+    nondiff_args=("LU_pivots",), grad_fn="LinalgLuSolveBackward0")
 def lu_solve(self, LU_data, LU_pivots):
     """Solve ``A X = b`` from ``lu_factor``'s output (deprecated in PyTorch for ``linalg.lu_solve``)."""
     warnings.warn(

@@ -21,6 +21,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
 from .distances import pairwise_distance
+from .grad_fn_rules import by_reduction
 from .loss import MEAN, NONE, SUM, check_reduction, reduce_np
 from .registry import NN, op
 
@@ -89,7 +90,7 @@ def _size(t) -> str:
 
 
 @op("margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=0) -> Tensor",
-    kind=NN, autocast="fp32", method=False)
+    kind=NN, grad_fn=by_reduction("ClampMinBackward0", 4), autocast="fp32", method=False)
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=NONE):
     """``max(0, -target * (input1 - input2) + margin)``: ranks ``input1`` above ``input2`` where target is 1."""
     _check_same_dims("margin_ranking_loss", input1, input2, target)
@@ -128,7 +129,7 @@ def _(rng):
 
 # ----------------------------------------------------------------------------- hinge_embedding_loss
 @op("hinge_embedding_loss(Tensor self, Tensor target, float margin=1., int reduction=0) -> Tensor", kind=NN, autocast="fp32",
-    method=False, nondiff_args=("target",))
+    method=False, nondiff_args=("target",), grad_fn=by_reduction("AddBackward0", 3))
 def hinge_embedding_loss(self, target, margin=1.0, reduction=NONE):
     """``self`` where target is 1, ``max(0, margin - self)`` where target is -1 (targets are +-1)."""
     check_reduction(reduction)
@@ -186,7 +187,7 @@ def _cosine_parts(input1, input2):
 
 
 @op("cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0., int reduction=0) -> Tensor",
-    kind=NN, autocast="fp32", method=False, nondiff_args=("target",))
+    kind=NN, grad_fn=by_reduction("AddBackward0", 4), autocast="fp32", method=False, nondiff_args=("target",))
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=NONE):
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where target is -1."""
     _check_cosine(input1, input2, target)
@@ -240,7 +241,8 @@ def _distance_vjp(g, x1, x2, p, eps, dist):
 
 
 @op("triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1., float p=2., "
-    "float eps=1e-06, bool swap=False, int reduction=0) -> Tensor", kind=NN, autocast="fp32", method=False)
+    "float eps=1e-06, bool swap=False, int reduction=0) -> Tensor", kind=NN, autocast="fp32", method=False,
+    grad_fn=by_reduction("ClampMinBackward0", 7))
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=NONE):
     """``max(0, d(a, p) - d(a, n) + margin)``, ``d`` the p-norm distance over the last dim; ``swap`` uses
     ``min(d(a, n), d(p, n))`` for the negative distance."""

@@ -41,7 +41,7 @@ def _fill_value_check(value):
 
 
 @op("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", kind=INDEXING, out=False, inplace=True,
-    nondiff_args=("mask",), overlap_ok=("self", "value"))
+    nondiff_args=("mask",), overlap_ok=("self", "value"), grad_fn="MaskedFillBackward1")
 def masked_fill(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
     _check_mask(mask.dtype, "masked_fill_")

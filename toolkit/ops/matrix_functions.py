@@ -161,7 +161,7 @@ def _exp_grad(grad, a):
     return big.narrow(-2, 0, n).narrow(-1, n, n)
 
 
-@op("matrix_exp(Tensor self) -> Tensor", kind=LINALG, out=False)
+@op("matrix_exp(Tensor self) -> Tensor", kind=LINALG, grad_fn="LinalgMatrixExpBackward0", out=False)
 def matrix_exp(self):
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""
     return _expm(self)

@@ -179,7 +179,8 @@ def _matrix_dims(self, dims):
 
 
 @op("norm(Tensor self, Any? p='fro', int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-    kind=REDUCTION, out="exact")
+    kind=REDUCTION, out="exact",  # PyTorch runs linalg.vector_norm, or sums the singular values for 'nuc'
+    grad_fn=lambda bound, outputs: "SumBackward1" if bound[1] == "nuc" else "LinalgVectorNormBackward0")
 def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     """The p-norm over ``dim`` (all dims by default), as ``torch.norm``: p a number, inf, 'fro' or 'nuc'.
 

@@ -96,7 +96,7 @@ def _check_nanmean(self_dtype, dtype) -> None:
 
 
 @op("nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-    kind=REDUCTION, out="cast")
+    kind=REDUCTION, grad_fn="DivBackward0", out="cast")
 def nanmean(self, dim=None, keepdim=False, dtype=None):
     """Mean of the non-NaN elements over ``dim``; an all-NaN (or empty) slice gives NaN. Floating inputs only."""
     _check_nanmean(_dt.from_numpy_dtype(self.dtype), dtype)
@@ -162,7 +162,8 @@ def nanmedian(self):
     return _nanmedian_along(self.reshape(-1), 0, False)[0]
 
 
-@op("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", kind=REDUCTION)
+@op("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", kind=REDUCTION,
+    grad_fn="NanmedianBackward1")
 def nanmedian_dim(self, dim, keepdim=False):
     """The lower median of the non-NaN elements along ``dim`` and its index."""
     _check_nanmedian(self.dtype)

@@ -52,8 +52,17 @@ def _linear_check(input_shape, weight_shape, bias_shape, in_dtype, w_dtype, b_dt
     return out
 
 
+def _linear_node(bound, outputs) -> str:
+    """PyTorch's linear is ``addmm`` (``mm`` without bias) on a matrix input; other inputs are folded into a
+    matrix and the product viewed back (``SqueezeBackward4``: a vector times the matrix, without bias)."""
+    dim, bias = bound[0].dim(), bound[2] is not None
+    if dim == 2:
+        return "AddmmBackward0" if bias else "MmBackward0"
+    return "ViewBackward0" if bias else "SqueezeBackward4" if dim == 1 else "UnsafeViewBackward0"
+
+
 @op("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN, autocast="lower", method=False,
-    namespace="nn.functional", flops=_flops.linear)
+    namespace="nn.functional", flops=_flops.linear, grad_fn=_linear_node)
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over any leading dims of ``input``: one matmul."""
     _linear_check(input.shape, weight.shape, None if bias is None else bias.shape, input.dtype, weight.dtype,
@@ -101,7 +110,7 @@ def _(g, input, weight, bias=None):
 
 
 @op("bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN,
-    method=False)
+    method=False, grad_fn=lambda bound, outputs: "ViewBackward0" if bound[3] is None else "AddBackward0")
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``."""
     _bilinear_check(input1.shape, input2.shape, weight.shape, None if bias is None else bias.shape)

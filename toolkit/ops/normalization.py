@@ -59,7 +59,8 @@ def _bn_check(shape, running_mean, running_var, weight, bias, training):
 
 @op("batch_norm(Tensor input, Tensor(a!)? running_mean, Tensor(b!)? running_var, Tensor? weight=None, "
     "Tensor? bias=None, bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor", kind=NN,
-    method=False, namespace="nn.functional", nondiff_args=("running_mean", "running_var"))
+    method=False, namespace="nn.functional", nondiff_args=("running_mean", "running_var"),
+    grad_fn="NativeBatchNormBackward0")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-05):
     """Normalize each channel (dim 1) over the batch and spatial dims, then scale and shift."""
@@ -165,7 +166,8 @@ def _ln_check(shape, normalized_shape, weight, bias):
 
 
 @op("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
-    "float eps=1e-05) -> Tensor", kind=NN, method=False, namespace="nn.functional")
+    "float eps=1e-05) -> Tensor", kind=NN, method=False, namespace="nn.functional",
+    grad_fn="NativeLayerNormBackward0")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Normalize over the last ``len(normalized_shape)`` dims, then scale and shift elementwise."""
     ns = _ln_check(input.shape, normalized_shape, weight, bias)
@@ -229,7 +231,7 @@ def _gn_check(shape, num_groups, weight, bias):
 
 
 @op("group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> Tensor",
-    kind=NN, method=False, namespace="nn.functional")
+    kind=NN, grad_fn="NativeGroupNormBackward0", method=False, namespace="nn.functional")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalize each group of ``C // num_groups`` channels per sample, then scale and shift per channel."""
     _gn_check(input.shape, num_groups, weight, bias)

@@ -107,7 +107,7 @@ def _tile(a, n: int):
 
 @op("instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
     "bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor", kind=NN, method=False,
-    nondiff_args=("running_mean", "running_var"))
+    nondiff_args=("running_mean", "running_var"), grad_fn="ViewBackward0")
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
     """Normalize each (sample, channel) plane over its spatial dims: batch_norm of the input seen as one sample
     with ``N * C`` channels, as ATen composes it. With ``use_input_stats`` the running statistics (if given) move
@@ -175,7 +175,7 @@ def _opmath(dtype) -> _dt.dtype:
 
 
 @op("rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor", kind=NN,
-    method=False)
+    method=False, grad_fn="MulBackward0")
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``input / sqrt(mean(input**2) + eps) * weight`` over the last ``len(normalized_shape)`` dims; ``eps``
     defaults to the machine epsilon of input's dtype. Half inputs compute in float32, as PyTorch's do."""

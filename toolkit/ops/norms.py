@@ -224,9 +224,25 @@ def matrix_norm_grad(grad, x, ord, dims, keepdim, norm):
 _MATRIX_DOC = "Matrix norm over the two dims in ``dim``: 'fro', 'nuc', or ord 1, -1, 2, -2, inf, -inf."
 
 
+def _matrix_norm_node(ord) -> str:
+    """The last op of PyTorch's matrix norm: a vector norm ('fro'), a sum of singular values ('nuc'), else the
+    largest (``ord > 0``) or smallest row/column sum or singular value."""
+    if isinstance(ord, str):
+        return "LinalgVectorNormBackward0" if ord == "fro" else "SumBackward1"
+    return "AmaxBackward0" if ord > 0 else "AminBackward0"
+
+
+def _norm_node(bound, outputs) -> str:
+    """``linalg.norm``: a vector norm without ``ord``, over one dim or of a vector, else a matrix norm."""
+    self, ord, dim = bound[:3]
+    if ord is None or (dim is None and self.dim() == 1) or (dim is not None and len(dim) == 1):
+        return "LinalgVectorNormBackward0"
+    return _matrix_norm_node(ord)
+
+
 @op("linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, "
     "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="matrix_norm", method=False,
-    doc=_MATRIX_DOC)
+    doc=_MATRIX_DOC, grad_fn=lambda bound, outputs: _matrix_norm_node(bound[1]))
 def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, dtype=None):
     _, dims = _matrix_check(self, ord, dim, keepdim, dtype)
     return _matrix_norm(self, ord, dims, keepdim, dtype)
@@ -234,7 +250,7 @@ def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, dtype=None):
 
 @op("linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, "
     "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="matrix_norm", method=False,
-    doc=_MATRIX_DOC)
+    doc=_MATRIX_DOC, grad_fn=lambda bound, outputs: _matrix_norm_node(bound[1]))
 def linalg_matrix_norm_str(self, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     _, dims = _matrix_check(self, ord, dim, keepdim, dtype)
     return _matrix_norm(self, ord, dims, keepdim, dtype)
@@ -314,14 +330,14 @@ _NORM_DOC = "Vector norm (1 dim, or a 1-D input) or matrix norm (2 dims, or a 2-
 
 @op("linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, "
     "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="norm", method=False,
-    doc=_NORM_DOC)
+    doc=_NORM_DOC, grad_fn=_norm_node)
 def linalg_norm(self, ord=None, dim=None, keepdim=False, dtype=None):
     return _norm(self, ord, dim, keepdim, dtype)
 
 
 @op("linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, "
     "ScalarType? dtype=None) -> Tensor", kind=LINALG, out="exact", namespace="linalg", function="norm", method=False,
-    doc=_NORM_DOC)
+    doc=_NORM_DOC, grad_fn=_norm_node)
 def linalg_norm_str(self, ord, dim=None, keepdim=False, dtype=None):
     return _norm(self, ord, dim, keepdim, dtype)
 

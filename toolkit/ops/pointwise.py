@@ -34,6 +34,7 @@ from .elementwise import (
     sub,
     trunc,
 )
+from .grad_fn_rules import by_number_at, by_scalar_operand
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, OpDef, op, runs_on_sparse_values
 
 
@@ -69,6 +70,7 @@ def alias(d: OpDef, name: str, schema: str | None = None, doc: str | None = None
         no_overlap=d.no_overlap,
         out=d.out or False,
         doc=doc or f"Alias of :func:`{d.name}`.\n\n{d.doc}",
+        grad_fn=d,  # its grad_fn is named as d's (``multiply`` records ``MulBackward0``), as in PyTorch
     )(d.kernels["cpu"])
     if d.derivative is not None:
         a.grad(d.derivative)
@@ -82,7 +84,8 @@ def alias(d: OpDef, name: str, schema: str | None = None, doc: str | None = None
 
 # ----------------------------------------------------------------------------- pow
 @op("pow(Tensor self, Tensor exponent) -> Tensor", kind=ELEMENTWISE, formula="math.pow(self, exponent)",
-    inplace=True, dunders=("pow", "rpow", "ipow"))
+    inplace=True, dunders=("pow", "rpow", "ipow"),
+    grad_fn=by_scalar_operand("PowBackward1", "PowBackward0", "PowBackward2"))
 def pow(self, exponent):  # noqa: A001
     """``self ** exponent`` elementwise; ``self`` or ``exponent`` may be a Python number (``2 ** t``).
 
@@ -151,6 +154,7 @@ negative = alias(neg, "negative")
 absolute_alias = alias(absolute, "absolute")
 fix = alias(trunc, "fix")
 sgn = alias(sign, "sgn", doc="The sign of each element: ``sign`` for real dtypes (bool and integers keep their dtype).")
+sgn.grad_fn = "SgnBackward0"  # an op of its own in PyTorch, with its own formula (complex inputs)
 
 
 @sgn.wirtinger_grad
@@ -173,7 +177,7 @@ def floor_divide(self, other):
 
 
 @op("remainder(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="self % other", inplace=True,
-    dunders=("mod", "rmod", "imod"))
+    dunders=("mod", "rmod", "imod"), grad_fn=by_scalar_operand("RemainderBackward1", "RemainderBackward0"))
 def remainder(self, other):
     """Python's modulus: the remainder has the sign of the divisor."""
     dt = compute_dtype(self, other)
@@ -193,7 +197,7 @@ def _(grad, self, other, needs_input_grad):
 
 
 @op("fmod(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE, formula="math.fmod(self, other)",
-    inplace=True)
+    inplace=True, grad_fn=by_scalar_operand("FmodBackward1", "FmodBackward0"))
 def fmod(self, other):
     """C's ``fmod``: the remainder has the sign of the dividend."""
     dt = compute_dtype(self, other)
@@ -263,7 +267,7 @@ def _lerp_check(self_dtype, end_dtype, weight_dtype, weight_ndim) -> None:
 
 @op("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", kind=ELEMENTWISE, out="cast", promotion=PROMOTE_NONE,
     formula="self + weight * (end - self) if abs(weight) < 0.5 else end - (end - self) * (1 - weight)",
-    inplace=True)
+    inplace=True, grad_fn=by_number_at(2, "LerpBackward0", "LerpBackward1"))
 def lerp(self, end, weight, out=None):
     """Linear interpolation ``self + weight * (end - self)``; ``weight`` is a number or a tensor.
 

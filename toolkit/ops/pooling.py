@@ -17,6 +17,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
+from .grad_fn_rules import adaptive_avg_node
 from .registry import NN, op
 
 
@@ -91,7 +92,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
 
 
-@op("max_pool2d" + _MP2 + " -> Tensor", kind=NN, method=False)
+@op("max_pool2d" + _MP2 + " -> Tensor", kind=NN, grad_fn="MaxPool2DWithIndicesBackward0", method=False)
 def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """2-d max pooling over a (N, C, H, W) or (C, H, W) input."""
     return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")[0]
@@ -152,7 +153,7 @@ def _(grad, indices):
 
 
 @op("max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, "
-    "bool ceil_mode=False) -> Tensor", kind=NN, method=False)
+    "bool ceil_mode=False) -> Tensor", kind=NN, grad_fn="SqueezeBackward1", method=False)
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling over a (N, C, L) or (C, L) input."""
     _check_1d(self.shape)
@@ -214,7 +215,8 @@ max_pool2d_with_indices.sample_inputs(_mp_samples)
 
 
 @op("max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, "
-    "int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kind=NN, method=False)
+    "int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kind=NN, method=False,
+    grad_fn="SqueezeBackward1")
 def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling returning the values and each maximum's index along the last dimension."""
     _check_1d(self.shape)
@@ -434,7 +436,7 @@ def _adaptive_check(shape, output_size):
 
 
 @op("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor", kind=NN, method=False,
-    namespace="nn.functional")
+    namespace="nn.functional", grad_fn=adaptive_avg_node(2))
 def adaptive_avg_pool2d(self, output_size):
     """Average pooling to a fixed output size: two averaging matmuls (rows, then columns)."""
     ho, wo = _adaptive_check(self.shape, output_size)

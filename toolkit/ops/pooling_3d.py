@@ -87,7 +87,8 @@ def max_pool3d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
     return _max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@op("max_pool3d" + _MP3 + " -> Tensor", kind=NN, autocast="fp32", method=False)
+@op("max_pool3d" + _MP3 + " -> Tensor", kind=NN, autocast="fp32", method=False,
+    grad_fn="MaxPool3DWithIndicesBackward0")
 def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """3-d max pooling over a (N, C, D, H, W) or (C, D, H, W) input."""
     return _max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)[0]

@@ -20,6 +20,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from . import api
+from .grad_fn_rules import adaptive_avg_node
 from .pooling import adaptive_avg_matrix
 from .pooling_3d import gather_from_planes, scatter_to_planes
 from .registry import NN, op
@@ -113,7 +114,7 @@ def _apply3(x, mats, transpose=False):
 
 
 @op("adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", kind=NN, autocast="fp32", method=False,
-    namespace="nn.functional")
+    namespace="nn.functional", grad_fn=adaptive_avg_node(3))
 def adaptive_avg_pool3d(self, output_size):
     """Average pooling of a (N, C, D, H, W) or (C, D, H, W) input to a fixed size: one matmul per dimension."""
     out = adaptive_check("adaptive_avg_pool3d", self.shape, output_size, 3)

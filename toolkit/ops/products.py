@@ -148,7 +148,7 @@ def _kron_shapes(a, b):
     return pa, pb
 
 
-@op("kron(Tensor self, Tensor other) -> Tensor", kind=LINALG, out="cast")
+@op("kron(Tensor self, Tensor other) -> Tensor", kind=LINALG, grad_fn="UnsafeViewBackward0", out="cast")
 def kron(self, other):
     """Kronecker product: blocks ``self[i...] * other``; the operand with fewer dims gets leading 1s."""
     dtype = _promoted(self, other).np
@@ -232,7 +232,8 @@ def _tensordot_grad(grad, a, b, dims_a, dims_b, needs_input_grad):
 
 
 @op("tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor", kind=LINALG,
-    function=False, method=False, out="exact")  # toolkit.tensordot (toolkit/functional.py) takes out=
+    function=False, method=False, out="exact",  # toolkit.tensordot (toolkit/functional.py) takes out=
+    grad_fn="ViewBackward0")
 def tensordot(self, other, dims_self, dims_other):
     """Sum of products over the paired dims ``dims_self`` of self and ``dims_other`` of other."""
     return _tensordot(self, other, dims_self, dims_other)
@@ -267,7 +268,7 @@ def _inner_check(a, b):
     return sa[:-1] + sb[:-1]
 
 
-@op("inner(Tensor self, Tensor other) -> Tensor", kind=LINALG, out="cast")
+@op("inner(Tensor self, Tensor other) -> Tensor", kind=LINALG, grad_fn="ViewBackward0", out="cast")
 def inner(self, other):
     """Sum of products over the last dim of both (a product with a 0-d operand is elementwise)."""
     shape = _inner_check(self, other)
@@ -402,7 +403,7 @@ def _cross_dim(self, other, dim) -> int:
     return dim
 
 
-@op("cross(Tensor self, Tensor other, int? dim=None) -> Tensor", kind=LINALG)
+@op("cross(Tensor self, Tensor other, int? dim=None) -> Tensor", kind=LINALG, grad_fn="LinalgCrossBackward0")
 def cross(self, other, dim=None):
     """Cross product along ``dim``; without ``dim`` (deprecated) along the first dim of size 3."""
     return linalg_cross.kernels["cpu"](self, other, _cross_dim(self, other, dim))

@@ -14,6 +14,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import wrap_dims
 from . import api
 from ._meta_rules import reduced_shape
+from .grad_fn_rules import by_dim_given
 from .registry import REDUCTION, op
 
 dtype_title = _dt.title
@@ -80,7 +81,7 @@ def _sum_dtype(a: np.ndarray, dtype):
 
 # ----------------------------------------------------------------------------- sum, mean
 @op("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION,
-    full_reduction="sum")
+    full_reduction="sum", grad_fn=by_dim_given("SumBackward0", "SumBackward1"))
 def sum(self, dim=None, keepdim=False, dtype=None):
     """Sum over ``dim`` (all dims by default); integers accumulate in int64 as in PyTorch, large float32 inputs
     in float64 (as accurate as PyTorch's cascade sum or more)."""
@@ -122,7 +123,8 @@ def _(rng):
     yield (rng.uniform(-1, 1, (2, 3)).astype(np.float32),), {"dim": 1, "dtype": _dt.float64}
 
 
-@op("sum_to_size(Tensor self, int[] size) -> Tensor", kind=REDUCTION, function=False)
+@op("sum_to_size(Tensor self, int[] size) -> Tensor", kind=REDUCTION, function=False,
+    grad_fn=lambda bound, outputs: "ViewBackward0" if len(bound[1]) < bound[0].dim() else "SumBackward1")
 def sum_to_size(self, size):
     """Sum broadcast dims away so the result has ``size`` (the adjoint of ``expand``)."""
     size = tuple(size)
@@ -168,7 +170,7 @@ def _mean_dtype_error(d) -> RuntimeError:
 
 
 @op("mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION,
-    out="cast", full_reduction="mean")
+    out="cast", full_reduction="mean", grad_fn=by_dim_given("MeanBackward0", "MeanBackward1"))
 def mean(self, dim=None, keepdim=False, dtype=None):
     """Arithmetic mean; like PyTorch it refuses integer inputs unless a float ``dtype`` is given."""
     if dtype is None and self.dtype.kind not in "fc":
@@ -212,7 +214,8 @@ def prod(self, dtype=None):
     return np.prod(self, dtype=_sum_dtype(self, dtype))
 
 
-@op("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, autocast="fp32")
+@op("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", kind=REDUCTION, autocast="fp32",
+    grad_fn="ProdBackward1")
 def prod_dim(self, dim, keepdim=False, dtype=None):
     """Product along one dim."""
     return np.prod(self, axis=axes(dim, self.ndim, "prod"), keepdims=keepdim, dtype=_sum_dtype(self, dtype))

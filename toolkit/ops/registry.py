@@ -94,6 +94,7 @@ class OpDef:
         autocast: str | dict | None = None,
         out: bool | str | None = None,
         doc: str | None = None,
+        grad_fn: str | Callable | OpDef | None = None,
     ):
         self.schema = schema
         self.name = schema.name
@@ -220,6 +221,11 @@ class OpDef:
         self.inplace_variant: OpDef | None = None
         self.return_type = None  # namedtuple class for named multi-returns
         self._node_class = None
+        # PyTorch's name for the class of this op's ``grad_fn`` where it is not the op's own in CamelCase:
+        # the derivative formula PyTorch runs (``"ConvolutionBackward0"`` for ``conv2d``, ``"PowBackward1"``
+        # for the second formula of a name), a rule ``fn(bound, outputs) -> name`` where the name depends on
+        # the call, or another op whose name this one shares (an alias). ``toolkit.autograd.naming`` reads it.
+        self.grad_fn = grad_fn
         # How ``toolkit.onnx`` writes the op as ONNX nodes: ``fn(g, *args) -> value(s)`` (see ``symbolic``).
         self.onnx_lowering: Callable | None = None
 

@@ -120,7 +120,7 @@ _CLAMP_FORMULA = f"(max if max is not None and (max != max or {_LOW} > max) else
 
 
 @op("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", kind=ELEMENTWISE, out="exact",
-    formula=_CLAMP_FORMULA, inplace=True, promote_args=("self", "min", "max"))
+    formula=_CLAMP_FORMULA, inplace=True, promote_args=("self", "min", "max"), grad_fn="ClampBackward1")
 def clamp(self, min=None, max=None):  # noqa: A002
     """Limit ``self`` to ``[min, max]``: ``min(max(self, min), max)``, so ``max`` wins when ``min > max``.
 
@@ -144,7 +144,7 @@ def clamp_min(self, min):  # noqa: A002
     return _clamp(self, min, None)
 
 
-@op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", kind=ELEMENTWISE,
+@op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", kind=ELEMENTWISE, grad_fn="ClampMinBackward1",
     formula="min if (min != min or self < min) else self", inplace=True)
 def clamp_min_tensor(self, min):  # noqa: A002
     """``max(self, min)`` elementwise with a tensor bound (NaN propagates)."""
@@ -158,7 +158,7 @@ def clamp_max(self, max):  # noqa: A002
     return _clamp(self, None, max)
 
 
-@op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", kind=ELEMENTWISE,
+@op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", kind=ELEMENTWISE, grad_fn="ClampMaxBackward1",
     formula="max if (max != max or self > max) else self", inplace=True)
 def clamp_max_tensor(self, max):  # noqa: A002
     """``min(self, max)`` elementwise with a tensor bound (NaN propagates)."""

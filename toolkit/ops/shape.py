@@ -118,13 +118,15 @@ def cat(tensors, dim=0):
     return _cat(tensors, dim, "cat")
 
 
-@op("concat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", method=False)
+@op("concat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", method=False,
+    grad_fn="CatBackward0")
 def concat(tensors, dim=0):
     """Alias of :func:`cat`."""
     return _cat(tensors, dim, "concat")
 
 
-@op("concatenate(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", method=False)
+@op("concatenate(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", method=False,
+    grad_fn="CatBackward0")
 def concatenate(tensors, dim=0):
     """Alias of :func:`cat`, NumPy's name."""
     return _cat(tensors, dim, "concatenate")
@@ -245,7 +247,8 @@ _STACK_DOCS = {
 def _define_joined(name):
     kernel, meta, grad, samples = _joined(name)
     kernel.__doc__ = _STACK_DOCS[name]
-    d = op(f"{name}(Tensor[] tensors) -> Tensor", kind=SHAPE, out="cast", method=False)(kernel)
+    d = op(f"{name}(Tensor[] tensors) -> Tensor", kind=SHAPE, out="cast", method=False,
+           grad_fn="CatBackward0")(kernel)
     d.meta_rule(meta)
     d.grad(grad)
     d.sample_inputs(samples)
@@ -321,7 +324,7 @@ def _(rng):
     yield (rng.standard_normal((0, 2)), (2, 2)), {}
 
 
-@op("tile(Tensor self, int[] dims) -> Tensor", kind=SHAPE, out=False)
+@op("tile(Tensor self, int[] dims) -> Tensor", kind=SHAPE, grad_fn="RepeatBackward0", out=False)
 def tile(self, dims):
     """Like ``repeat``, but ``dims`` shorter than the tensor's rank is padded with leading 1s."""
     reps = tile_reps(self.ndim, dims)
@@ -374,7 +377,7 @@ def _check_output_size(output_size, total: int, message: str) -> None:
 
 
 @op("repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor",
-    kind=SHAPE, out=False)
+    kind=SHAPE, grad_fn="ViewBackward0", out=False)
 def repeat_interleave(self, repeats, dim=None, output_size=None):
     """Repeat each element ``repeats`` times along ``dim`` (of the flattened input when ``dim`` is None).
 
@@ -438,7 +441,7 @@ def _counts(repeats, n: int) -> np.ndarray:
 
 
 @op("repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor",
-    kind=SHAPE, out=False, nondiff_args=("repeats",))
+    kind=SHAPE, grad_fn="IndexSelectBackward0", out=False, nondiff_args=("repeats",))
 def repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
     """Repeat element i along ``dim`` ``repeats[i]`` times."""
     d, n = interleave_dim(self.shape, dim)

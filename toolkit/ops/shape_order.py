@@ -7,6 +7,7 @@ import numpy as np
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
+from .grad_fn_rules import by_input_dim
 from .registry import SHAPE, op
 from .view_parts import diag_view, diagonal_geometry
 
@@ -61,14 +62,14 @@ def _min_dims(name: str, ndim: int, k: int) -> None:
         raise RuntimeError(f"{name}: Input must be >= {k}-d.")
 
 
-@op("fliplr(Tensor self) -> Tensor", kind=SHAPE, out=False)
+@op("fliplr(Tensor self) -> Tensor", kind=SHAPE, grad_fn="FlipBackward0", out=False)
 def fliplr(self):
     """Reverse dim 1 (left/right in a matrix)."""
     _min_dims("fliplr", self.ndim, 2)
     return np.flip(self, 1).copy()
 
 
-@op("flipud(Tensor self) -> Tensor", kind=SHAPE, out=False)
+@op("flipud(Tensor self) -> Tensor", kind=SHAPE, grad_fn="FlipBackward0", out=False)
 def flipud(self):
     """Reverse dim 0 (up/down in a matrix)."""
     _min_dims("flipud", self.ndim, 1)
@@ -232,7 +233,8 @@ def diag_shape(shape: tuple, diagonal: int) -> tuple:
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {len(shape)}D")
 
 
-@op("diag(Tensor self, int diagonal=0) -> Tensor", kind=SHAPE)
+@op("diag(Tensor self, int diagonal=0) -> Tensor", kind=SHAPE,
+    grad_fn=by_input_dim({1: "DiagEmbedBackward0"}, "DiagonalBackward0_copy"))
 def diag(self, diagonal=0):
     """A 1-D tensor becomes a square matrix with it on diagonal ``diagonal``; a matrix gives that diagonal."""
     shape = diag_shape(self.shape, diagonal)

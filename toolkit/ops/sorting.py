@@ -58,7 +58,7 @@ def sort(self, dim=-1, descending=False):
 
 
 @op("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-    kind=SHAPE)
+    kind=SHAPE, grad_fn="SortBackward1")
 def sort_stable(self, stable, dim=-1, descending=False):
     """:func:`sort` with the ``stable`` flag; sorting is always stable here."""
     return _sorted(self, dim, descending, "sort")
@@ -309,7 +309,8 @@ def median(self):
     return _median_along(self.reshape(-1), 0, False)[0]
 
 
-@op("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", kind=REDUCTION)
+@op("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", kind=REDUCTION,
+    grad_fn="MedianBackward1")
 def median_dim(self, dim, keepdim=False):
     """The lower median along ``dim`` and its index."""
     _check_median(self.dtype)

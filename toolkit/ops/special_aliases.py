@@ -35,6 +35,7 @@ def special_alias(d: OpDef, public: str, schema: str | None = None) -> OpDef:
         promote_args=None if d.promote_args is d.tensor_args else tuple(d.arg_names[i] for i in d.promote_args),
         scalar_self=d.scalar_self,
         doc=f"``toolkit.special.{public}``: another name of :func:`{d.name}`.\n\n{d.doc}",
+        grad_fn=d,  # ``special.expit`` records ``SigmoidBackward0``
     )(d.kernels["cpu"])
     a.kernels = d.kernels  # shared dict: a device's kernel registered later for ``d`` serves both
     if d.derivative is not None:

@@ -18,6 +18,7 @@ import numpy as np
 from .._core.fp_errors import ignore_fp_errors
 from . import api, special_scalar  # noqa: F401  (special_scalar adds the formulas' helpers)
 from .elementwise import formula_kernel, unary_samples
+from .grad_fn_rules import by_scalar_operand
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -45,6 +46,7 @@ erfcx = special_op("special_erfcx(Tensor self) -> Tensor", "erfcx(self)",
                    "The scaled complementary error function ``exp(x**2) erfc(x)``, finite where erfc underflows.")
 ndtr = special_op("special_ndtr(Tensor self) -> Tensor", "ndtr(self)",
                   "The standard normal cumulative distribution function.")
+ndtr.grad_fn = "MulBackward1"  # PyTorch computes it as ``0.5 * erfc(-x / sqrt(2))``
 log_ndtr = special_op("special_log_ndtr(Tensor self) -> Tensor", "log_ndtr(self)",
                       "The log of the standard normal CDF, accurate far into the left tail.")
 ndtri = special_op("special_ndtri(Tensor self) -> Tensor", "ndtri(self)",
@@ -73,6 +75,10 @@ zeta = special_op(
     "special_zeta(Tensor self, Tensor other) -> Tensor", "zeta(self, other)",
     "The Hurwitz zeta function ``sum_k (k + other) ** -self``; differentiable in ``other`` only.",
     scalar_self=True, nondiff_args=("self",))
+# PyTorch's Tensor, Scalar-self and Scalar-other formulas of each
+xlog1py.grad_fn = by_scalar_operand(
+    "SpecialXlog1PyBackward0", "SpecialXlog1PyBackward2", "SpecialXlog1PyBackward1")
+zeta.grad_fn = by_scalar_operand("SpecialZetaBackward0", "SpecialZetaBackward2", "SpecialZetaBackward1")
 
 
 @entr.grad

@@ -18,6 +18,7 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
+from .grad_fn_rules import chunk_node
 from .registry import SHAPE, VIEW, get, op
 from .view_parts import _cut, _grads_list, chunk_sizes, pad_along, split_sizes, split_with_sizes_check
 
@@ -297,7 +298,8 @@ def unsafe_split_with_sizes(self, split_sizes, dim=0):
     return _cut(self, *split_with_sizes_check(self.shape, split_sizes, dim))
 
 
-@op("unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", kind=SHAPE)
+@op("unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", kind=SHAPE,
+    grad_fn=chunk_node("UnsafeSplitBackward0", "UnsafeSplitWithSizesBackward0"))
 def unsafe_chunk(self, chunks, dim=0):
     """``chunk``'s parts, sharing memory with the input but not tracked as its views by autograd."""
     return _cut(self, *chunk_sizes(self.shape, chunks, dim))

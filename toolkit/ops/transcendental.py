@@ -25,6 +25,7 @@ from .elementwise import (
     not_implemented,
     unary_samples,
 )
+from .grad_fn_rules import by_scalar_operand
 from .pointwise import alias
 from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op, runs_on_sparse_values
 
@@ -293,7 +294,8 @@ def _(grad, self, eps=None):
 
 @op("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", kind=ELEMENTWISE,
     formula="math.nan if other != other else (0.0 if self == 0 else self * math.log(other))",
-    promotion=PROMOTE_INT_TO_FLOAT, inplace=True, scalar_self=True)
+    promotion=PROMOTE_INT_TO_FLOAT, inplace=True, scalar_self=True,
+    grad_fn=by_scalar_operand("XlogyBackward0", "XlogyBackward2", "XlogyBackward1"))
 def xlogy(self, other):
     """``self * log(other)``, 0 where ``self`` is 0 (unless ``other`` is nan): the entropy term ``p log p``."""
     with ignore_fp_errors():

@@ -20,6 +20,7 @@ from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
 from .._core.shape import infer_size, wrap_dim
 from . import api
+from .grad_fn_rules import view_or_copy
 from .registry import VIEW, op
 
 
@@ -125,7 +126,8 @@ def _(rng):
     yield (rng.standard_normal((0, 2)), _dt.int64), {}
 
 
-@op("view_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",))
+@op("view_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",),
+    grad_fn="ViewBackward0")
 def view_as(self, other):
     """``self.view(other.size())``."""
     return _view_to(self, other.shape, "view_as")
@@ -148,7 +150,7 @@ def _(rng):
     yield (rng.standard_normal((0, 4)), rng.standard_normal((2, 0))), {}
 
 
-@op("reshape(Tensor(a) self, int[] shape) -> Tensor(a)", kind=VIEW)
+@op("reshape(Tensor(a) self, int[] shape) -> Tensor(a)", kind=VIEW, grad_fn=view_or_copy())
 def reshape(self, shape):
     """A view when the strides allow it, else a copy."""
     return _reshaped(self, infer_size(shape, self.size, "reshape"))
@@ -192,7 +194,8 @@ def flatten_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple:
     return tuple(shape[:s]) + (math.prod(shape[s : e + 1]),) + tuple(shape[e + 1 :])
 
 
-@op("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", kind=VIEW)
+@op("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", kind=VIEW,
+    grad_fn=view_or_copy())
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when possible); a 0-d tensor becomes 1-d."""
     return _reshaped(self, flatten_shape(self.shape, start_dim, end_dim))
@@ -250,7 +253,7 @@ def unflatten_shape(shape: tuple, dim: int, sizes: tuple) -> tuple:
     return tuple(shape[:d]) + sizes + tuple(shape[d + 1 :])
 
 
-@op("unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", kind=VIEW)
+@op("unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", kind=VIEW, grad_fn="ViewBackward0")
 def unflatten(self, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one of them may be -1); always a view."""
     return np.reshape(self, unflatten_shape(self.shape, dim, sizes))
@@ -290,7 +293,13 @@ def squeeze_shape(shape: tuple, dim) -> tuple:
     return tuple(s for i, s in enumerate(shape) if not (s == 1 and i in dims))
 
 
-@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW)
+def _squeeze_node(bound, outputs) -> str:
+    """PyTorch's three squeeze formulas: all dims, one dim (``squeeze(0)``, bound here as ``(0,)``), a list."""
+    dim = bound[1]
+    return "SqueezeBackward0" if dim is None else "SqueezeBackward1" if len(dim) == 1 else "SqueezeBackward2"
+
+
+@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW, grad_fn=_squeeze_node)
 def squeeze(self, dim=None):
     """Remove dims of size 1 (all of them, or those in ``dim`` that have size 1)."""
     shape = self.shape
@@ -460,7 +469,8 @@ def _(rng):  # the tensors as separate arguments, as torch.broadcast_tensors(*te
     yield (rng.standard_normal((0, 1)), rng.standard_normal(3)), {}
 
 
-@op("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",))
+@op("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",),
+    grad_fn="ExpandBackward0")
 def expand_as(self, other):
     """``self.expand(other.size())``."""
     return np.broadcast_to(self, expand_shape(self.shape, other.shape))

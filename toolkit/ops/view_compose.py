@@ -18,6 +18,7 @@ import numpy as np
 from .._core.meta import TensorMeta
 from .._core.shape import infer_size
 from . import api
+from .grad_fn_rules import by_input_dim, view_or_copy
 from .registry import CONVERSION, VIEW, op
 from .shape import _atleast
 from .view import expand_shape
@@ -52,7 +53,8 @@ def _define_atleast(k: int):
 
     single.__doc__ = _ATLEAST_DOCS[k] + " Several tensors (or one list of them) give a tuple."
     sequence.__doc__ = _ATLEAST_DOCS[k] + " Applied to each tensor of the sequence."
-    one = op(f"{name}(Tensor self) -> Tensor", kind=VIEW, method=False)(single)
+    one = op(f"{name}(Tensor self) -> Tensor", kind=VIEW, method=False,
+             grad_fn=by_input_dim({0: "ViewBackward0"}, "UnsqueezeBackward0"))(single)
     many = op(f"{name}.Sequence(Tensor[] tensors) -> Tensor[]", kind=VIEW, method=False, composite=True)(sequence)
     one.meta_rule(lambda self: _meta(self, _atleast(tuple(self.shape), k)))
     many.meta_rule(lambda tensors: [_meta(t, _atleast(tuple(t.shape), k)) for t in tensors])
@@ -88,7 +90,7 @@ atleast_3d, atleast_3d_sequence = _define_atleast(3)
 # ---------------------------------------------------------------------------------------------
 # broadcast_to, ravel, reshape_as
 # ---------------------------------------------------------------------------------------------
-@op("broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", kind=VIEW)
+@op("broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", kind=VIEW, grad_fn="ExpandBackward0")
 def broadcast_to(self, size):
     """``self.expand(size)``: a view with new leading dims and size-1 dims stretched (stride 0)."""
     return np.broadcast_to(self, expand_shape(self.shape, size, "broadcast_to"))
@@ -114,7 +116,7 @@ def _(rng):
     yield (rng.standard_normal((2, 1)),), {"size": [2, 2]}
 
 
-@op("ravel(Tensor(a) self) -> Tensor(a)", kind=VIEW)
+@op("ravel(Tensor(a) self) -> Tensor(a)", kind=VIEW, grad_fn=view_or_copy())
 def ravel(self):
     """The elements as a 1-D tensor: a view when the strides allow it, else a copy (``reshape(-1)``)."""
     return np.reshape(self, (self.size,))
@@ -137,7 +139,8 @@ def _(rng):
     yield (rng.standard_normal((2, 0, 3)),), {}
 
 
-@op("reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",))
+@op("reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",),
+    grad_fn=view_or_copy())
 def reshape_as(self, other):
     """``self.reshape(other.size())``: a view when the strides allow it, else a copy."""
     return np.reshape(self, infer_size(other.shape, self.size, "reshape_as"))

@@ -83,13 +83,15 @@ def _movedim(self, source, destination, name):
     return np.transpose(self, movedim_perm(self.ndim, source, destination, name)) if self.ndim else self.view()
 
 
-@op("movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", kind=VIEW)
+@op("movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", kind=VIEW,
+    grad_fn="PermuteBackward0")
 def movedim(self, source, destination):
     """Move dims ``source`` to positions ``destination``, keeping the others in order (a view)."""
     return _movedim(self, source, destination, "movedim")
 
 
-@op("moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", kind=VIEW)
+@op("moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", kind=VIEW,
+    grad_fn="PermuteBackward0")
 def moveaxis(self, source, destination):
     """Alias of :func:`movedim`, NumPy's name."""
     return _movedim(self, source, destination, "moveaxis")
@@ -145,13 +147,15 @@ def transpose(self, dim0, dim1):
     return _swap(self, dim0, dim1, "transpose")
 
 
-@op("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", kind=VIEW, self_inverse=True)
+@op("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)", kind=VIEW, self_inverse=True,
+    grad_fn="TransposeBackward0")
 def swapaxes(self, axis0, axis1):
     """Alias of :func:`transpose`, NumPy's name."""
     return _swap(self, axis0, axis1, "swapaxes")
 
 
-@op("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, self_inverse=True)
+@op("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, self_inverse=True,
+    grad_fn="TransposeBackward0")
 def swapdims(self, dim0, dim1):
     """Alias of :func:`transpose`."""
     return _swap(self, dim0, dim1, "swapdims")

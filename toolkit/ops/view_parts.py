@@ -13,6 +13,7 @@ import numpy as np
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
+from .grad_fn_rules import chunk_node
 from .registry import VIEW, op
 
 
@@ -101,7 +102,8 @@ def split(self, split_size, dim=0):
     return _cut(self, d, sizes)
 
 
-@op("split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]", kind=VIEW, function=False)
+@op("split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]", kind=VIEW, function=False,
+    grad_fn="SplitWithSizesBackward0")
 def split_sizes_op(self, split_size, dim=0):
     """Cut into parts of the given sizes along ``dim`` (views); the sizes must add up to the dim's size."""
     d, sizes = split_with_sizes_check(self.shape, split_size, dim)
@@ -109,7 +111,7 @@ def split_sizes_op(self, split_size, dim=0):
 
 
 @op("split_function.Tensor(Tensor(a) tensor, int split_size_or_sections, int dim=0) -> Tensor[]", kind=VIEW,
-    method=False, function="split")
+    method=False, function="split", grad_fn="SplitBackward0")
 def split_function(tensor, split_size_or_sections, dim=0):
     """``toolkit.split``: ``Tensor.split`` under ``torch.split``'s argument names (``tensor``, ``split_size_or_sections``).
 
@@ -120,7 +122,7 @@ def split_function(tensor, split_size_or_sections, dim=0):
 
 
 @op("split_function.sizes(Tensor(a) tensor, int[] split_size_or_sections, int dim=0) -> Tensor[]", kind=VIEW,
-    method=False, function="split")
+    method=False, function="split", grad_fn="SplitWithSizesBackward0")
 def split_function_sizes(tensor, split_size_or_sections, dim=0):
     """``toolkit.split`` with a list of sizes that must add up to the dim's size."""
     d, sizes = split_with_sizes_check(tensor.shape, split_size_or_sections, dim)
@@ -134,7 +136,8 @@ def split_with_sizes(self, split_sizes, dim=0):
     return _cut(self, d, sizes)
 
 
-@op("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[]", kind=VIEW)
+@op("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[]", kind=VIEW,
+    grad_fn=chunk_node("SplitBackward0", "SplitWithSizesBackward0"))
 def chunk(self, chunks, dim=0):
     """At most ``chunks`` equal parts along ``dim`` (views), as ``split(ceil(n / chunks))``."""
     d, sizes = chunk_sizes(self.shape, chunks, dim)
@@ -295,7 +298,8 @@ def narrow_range(shape: tuple, dim: int, start: int, length: int) -> tuple:
     return d, start
 
 
-@op("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", kind=VIEW)
+@op("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", kind=VIEW,
+    grad_fn="SliceBackward0")
 def narrow(self, dim, start, length):
     """``length`` elements of ``dim`` from ``start`` (a view); ``start`` may be a 0-d integer tensor."""
     d, s = narrow_range(self.shape, dim, start, length)
