@@ -14,10 +14,12 @@ import torch
 from torch import Tensor
 
 from toolkit.jit import Graph
+from toolkit.jit.ir import kinds as K
 from toolkit.jit.ir import types as T
 from toolkit.ops import registry as R
 
-_TYPES = {"Tensor": T.TENSOR, "int": T.INT, "bool": T.BOOL, "float": T.FLOAT, "NoneType": T.NONE}
+_TYPES = {"Tensor": T.TENSOR, "int": T.INT, "bool": T.BOOL, "float": T.FLOAT, "NoneType": T.NONE, "str": T.STR,
+          "int[]": T.ListType(T.INT), "List[int]": T.ListType(T.INT)}
 MAX_TRIP = 2 ** 63 - 1
 
 
@@ -87,7 +89,9 @@ def if_node(g: Graph, cond, n_outputs: int = 1):
 
 
 def from_torch(fn) -> Graph:
-    """toolkit's IR for a scripted torch function's graph (constants, registry ops, If and Loop)."""
+    """toolkit's IR for a scripted torch function's graph, or a torch graph (constants, registry ops, the JIT's own
+    kinds such as ``aten::len`` and ``prim::Print``, If and Loop)."""
+    graph = fn if isinstance(fn, torch._C.Graph) else fn.graph
     g = Graph()
     env: dict[int, object] = {}
 
@@ -118,6 +122,8 @@ def from_torch(fn) -> Graph:
                         block(tblk)
                     for v in tblk.outputs():
                         b.register_output(env[v.unique()])
+            elif K.lookup(k) is not None:
+                n = g.insert(k, ins, len(list(tn.outputs())))
             else:
                 n = op(g, k.split("::")[1], *ins).node
             for o, mine in zip(tn.outputs(), n.outputs):
@@ -125,10 +131,10 @@ def from_torch(fn) -> Graph:
                 mine.set_debug_name(name(o))
                 env[o.unique()] = mine
 
-    for v in fn.graph.inputs():
+    for v in graph.inputs():
         env[v.unique()] = g.add_input(name(v), typ(v))
-    block(fn.graph.block())
-    for v in fn.graph.outputs():
+    block(graph.block())
+    for v in graph.outputs():
         g.register_output(env[v.unique()])
     g.verify()
     return g

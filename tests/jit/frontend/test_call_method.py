@@ -89,10 +89,14 @@ def test_submodule_graphs_read_their_own_parameters():
     assert [r[0] for r in reads] == ["weight", "bias"] and all(v is g.inputs[0] for _, v in reads)
     assert [n.kind for n in g.nodes() if n.kind.startswith("aten::")] == ["aten::conv2d"]
     assert tm.conv1.code == ("def forward(self,\n    input: Tensor) -> Tensor:\n"  # %input.1, as PyTorch names it
-                             "  input_1 = torch.conv2d(input, self.weight, self.bias, [1, 1], [0, 0], [1, 1], 1)\n"
-                             "  return input_1\n")
-    assert "_0 = (self.conv1).forward(x_1, )" in tm.code  # the input is %x.1 and relu's result %x, as in PyTorch
-    assert "_1 = (self.conv2).forward(input_5, )" in tm.code and "(self.conv2_drop).forward(_1, )" in tm.code
+                             "  input0 = torch.conv2d(input, self.weight, self.bias, [1, 1], [0, 0], [1, 1])\n"
+                             "  return input0\n")
+    # submodule calls inlined where their results are used, as TorchScript prints them (which reads each submodule
+    # into a name first: ``conv2 = self.conv2``)
+    ref = torch.jit.trace(_torch_net().eval(), torch.randn(2, 1, 28, 28))
+    for line in ("  input = torch.max_pool2d((self.conv1).forward(x, ), [2, 2], annotate(List[int], []), [0, 0], [1, 1])\n",
+                 "  _0 = (self.conv2_drop).forward((self.conv2).forward(input0, ), )\n"):
+        assert line in tm.code and line.replace("self.", "") in ref.code
 
 
 def test_nested_calls_match_torch():

@@ -43,9 +43,7 @@ def test_foo_code():
     assert t.code == (
         "def foo(x: Tensor,\n"
         "    y: Tensor) -> Tensor:\n"
-        "  _0 = torch.mul(x, 2)\n"
-        "  _1 = torch.add(_0, y, alpha=1)\n"
-        "  return _1\n"
+        "  return torch.add(torch.mul(x, 2), y)\n"
     )
 
 
@@ -65,7 +63,7 @@ def test_lstm_cell_like_graph_with_tuple_output_and_list_unpack():
     assert "%13 : Tensor[] = aten::chunk(%gates, %11, %12)" in text  # values named after variables, as PyTorch's tracer does
     assert "%o : Float(3, 20, strides=[80, 1], requires_grad=0, device=cpu) = prim::ListUnpack(%13)" in text
     assert "%27 : Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu) = aten::mul(%25, %26)" in text
-    assert "  i, f, g, o = _4\n" in t.code
+    assert "  i, f, g, o, = torch.chunk(gates, 4, 1)\n" in t.code  # as TorchScript prints it
     assert text.rstrip().endswith("return (%28)")
     assert "%28 : (Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu), " in text
     hy, cy = t(*args)

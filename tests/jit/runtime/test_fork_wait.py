@@ -268,10 +268,13 @@ def _forks(graph) -> list:
 def test_code_of_a_fork_is_a_nested_function_and_its_fork_call_like_torch():
     code = fork_then_add.code
     assert "  def __forked_function(x: Tensor) -> Tensor:\n" in code
-    assert "  fut = fork(__forked_function, x)\n" in code and "ops.aten.wait(fut)" in code
-    assert "ops.prim.RaiseException('too large', \"builtins.ValueError\")" in code  # the forked body, inlined
+    assert "  fut = fork(__forked_function, x)\n" in code
+    assert "  return torch.add(torch.wait(fut), y)\n" in code  # as TorchScript prints it
+    assert "ops.prim.RaiseException(\"too large\", \"builtins.ValueError\")" in code  # the forked body, inlined
     torch_code = torch_fork_then_add.code
     assert "def __forked_function():" in torch_code and "fut = fork(__forked_function)" in torch_code
+    assert "  y = torch.add(x, 1)\n  return torch.add(torch.wait(fut), y)\n" in code
+    assert "  y = torch.add(x, 1)\n  return torch.add(torch.wait(fut), y)\n" in torch_code
     ast.parse(code)
 
 

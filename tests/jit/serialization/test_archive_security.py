@@ -130,7 +130,10 @@ def _edited(data: bytes, edit, reprint: bool = True) -> bytes:
 def _with_code(data: bytes, edit) -> bytes:
     manifest, entries = _read(data)
     entry = _code_entry(manifest)
-    entries[entry] = edit(entries[entry].decode()).encode()
+    code = entries[entry].decode()
+    edited = edit(code)
+    assert edited != code, f"the edit does not apply to the code:\n{code}"
+    entries[entry] = edited.encode()
     return _write(entries)
 
 
@@ -479,19 +482,19 @@ def test_nesting_within_the_limits_loads_and_runs():
     (50_000, "the code does not parse: Python's parser failed with MemoryError", MemoryError),
 ])
 def test_deep_code_gives_the_loader_error(depth, fragment, cause):
-    data = _with_code(_archive(_mlp()), lambda c: c.replace("torch.tanh(input)", "torch.tanh(" + "-" * depth + "input)"))
+    data = _with_code(_archive(_mlp()), lambda c: c.replace("torch.tanh(input0)", "torch.tanh(" + "-" * depth + "input)"))
     e = _refused(data, "archive/code/forward.py: " + fragment)
     assert (e.__cause__ is None) if cause is None else isinstance(e.__cause__, cause)
 
 
 def test_deeply_nested_statements_and_huge_literals_give_the_loader_error():
     nested = "".join("  " * (i + 1) + "if True:\n" for i in range(99)) + "  " * 100 + "pass\n"
-    data = _with_code(_archive(_mlp()), lambda c: c.replace("  return _0\n", nested + "  return _0\n"))
+    data = _with_code(_archive(_mlp()), lambda c: c.replace("  return torch.tanh(input0)\n", nested + "  return torch.tanh(input0)\n"))
     _refused(data, "archive/code/forward.py: the code")
-    data = _with_code(_archive(_mlp()), lambda c: c.replace("  _0 = torch.tanh(input)\n", "  _0 = torch.tanh(input)\n"
-                                                            + "  " + "[" * 150 + "]" * 150 + "\n"))
+    data = _with_code(_archive(_mlp()), lambda c: c.replace("  return torch.tanh(input0)\n", "  " + "[" * 150 + "]" * 150
+                                                            + "\n  return torch.tanh(input0)\n"))
     _refused(data, "archive/code/forward.py: the code")
-    big = _with_code(_archive(_mlp()), lambda c: c.replace("torch.tanh(input)", "torch.tanh(input, " + "9" * 5000 + ")"))
+    big = _with_code(_archive(_mlp()), lambda c: c.replace("torch.tanh(input0)", "torch.tanh(input, " + "9" * 5000 + ")"))
     e = _refused(big, "archive/code/forward.py: the code does not parse")
     assert e.__cause__ is not None
 

@@ -41,7 +41,8 @@ def test_control_flow_prints_in_torchscripts_shape():
     assert _skeleton(ours) == [(2, "if"), (2, "else"), (2, "for"), (2, "for"), (4, "if"), (4, "else"), (2, "if"),
                                (4, "for"), (2, "else"), (2, "while")]
     # the two-value loop closes its body the way TorchScript does: one simultaneous assignment
-    assert "    a, b = a_25, b_5\n" in ours and "    a, b = a1, b0\n" in BRANCHY.code
+    assert "    a, b = a1, b0\n" in ours and "    a, b = a1, b0\n" in BRANCHY.code
+    assert ours == BRANCHY.code  # names, inlined calls and all
     assert "  for j in range(3):\n" in ours and "  for j in range(3):\n" in BRANCHY.code
 
 
@@ -54,14 +55,11 @@ def test_loop_carried_values_and_nested_if_golden():
         "  b = y\n"
         "  for j in range(3):\n"
         "    if c:\n"
-        "      _2 = torch.mul(b, a)\n"
-        "      _0, _1 = _2, a\n"
+        "      _0, _1 = torch.mul(b, a), a\n"
         "    else:\n"
-        "      _3 = torch.add(b, a, alpha=1)\n"
-        "      _0, _1 = a, _3\n"
+        "      _0, _1 = a, torch.add(b, a)\n"
         "    a, b = _0, _1\n"
-        "  _4 = torch.sub(a, b, alpha=1)\n"
-        "  return _4\n")
+        "  return torch.sub(a, b)\n")
 
 
 def test_loop_inside_if_and_optional_output_golden():
@@ -72,8 +70,7 @@ def test_loop_inside_if_and_optional_output_golden():
         "  if c:\n"
         "    _0 = x\n"
         "    for k in range(n):\n"
-        "      _1 = torch.mul(_0, 0.5)\n"
-        "      _0 = _1\n"
+        "      _0 = torch.mul(_0, 0.5)\n"
         "    z = _0\n"
         "  else:\n"
         "    z = None\n"
@@ -84,15 +81,13 @@ def test_while_and_breaking_loops_golden():
     assert graph_to_code(while_loop(), "f") == (
         "def f(x: Tensor,\n"
         "    limit: Tensor) -> Tensor:\n"
-        "  _0 = torch.lt(x, limit)\n"
         "  k = x\n"
         "  s = x\n"
-        "  _1 = _0\n"
-        "  while _1:\n"
-        "    _2 = torch.add(k, 1., alpha=1)\n"
-        "    _3 = torch.add(s, _2, alpha=1)\n"
-        "    _4 = torch.lt(_2, limit)\n"
-        "    _1, k, s = _4, _2, _3\n"
+        "  _0 = torch.lt(x, limit)\n"
+        "  while _0:\n"
+        "    _1 = torch.add(k, 1.)\n"
+        "    _2 = torch.add(s, _1)\n"
+        "    _0, k, s = torch.lt(_1, limit), _1, _2\n"
         "  return s\n")
     assert graph_to_code(breaking_loop(), "f") == (
         "def f(x: Tensor,\n"
@@ -103,10 +98,8 @@ def test_while_and_breaking_loops_golden():
         "  for i in range(n):\n"
         "    if not _0:\n"
         "      break\n"
-        "    _1 = torch.mul(s, 2)\n"
-        "    _2 = torch.add(_1, i, alpha=1)\n"
-        "    _3 = torch.lt(_2, limit)\n"
-        "    _0, s = _3, _2\n"
+        "    _1 = torch.add(torch.mul(s, 2), i)\n"
+        "    _0, s = torch.lt(_1, limit), _1\n"
         "  return s\n")
 
 
@@ -141,23 +134,26 @@ def test_loop_form_follows_torchscript(trip, cond, body_cond, use_counter, form)
 
 
 def test_unchanged_carried_values_and_empty_blocks():
-    """A body that carries its values unchanged assigns nothing; an if without outputs or else prints no else."""
+    """A body that carries its values unchanged assigns nothing; an if without outputs prints ``else: pass`` when its
+    second block is empty, as TorchScript does."""
     code = graph_to_code(_bare_loop(4))
     assert code.endswith("  _0 = x\n  for i in range(4):\n    pass\n  return _0\n")
     g = if_without_outputs()
     assert graph_to_code(g).endswith(
-        "  if c:\n    pass\n"
+        "  if c:\n    pass\n  else:\n    pass\n"
         "  if c:\n    pass\n  else:\n    _0 = torch.neg(x)\n"
         "  return x\n")
 
 
-def test_keywords_and_odd_names_print_as_temporaries():
-    """A value named like a keyword (possible in archives and hand-built graphs) must not break the code."""
+def test_keywords_and_odd_names_print_as_valid_names():
+    """A value named like a keyword (possible in archives and hand-built graphs) must not break the code: as in
+    TorchScript, a reserved name gets a number (``if0``), other characters than letters, digits and ``_`` become
+    ``_``."""
     g = Graph()
     x = g.add_input("lambda")
     y = op(g, "neg", x, name_as="if")
     g.register_output(op(g, "neg", y, name_as="a-b"))
     code = graph_to_code(g)
-    assert code == "def forward(_0: Tensor) -> Tensor:\n  _1 = torch.neg(_0)\n  _2 = torch.neg(_1)\n  return _2\n"
+    assert code == "def forward(lambda0: Tensor) -> Tensor:\n  if0 = torch.neg(lambda0)\n  return torch.neg(if0)\n"
     before = str(g)
     assert str(rebuild_from_code(g, code)) == before

@@ -63,7 +63,7 @@ def xy():
 def test_editing_the_op_changes_what_runs(xy):
     x, y = xy
     data = _archive(toolkit.jit.trace(_fn, xy))
-    lf = _load_bytes(_edit_code(data, lambda s: s.replace("_4 = torch.mul(_2, _3)", "_4 = torch.add(_2, _3)")))
+    lf = _load_bytes(_edit_code(data, lambda s: s.replace("_1 = torch.mul(_0, ", "_1 = torch.add(_0, ")))
     expected = (2 * x + y).sin() + y.mean(0, keepdim=True)
     assert_close(lf(x, y), expected, accum=3)  # (a mean over 3 rows)
     assert not np.allclose(lf(x, y).numpy(), _fn(x, y).numpy())
@@ -77,7 +77,7 @@ def test_editing_a_constant_and_wiring_changes_what_runs(xy):
     assert_close(lf(x, y), (3 * x + y).sin() * y.mean(0, keepdim=True), accum=3)
     lf = _load_bytes(_edit_code(data, lambda s: s.replace("torch.mean(y, [0]", "torch.mean(x, [1]")))
     assert_close(lf(x, y), (2 * x + y).sin() * x.mean(1, keepdim=True), accum=4)
-    lf = _load_bytes(_edit_code(data, lambda s: s.replace("return _4", "return _2")))
+    lf = _load_bytes(_edit_code(data, lambda s: s.replace("return _1", "return _0")))
     assert_close(lf(x, y), (2 * x + y).sin())
 
 
@@ -92,17 +92,23 @@ def test_untouched_code_round_trips_exactly(xy):
     assert str(lm.graph) == str(sm.inlined_graph) and lm.code == graph_to_code(sm.inlined_graph)
 
 
+_MUL = "torch.mul(_0, torch.mean(y, [0], True))"  # the traced _fn's last call, the mean inlined in it
+
+
 @pytest.mark.parametrize("old,new,match", [
-    ("torch.mul(_2, _3)", "torch.system(_2, _3)", r"unknown op 'torch\.system'"),
-    ("torch.mul(_2, _3)", "os.system(_2)", r"unknown op 'os\.system'"),
-    ("torch.mul(_2, _3)", "__import__('os')", r"unknown op '__import__'"),
-    ("torch.mul(_2, _3)", "torch.mul(_2, secret)", r"unknown name 'secret'"),
-    ("torch.mul(_2, _3)", "torch.mul(_2, open('f'))", r"unsupported expression \"open\('f'\)\""),
-    ("torch.mul(_2, _3)", "_2 if _3 else _3", r"expected an op call"),
+    (_MUL, "torch.system(_0, _0)", r"unknown op 'torch\.system'"),
+    (_MUL, "os.system(_0)", r"unknown op 'os\.system'"),
+    (_MUL, "__import__('os')", r"unknown op '__import__'"),
+    (_MUL, "torch.mul(_0, secret)", r"unknown name 'secret'"),
+    (_MUL, "torch.mul(open('f'), torch.mean(y, [0], True))", r"unsupported expression \"open\('f'\)\""),
+    (_MUL, "torch.mul(_0, open('f'))", r"unknown op 'open'"),  # where the graph's call is inlined
+    (_MUL, "_0 if _0 else _0", r"expected an op call"),
     ("torch.mul(x, 2)", "torch.mul(x, 2, 5, 6, 7)", r"no overload of torch\.mul"),
-    ("  return _4", "  import os\n  return _4", r"unexpected statement 'import os'"),
-    ("  _4 = torch.mul(_2, _3)", "  import os", r"expected an assignment for aten::mul"),
-    ("  return _4", "  return _4 +", r"does not parse"),
+    ("torch.mean(y, [0], True)", "torch.mean(y, [0], secret)", r"unknown name 'secret'"),  # inside an inlined call
+    ("torch.mean(y, [0], True)", "torch.system(y)", r"unknown op 'torch\.system'"),
+    ("  return _1", "  import os\n  return _1", r"unexpected statement 'import os'"),
+    ("  _1 = " + _MUL, "  import os", r"expected an assignment for aten::mul"),
+    ("  return _1", "  return _1 +", r"does not parse"),
 ])
 def test_unknown_names_and_constructs_are_rejected(xy, old, new, match):
     data = _archive(toolkit.jit.trace(_fn, xy))
@@ -173,13 +179,13 @@ def test_editing_a_loop_or_a_branch_changes_what_runs():
     for c in (True, False):
         run = _rebuilt(two_carried_with_nested_if, "range(3)", "range(5)").run
         np.testing.assert_allclose(run([x, y, c])[0].numpy(), _two_carried_ref(x, y, c, 5).numpy())
-        run = _rebuilt(two_carried_with_nested_if, "_0, _1 = a, _3", "_0, _1 = _3, a").run
+        run = _rebuilt(two_carried_with_nested_if, "_0, _1 = a, torch.add(b, a)", "_0, _1 = torch.add(b, a), a").run
         np.testing.assert_allclose(run([x, y, c])[0].numpy(), _two_carried_ref(x, y, c, swap=True).numpy())
         run = _rebuilt(two_carried_with_nested_if, "  if c:", "  if True:").run
         np.testing.assert_allclose(run([x, y, c])[0].numpy(), _two_carried_ref(x, y, True).numpy())
     # the while loop's body: s accumulates k twice
     x, lim = toolkit.tensor(0.0), toolkit.tensor(3.0)
-    run = _rebuilt(while_loop, "_3 = torch.add(s, _2, alpha=1)", "_3 = torch.add(s, _2, alpha=2)").run
+    run = _rebuilt(while_loop, "_2 = torch.add(s, _1)", "_2 = torch.add(s, _1, alpha=2)").run
     assert run([x, lim])[0].item() == 2 * (1 + 2 + 3)
 
 
@@ -192,35 +198,35 @@ def _tamper(make, old: str, new: str):
 
 _BROKEN = [
     # unbalanced blocks
-    (two_carried_with_nested_if, "    else:\n      _3 = torch.add(b, a, alpha=1)\n      _0, _1 = a, _3\n", "",
+    (two_carried_with_nested_if, "    else:\n      _0, _1 = a, torch.add(b, a)\n", "",
      r"the if at line 7 has no else block, but prim::If has 2 output\(s\)"),
     (two_carried_with_nested_if, "    a, b = _0, _1\n", "  a, b = _0, _1\n",
      r"the body of the loop at line 6 does not assign the next carried values \(a, b\) at its end"),
-    (loop_inside_if, "      _0 = _1\n", "",
+    (loop_inside_if, "      _0 = torch.mul(_0, 0.5)\n", "      pass\n",
      r"the body of the loop at line 6 does not assign the next carried values \(_0\) at its end"),
-    (two_carried_with_nested_if, "      _2 = torch.mul(b, a)\n", "      if c:\n        pass\n",
-     r"expected an assignment for aten::mul at line 8, got 'if c:'"),
-    (two_carried_with_nested_if, "      _2 = torch.mul(b, a)\n      _0, _1 = _2, a\n", "      pass\n",
-     r"the if block of the if at line 7 has fewer statements than the graph \(missing aten::mul\)"),
-    (two_carried_with_nested_if, "      _2 = torch.mul(b, a)\n", "",
-     r"expected an op call for aten::mul at line 8, got '\(_2, a\)'"),
+    (while_loop, "    _1 = torch.add(k, 1.)\n", "    if c:\n      pass\n",
+     r"expected an assignment for aten::add at line 7, got 'if c:'"),
+    (while_loop, "    _1 = torch.add(k, 1.)\n    _2 = torch.add(s, _1)\n    _0, k, s = torch.lt(_1, limit), _1, _2\n",
+     "    pass\n", r"the body of the loop at line 6 has fewer statements than the graph \(missing aten::add\)"),
+    (while_loop, "    _2 = torch.add(s, _1)\n", "",
+     r"expected an op call for aten::add at line 8, got '\(torch\.lt\(_1, limit\), _1, _2\)'"),
     (if_without_outputs, "  else:\n    _0 = torch.neg(x)\n", "",
-     r"the if at line 5 has no else block, but prim::If has statements in its second block"),
-    (two_carried_with_nested_if, "      _2 = torch.mul(b, a)\n", "    _2 = torch.mul(b, a)\n",
+     r"the if at line 7 has no else block, but prim::If has statements in its second block"),
+    (two_carried_with_nested_if, "      _0, _1 = torch.mul(b, a), a\n", "    _0, _1 = torch.mul(b, a), a\n",
      r"does not parse \(expected an indented block after 'if' statement on line 7 at line 8\)"),
     # blocks that do not assign their outputs
-    (two_carried_with_nested_if, "      _0, _1 = a, _3\n", "",
+    (two_carried_with_nested_if, "      _0, _1 = a, torch.add(b, a)\n", "      pass\n",
      r"the else block of the if at line 7 does not assign the 2 output\(s\) of prim::If \(_0, _1\) at its end"),
-    (two_carried_with_nested_if, "_0, _1 = a, _3", "_0, _5 = a, _3",
+    (two_carried_with_nested_if, "_0, _1 = a, torch.add(b, a)", "_0, _5 = a, torch.add(b, a)",
      r"the else block of the if at line 7 must end by assigning the 2 output\(s\) of prim::If \(_0, _1\), "
-     r"got '_0, _5 = \(a, _3\)' at line 12"),
-    (two_carried_with_nested_if, "_0, _1 = _2, a", "_0 = _2",
-     r"must end by assigning the 2 output\(s\) of prim::If \(2 name\(s\)\), got '_0 = _2' at line 9"),
+     r"got '_0, _5 = \(a, torch\.add\(b, a\)\)' at line 10"),
+    (two_carried_with_nested_if, "_0, _1 = torch.mul(b, a), a", "_0 = torch.mul(b, a)",
+     r"must end by assigning the 2 output\(s\) of prim::If \(2 name\(s\)\), got '_0 = torch\.mul\(b, a\)' at line 8"),
     (two_carried_with_nested_if, "    a, b = _0, _1\n", "    b, a = _0, _1\n",
      r"the body of the loop at line 6 must end by assigning the next carried values \(a, b\)"),
-    (while_loop, "    _1, k, s = _4, _2, _3\n", "",
-     r"the body of the loop at line 7 does not assign the next condition and carried values \(_1, k, s\) at its end"),
-    (loop_inside_if, "    z = _0\n", "    z = _0\n    z = _0\n", r"unexpected statement 'z = _0' at line 9"),
+    (while_loop, "    _0, k, s = torch.lt(_1, limit), _1, _2\n", "",
+     r"the body of the loop at line 6 does not assign the next condition and carried values \(_0, k, s\) at its end"),
+    (loop_inside_if, "    z = _0\n", "    z = _0\n    z = _0\n", r"unexpected statement 'z = _0' at line 8"),
     # constructs outside what the printer writes
     (two_carried_with_nested_if, "range(3)", "enumerate(3)",
      r"expected 'for \.\.\. in range\(\.\.\.\):' for prim::Loop at line 6, got 'for j in enumerate\(3\):'"),
@@ -228,21 +234,23 @@ _BROKEN = [
     (two_carried_with_nested_if, "    a, b = _0, _1\n", "    a, b = _0, _1\n  else:\n    pass\n",
      r"expected 'for \.\.\. in range\(\.\.\.\):' for prim::Loop at line 6"),
     (two_carried_with_nested_if, "    a, b = _0, _1\n", "    break\n    a, b = _0, _1\n",
-     r"unexpected statement 'break' at line 13"),
+     r"unexpected statement 'break' at line 11"),
     (two_carried_with_nested_if, "  a = x\n", "  a, q = x, y\n",
      r"expected 'name = value' for the initial value of a loop-carried value of prim::Loop at line 4"),
-    (two_carried_with_nested_if, "torch.sub(a, b", "torch.sub(_2, b", r"unknown name '_2' at line 14"),
-    (while_loop, "while _1:", "while _0:", r"the while loop at line 7 must test '_1', got '_0'"),
-    (while_loop, "while _1:", "for i in range(3):", r"expected 'while _1:' for prim::Loop at line 7"),
-    (while_loop, "torch.add(k, 1.", "torch.add(_1, 1.", r"unknown name '_1' at line 8"),
-    (while_loop, "  _1 = _0\n", "", r"expected 'name = value' for the loop's condition of prim::Loop at line 6, got 'while _1:'"),
+    (two_carried_with_nested_if, "torch.sub(a, b", "torch.sub(_2, b", r"unknown name '_2' at line 12"),
+    (two_carried_with_nested_if, "torch.mul(b, a), a", "torch.mul(b, _7), a", r"unknown name '_7' at line 8"),
+    (while_loop, "while _0:", "while _1:", r"the while loop at line 6 must test '_0', got '_1'"),
+    (while_loop, "while _0:", "for i in range(3):", r"expected 'while _0:' for prim::Loop at line 6"),
+    (while_loop, "torch.add(k, 1.", "torch.add(_9, 1.", r"unknown name '_9' at line 7"),
+    (while_loop, "  _0 = torch.lt(x, limit)\n", "",
+     r"expected 'name = value' for the loop's condition of prim::Loop at line 5, got 'while _0:'"),
     (breaking_loop, "    if not _0:\n      break\n", "",
-     r"the body of the loop at line 6 must start with 'if not _0: break', got '_1 = torch.mul\(s, 2\)'"),
-    (loop_inside_if, "z = None", "z = torch.secret()", r"unsupported expression 'torch\.secret\(\)' at line 11"),
-    (loop_inside_if, "z = None", "z = open('f')", r"unsupported expression \"open\('f'\)\" at line 11"),
+     r"the body of the loop at line 6 must start with 'if not _0: break', got '_1 = torch\.add\(torch\.mul\(s, 2\), i\)'"),
+    (loop_inside_if, "z = None", "z = torch.secret()", r"unsupported expression 'torch\.secret\(\)' at line 10"),
+    (loop_inside_if, "z = None", "z = open('f')", r"unsupported expression \"open\('f'\)\" at line 10"),
     (loop_inside_if, "    z = _0\n", "    try:\n      z = _0\n    finally:\n      pass\n",
      r"the if block of the if at line 4 must end by assigning the 1 output\(s\) of prim::If \(1 name\(s\)\), "
-     r"got 'try:' at line 9"),
+     r"got 'try:' at line 8"),
 ]
 
 

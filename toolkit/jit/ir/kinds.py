@@ -44,7 +44,7 @@ class Kind:
 
     __slots__ = ("name", "schema_text", "doc", "effects", "blocks", "attributes", "leaf_for_autodiff",
                  "opaque_under_grad", "safe_to_rerun", "container_read", "python_only", "printed_inline",
-                 "printed_as_syntax", "function", "schema", "written_args", "mutating",
+                 "printed_as_syntax", "printed_as", "function", "schema", "written_args", "mutating",
                  "aliasing", "pure", "has_side_effects")
 
     name: str
@@ -75,6 +75,9 @@ class Kind:
     """The archive prints it inline where its value is used, not as a statement of its own."""
     printed_as_syntax: bool
     """The archive prints it as Python syntax (a tuple, an unpacking, an ``if``, a method call), not a call."""
+    printed_as: str
+    """How ``.code`` writes a builtin that TorchScript prints as Python rather than ``torch.<name>(...)``: ``"int()"``
+    (a call of the Python builtin ``int``), ``"[]"`` (an index, ``s[0]``); empty for the rest."""
     function: Callable | None
     """A plain Python function of the input values, returning the one output, for kinds that are one
     (scripted code's ``aten::len``): constant propagation folds them where their inputs are constants."""
@@ -96,7 +99,7 @@ class Kind:
     def __init__(self, schema: str, doc: str = "", *, effects: str = FROM_SCHEMA, blocks: int = 0,
                  attributes: tuple = (), leaf_for_autodiff: bool = False, opaque_under_grad: bool = False,
                  safe_to_rerun: bool = False, container_read: bool = False, python_only: bool = False,
-                 printed_inline: bool = False, printed_as_syntax: bool = False):
+                 printed_inline: bool = False, printed_as_syntax: bool = False, printed_as: str = ""):
         parsed = parse_schema(schema)
         name = parsed.full_name
         if effects not in (FROM_SCHEMA, CONSERVATIVE, OF_BLOCKS):
@@ -116,6 +119,7 @@ class Kind:
         self.python_only = python_only
         self.printed_inline = printed_inline
         self.printed_as_syntax = printed_as_syntax
+        self.printed_as = printed_as
         self.function = None
         self.schema = parsed
         args = parsed.args
@@ -264,14 +268,14 @@ TUPLE_INDEX = kind("prim::TupleIndex(Any tuple, int index) -> Any",
                    "One element of a tuple.", safe_to_rerun=True, container_read=True)
 GETITEM = kind("aten::__getitem__(Any(a) container, Any index) -> Any",
                "``container[index]`` on a list, tuple or dict (no registry op: it acts on Python values).",
-               leaf_for_autodiff=True, safe_to_rerun=True, container_read=True)
+               leaf_for_autodiff=True, safe_to_rerun=True, container_read=True, printed_as="[]")
 LEN = kind("aten::len(Any a) -> int", "``len(a)`` of a list, dict, str or tensor.", safe_to_rerun=True)
 
 # -- sizes: a traced ``x.size(0)`` is ``aten::size`` made a tensor by ``prim::NumToTensor``, ``aten::Int`` where an
 # op takes it as an int (run by the functions in kinds.builtins) ----------------------------------------------
 SIZE = kind("aten::size(Tensor self, *int dim) -> Any", "``self.size()``, or ``self.size(dim)`` with ``dim`` given.")
 NUMEL = kind("aten::numel(Tensor self) -> int", "``self.numel()``.")
-INT = kind("aten::Int(Any a) -> int", "``int(a)`` of a number, a str or a one-element tensor.")
+INT = kind("aten::Int(Any a) -> int", "``int(a)`` of a number, a str or a one-element tensor.", printed_as="int()")
 NUM_TO_TENSOR = kind("prim::NumToTensor(Scalar a) -> Tensor", "A 0-dim tensor holding the number ``a``.")
 
 # -- control flow ---------------------------------------------------------------------------------------------
@@ -285,7 +289,7 @@ LOOP = kind("prim::Loop(int? max_trip_count, bool cond, *Any carried) -> (*Any)"
 RAISE_EXCEPTION = kind("prim::RaiseException(str? message) -> ()",
                        "Raises the ``exception`` class (RuntimeError without one) with the message.",
                        effects=CONSERVATIVE, attributes=("exception",))
-PRINT = kind("prim::Print(*Any args) -> ()", "``print(*args)``.", effects=CONSERVATIVE)
+PRINT = kind("prim::Print(*Any args) -> ()", "``print(*args)``.", effects=CONSERVATIVE, printed_as="print()")
 
 # -- calls ------------------------------------------------------------------------------------------------------
 CALL_METHOD = kind("prim::CallMethod(Any self, *Any args) -> (*Any)",

@@ -192,6 +192,11 @@ SCHEMAS: dict = {
 }
 
 
+# kind -> how ``.code`` writes it where TorchScript prints a Python builtin (``Kind.printed_as``); the rest print as
+# TorchScript prints them, ``torch.<name>(...)``
+PRINTED_AS: dict = {"aten::Bool": "bool()", "aten::Float": "float()", "aten::str": "str()", "aten::sorted": "sorted()"}
+
+
 def _function_handler(fn):
     def handler(n: Node, env: dict) -> None:
         out = fn(*[env[v] for v in n.inputs])
@@ -314,7 +319,8 @@ def _declared(kind: str) -> K.Kind:
     k = K.lookup(kind)
     if k is None:
         overloads = SCHEMAS.get(kind, ("(*Any args) -> Any",))
-        k = K.get(K.declare(K.Kind(kind + overloads[0], "A builtin of scripted code.", effects=K.CONSERVATIVE)))
+        k = K.get(K.declare(K.Kind(kind + overloads[0], "A builtin of scripted code.", effects=K.CONSERVATIVE,
+                                   printed_as=PRINTED_AS.get(kind, ""))))
     if kind.startswith("aten::"):
         BUILTIN_KINDS.add(kind)
     return k

@@ -66,7 +66,10 @@ from .loaded_modules import LoadedScriptFunction, LoadedScriptModule, attribute_
 __all__ = ["load", "save"]
 
 FORMAT_NAME = "toolkit.jit.archive"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Version 2: the code is printed as TorchScript prints it (calls inlined into their single use, builtins as
+# ``torch.size``/``int(...)``). Version 1's code put one node per statement; its graph is loaded as saved.
+CODE_AS_PRINTED_SINCE = 2
 _PREFIX = "archive/"
 _MANIFEST = _PREFIX + "manifest.json"
 _EXTRA = _PREFIX + "extra/"
@@ -271,15 +274,19 @@ def _code_entry(name) -> str:
     return f"{_PREFIX}code/{name}.py"
 
 
-def _rebuild_from_code(archive, graph: Graph, name, attributes=None) -> tuple[dict, tuple]:
+def _rebuild_from_code(archive, graph: Graph, name, attributes=None,
+                       version: int = FORMAT_VERSION) -> tuple[dict, tuple]:
     """What runs comes from the archive's readable code, parsed (never executed) against the decoded graph.
 
     Returns the code line each node came from, for the messages of the graph's check, and the default values of
-    the function's last parameters.
+    the function's last parameters. An archive of a version before ``CODE_AS_PRINTED_SINCE`` printed its code in
+    an earlier layout: its graph runs as saved (checked as a whole all the same) and only the code's defaults
+    are read, so archives saved before keep loading.
     """
     from .code_parser import (  # lazy: loads toolkit.jit.serialization.code_attributes, toolkit.jit.serialization.code_blocks only when used
         CodeError,
         rebuild_from_code,
+        signature_defaults,
     )
 
     entry = _code_entry(name)
@@ -287,7 +294,10 @@ def _rebuild_from_code(archive, graph: Graph, name, attributes=None) -> tuple[di
     lines: dict = {}
     defaults: list = []
     try:
-        rebuild_from_code(graph, text, attributes, lines, defaults)
+        if version < CODE_AS_PRINTED_SINCE:
+            defaults.extend(signature_defaults(text))
+        else:
+            rebuild_from_code(graph, text, attributes, lines, defaults)
     except CodeError as e:
         raise _Corrupt(f"{entry}: {e}") from e.__cause__
     return lines, tuple(defaults)
@@ -321,7 +331,8 @@ def _build(zf: zipfile.ZipFile, archive, manifest: dict, map_location):
         lookup = attribute_lookup(root)
         graph, defaults = None, ()
         if model["graph"] is not None:  # None: a module traced without forward
-            graph, defaults = _load_method(archive, reader, model["graph"], "forward", root, lookup)
+            graph, defaults = _load_method(archive, reader, model["graph"], "forward", root, lookup,
+                                             manifest["version"])
         sm = LoadedScriptModule(root, graph, defaults)
         sm.__dict__["original_name"] = root.original_name
         methods = model.get("methods", [])
@@ -332,24 +343,26 @@ def _build(zf: zipfile.ZipFile, archive, manifest: dict, map_location):
             _check(isinstance(name, str) and name.isidentifier() and not name.startswith("_")
                    and not hasattr(LoadedScriptModule, name) and name not in sm.__dict__,
                    f"bad method name {name!r:.80}: it must be a public identifier that no module member has")
-            mgraph, mdefaults = _load_method(archive, reader, entry["graph"], name, root, lookup)
+            mgraph, mdefaults = _load_method(archive, reader, entry["graph"], name, root, lookup,
+                                               manifest["version"])
             sm._add_loaded_method(name, mgraph, mdefaults)
         return sm
     graph = GraphDecoder(reader, loadable_kinds()).decode(model["graph"])
     _verify(graph, "the saved graph")  # so the code is matched against well-formed blocks
     if model["kind"] == "function":
-        lines, defaults = _rebuild_from_code(archive, graph, model["name"], lambda path, name: None)  # no attributes
+        lines, defaults = _rebuild_from_code(archive, graph, model["name"], lambda path, name: None,  # no attributes
+                                             manifest["version"])
         _check_graph(graph, None, _code_entry(model["name"]), lines)
         _verify(graph, "the graph")
         return LoadedScriptFunction(graph, model["name"], defaults)
     raise _Corrupt(f"unknown model kind {model['kind']!r:.80}")
 
 
-def _load_method(archive, reader, saved: dict, name: str, root, lookup) -> tuple[Graph, tuple]:
+def _load_method(archive, reader, saved: dict, name: str, root, lookup, version: int) -> tuple[Graph, tuple]:
     """One method of a saved module: its graph decoded, rebuilt from its code, checked; and its defaults."""
     graph = GraphDecoder(reader, loadable_kinds()).decode(saved)
     _verify(graph, f"the saved graph of {name}")  # so the code is matched against well-formed blocks
-    lines, defaults = _rebuild_from_code(archive, graph, name, lookup)
+    lines, defaults = _rebuild_from_code(archive, graph, name, lookup, version)
     _check_graph(graph, root, _code_entry(name), lines)
     _verify(graph, f"the graph of {name}")
     return graph, defaults

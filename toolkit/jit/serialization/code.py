@@ -1,19 +1,27 @@
 """Readable Python-like code for a graph, in the style of TorchScript's serialized ``forward``::
 
     def forward(self,
-        x: Tensor) -> Tensor:
-      _0 = torch.mul(x, 2)
-      return torch.add(_0, y, 1)
+        x: Tensor,
+        y: Tensor) -> Tensor:
+      n = torch.size(x, 0)
+      _0 = torch.add(torch.mul(torch.view(x, [n, -1]), 2), y)
+      return _0
 
-One statement per op node; constants, lists and attribute reads are inlined
-where they are used. Control flow prints as Python, the way TorchScript prints it:
-a ``prim::If`` is an ``if``/``else`` whose blocks end by assigning the node's
+Calls print as TorchScript prints them: registry ops as ``torch.<op>(...)`` without the trailing arguments that equal
+their schema's defaults (``torch.sum(x)``, ``torch.add(a, b)``), builtins as ``torch.size(x, 0)``, ``int(a)``,
+``s[0]``, ``ops.prim.NumToTensor(a)`` (the printing form is the kind's ``printed_as``). Constants, lists and attribute
+reads are inlined where they are used, and so is a call whose one unnamed output is used once, by a later node, when
+printing it there keeps the order in which the graph runs its nodes (``inline_calls``, TorchScript's rule); an inlined
+expression that grows to a long line is printed back as statements (``_0 = ...``), as TorchScript splits it. Values
+are named as TorchScript names them: their debug names without the ``.N`` suffix, made unique (``x``, ``x0``), and
+``_0``, ``_1``... for the others.
+Control flow prints as Python, the way TorchScript prints it:
+a ``prim::If`` is an ``if``/``else`` (``else: pass`` when empty) whose blocks end by assigning the node's
 outputs, and a ``prim::Loop`` assigns its carried values' initial values to the
 loop's names, then runs a ``for ... in range(n)`` (constant-true condition),
 a ``while c`` (no trip count) or, with both, a ``for`` that ``break``s when the
 condition turns false; its body ends by assigning the next values. A ``prim::SetAttr``
-prints as an assignment, ``self.count = torch.add(count, 1)``, its value's call written in
-place when that call comes right before it and has no other use; reads of an attribute some
+prints as an assignment, ``self.count = torch.add(count, 1)``; reads of an attribute some
 ``prim::SetAttr`` assigns print as statements (``count = self.count``), so each reads where the
 graph does. A ``prim::RaiseException`` prints as TorchScript prints it, its message and then its class by name:
 ``ops.prim.RaiseException(_0, "builtins.ValueError")``. A ``prim::fork`` prints its ``Subgraph`` as a nested
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import re
 
 from ...tensor import Tensor
 from ..ir import kinds as K
@@ -66,13 +75,23 @@ def raised_class(n: Node) -> type:
     return ref.cls if ref is not None else RuntimeError
 
 
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _quoted(s: str) -> str:
+    """A str literal as TorchScript writes it, in double quotes (``repr`` where it holds characters beyond ASCII)."""
+    if not all(" " <= c < "\x7f" or c in _ESCAPES for c in s):
+        return repr(s)
+    return '"' + "".join(_ESCAPES.get(c, c) for c in s) + '"'
+
+
 def _literal(v) -> str:
     if isinstance(v, bool):
         return "True" if v else "False"
     if isinstance(v, float):
         return format_constant(v)
     if isinstance(v, str):
-        return repr(v)
+        return _quoted(v)
     if v is None:
         return "None"
     if isinstance(v, (list, tuple)):
@@ -98,30 +117,43 @@ def prints_inline(n: Node, assigned: frozenset) -> bool:
 
 
 def is_call(n: Node) -> bool:
-    """Whether ``n`` prints as one call, ``torch.<op>(...)`` or an interpreter built-in ``ops.<ns>.<name>(...)``."""
+    """Whether ``n`` prints as one call, ``torch.<op>(...)`` or an interpreter built-in (``torch.size(x, 0)``,
+    ``int(a)``, ``s[0]``, ``ops.prim.NumToTensor(a)``)."""
     return n.op is not None or (not K.facts(n.kind).printed_as_syntax and not n.attributes and "::" in n.kind)
 
 
-def setattr_of(n: Node, assigned: frozenset) -> Node | None:
-    """The ``prim::SetAttr`` that prints ``n``'s call as its value (``self.count = torch.add(count, 1)``), or None.
+def printed_path(kind: str) -> str:
+    """The name a built-in kind's call prints with, as TorchScript prints it: ``aten::size`` -> ``torch.size``,
+    ``aten::add.int`` -> ``torch.add`` (no overload), ``aten::Int`` -> ``int`` (its ``printed_as``),
+    ``prim::NumToTensor`` -> ``ops.prim.NumToTensor``."""
+    form = K.facts(kind).printed_as
+    if form.endswith("()"):
+        return form[:-2]
+    ns, _, name = kind.partition("::")
+    base = name.split(".")[0]
+    return f"torch.{base}" if ns == "aten" else f"ops.{ns}.{base}"
 
-    As TorchScript: when ``n`` is a call whose one, unnamed output has that assignment as its only use, and
-    only inlined nodes come between them.
-    """
-    if len(n.outputs) != 1 or n.blocks or not is_call(n):
-        return None
-    v = n.outputs[0]
-    if v.has_debug_name() or len(v.uses) != 1 or v.uses[0].user.kind != K.SET_ATTR or v.uses[0].offset != 1:
-        return None
-    if any(o is v for b in v.graph.all_blocks() for o in b.outputs):  # also returned: it needs its name
-        return None
-    user, nodes = v.uses[0].user, n.owning_block.nodes
-    for m in nodes[n.owning_block.index(n) + 1:]:
-        if m is user:
-            return user
-        if not prints_inline(m, assigned):
-            return None
-    return None
+
+def _equals_default(v: Value, default) -> bool:
+    """Whether ``v`` is a constant equal to a schema default (same kind of value: ``1`` is not ``True`` or ``1.``)."""
+    known, value = _constant_value(v)
+    if not known or isinstance(value, Tensor):
+        return False
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return len(value) == len(default) and all(type(a) is type(b) and a == b for a, b in zip(value, default))
+    return type(value) is type(default) and value == default
+
+
+def necessary_args(n: Node) -> int:
+    """How many of a registry op node's inputs its call prints: as TorchScript (``CalculateNecessaryArgs``), the
+    trailing ones that are constants equal to their schema defaults are left out."""
+    args = n.op.args
+    keep = len(n.inputs)
+    if keep > len(args):
+        return keep
+    while keep and args[keep - 1].has_default and _equals_default(n.inputs[keep - 1], args[keep - 1].default):
+        keep -= 1
+    return keep
 
 
 def _constant_value(v: Value) -> tuple[bool, object]:
@@ -153,43 +185,188 @@ FORKED_FUNCTION = "__forked_function"
 TorchScript's code."""
 
 
+RESERVED_NAMES = frozenset(keyword.kwlist) | {
+    "_", "aten", "attribute", "CONSTANTS", "fork", "getattr", "inf", "nan", "infj", "nanj", "ops", "__torch__",
+    "uninitialized", "unchecked_cast"}
+"""Names ``.code`` never gives a value (TorchScript's ``reserved_names``): Python's keywords and the names its code
+reads."""
+
+
+def name_base(debug_name: str) -> str:
+    """The name a value's debug name gives it in code: without its ``.N`` suffix, other characters than letters,
+    digits and ``_`` made ``_`` (TorchScript's ``debugNameBase`` and ``makeValidIdentifier``)."""
+    m = re.fullmatch(r"(.*)\.(\d+)", debug_name, re.DOTALL)
+    base = re.sub(r"[^A-Za-z0-9_]", "_", m.group(1) if m else debug_name)
+    return "_" + base if not base or base[0].isdigit() else base
+
+
+LONG_LINE = 40
+"""An inlined expression whose text, with its indentation, is this long or longer is printed as statements instead
+(TorchScript's ``isLongLine``)."""
+
+
+def _transparent(n: Node, assigned: frozenset) -> bool:
+    """Whether ``n`` always prints inside the expressions that use it (a constant, a list, an attribute read): the
+    scan for inlinable calls passes over it, as TorchScript's passes over constants."""
+    return n.kind == K.CONSTANT or prints_inline(n, assigned)
+
+
+def _is_expression(n: Node) -> bool:
+    """Whether ``n`` prints as an expression that can stand inside another: a call (a submodule's too), a tuple or a
+    dict."""
+    return n.kind in (K.TUPLE_CONSTRUCT, K.DICT_CONSTRUCT, K.CALL_METHOD) or (is_call(n) and n.kind != "aten::isinstance")
+
+
 class _CodeWriter:
     """Prints one graph; a ``prim::fork``'s ``Subgraph`` gets a writer of its own (``parent`` is the enclosing one),
-    sharing the tensor constants and the numbering of the forked functions."""
+    sharing the tensor constants and the numbering of the forked functions.
 
-    def __init__(self, graph: Graph, parent: _CodeWriter | None = None):
+    ``inline_calls`` are the calls printed inside the expression that uses them, found before printing as
+    TorchScript finds them: walking each node's inputs right to left while scanning the nodes before it backward
+    (passing over constants, lists and attribute reads), a call is inlined where its output is the next one the
+    walk expects, so printing it there evaluates it exactly where the graph does, never across another node.
+    ``split`` are those printed back as statements because their expression grew too long.
+    """
+
+    def __init__(self, graph: Graph, parent: _CodeWriter | None = None, level: int = 0):
         self.graph = graph
         self.names: dict[Value, str] = {}
         self.inline: dict[Value, str] = {}
         self.used: set[str] = set()
-        self.tmp = 0
+        self.next_id: dict[str, int] = {}
+        self.level = level  # how deep the function's ``def`` is nested (a forked function's)
         self.constants: list = [] if parent is None else parent.constants
         self.forks: dict = {} if parent is None else parent.forks  # prim::fork -> (function name, its writer)
         self.assigned = assigned_attributes(graph)
+        self.returned: dict[Value, list] = {}  # value -> [(block, index)] of the block outputs it is
+        for b in graph.all_blocks():
+            for i, v in enumerate(b.outputs):
+                self.returned.setdefault(v, []).append((b, i))
+        self.inline_calls: set[Node] = set()
+        self._position: dict[Node, int] = {}
+        self.split: set[Node] = set()
+        self.split_seen: dict = {}  # user (node or block) -> the last input offset split long inlines were looked for
+        self._scan_block(graph.block)
+
+    # -- which calls print inline --------------------------------------------------------------------------------
+    def use_of(self, v: Value) -> tuple | None:
+        """``(user, offset)`` of ``v``'s one use (a block output's user is the block), or None unless exactly one."""
+        uses = [(u.user, u.offset) for u in v.uses] + self.returned.get(v, [])
+        return uses[0] if len(uses) == 1 else None
+
+    def _can_inline(self, v: Value) -> bool:
+        n = v.node
+        if len(n.outputs) != 1 or n.blocks or not _is_expression(n):
+            return False
+        use = self.use_of(v)
+        if use is None:
+            return False
+        user, offset = use
+        if isinstance(user, Block):
+            return True  # returned (or a block's closing assignment): written there even when named
+        if v.has_debug_name() or user.kind == K.FORK:
+            return False
+        if user.kind == K.LOOP:  # only the trip count of a for and the condition of a while print where read
+            return offset == {"for": 0, "while": 1}.get(loop_form(user), -1)
+        return True
+
+    def _previous(self, b: Block, i: int) -> Node | None:
+        """The last node before position ``i`` of ``b`` that is not passed over (see ``_transparent``)."""
+        nodes = b.nodes
+        i -= 1
+        while i >= 0 and _transparent(nodes[i], self.assigned):
+            i -= 1
+        return nodes[i] if i >= 0 else None
+
+    def _scan_block(self, b: Block) -> None:
+        self._position.update((n, i) for i, n in enumerate(b.nodes))
+        point = self._previous(b, len(b.nodes))
+        for v in reversed(b.outputs):
+            point = self._scan_value(point, v)
+        for n in reversed(b.nodes):
+            if n not in self.inline_calls and not _transparent(n, self.assigned):
+                self._scan_node(n)
+
+    def _scan_node(self, n: Node) -> Node | None:
+        for b in n.blocks:
+            self._scan_block(b)
+        point = self._previous(n.owning_block, self._position[n])
+        for v in reversed(n.inputs):
+            point = self._scan_value(point, v)
+        return point
+
+    def _scan_value(self, point: Node | None, v: Value) -> Node | None:
+        m = v.node
+        if m is None:
+            return point
+        if m is point and self._can_inline(v):
+            point = self._scan_node(m)
+            self.inline_calls.add(m)
+        elif m.kind == K.LIST_CONSTRUCT and m.owning_block is not None and self.use_of(v) is not None:
+            for e in reversed(m.inputs):  # a list used once prints where it is used: so may its elements
+                point = self._scan_value(point, e)
+        return point
 
     def inlined(self, n: Node) -> bool:
-        return prints_inline(n, self.assigned)
+        """Whether ``n`` prints inside the expressions that use it rather than as a statement."""
+        return prints_inline(n, self.assigned) or (n in self.inline_calls and n not in self.split)
+
+    # -- long inlined expressions ----------------------------------------------------------------------------------
+    def _split_long(self, v: Value, lines: list, indent: str) -> None:
+        """Print ``v``'s expression as a statement, and with it every inlined expression evaluated before it in the
+        expressions around it (else they would run after it), as TorchScript's ``splitLongInlines``."""
+        todo: list = []
+        user, offset = self.use_of(v)
+        self._long_inlines(user, offset, todo)
+        for w in reversed(todo):
+            text = self.inline.pop(w)
+            self.split.add(w.node)
+            lines.append(f"{indent}{self.name(w)} = {text}")
+
+    def _long_inlines(self, user, offset: int, todo: list) -> None:
+        seen = self.split_seen.get(user)
+        inputs = user.outputs if isinstance(user, Block) else user.inputs
+        for i in range(offset, -1 if seen is None else seen, -1):
+            self._inlined_in(inputs[i], todo)
+        self.split_seen[user] = offset
+        if seen is None and isinstance(user, Node) and (user in self.inline_calls or user.kind == K.LIST_CONSTRUCT):
+            use = self.use_of(user.output())
+            if use is not None:
+                self._long_inlines(use[0], use[1] - 1, todo)
+
+    def _inlined_in(self, v: Value, todo: list) -> None:
+        """Add the inlined calls ``v`` is (or, for a list, holds), last first, to ``todo``."""
+        n = v.node
+        if n is not None and n in self.inline_calls and v in self.inline:
+            todo.append(v)
+        elif n is not None and n.kind == K.LIST_CONSTRUCT and self.use_of(v) is not None:
+            for e in reversed(n.inputs):
+                self._inlined_in(e, todo)
+
+    # -- names and expressions -------------------------------------------------------------------------------------
+    def gen_name(self, candidate: str) -> str:
+        """``candidate``, or when it is taken or reserved ``candidate0``, ``candidate1``... (TorchScript's
+        ``genName``)."""
+        name = candidate
+        while name in self.used or name in RESERVED_NAMES:
+            k = self.next_id.get(name, 0)
+            self.next_id[name] = k + 1
+            name = f"{candidate}{k}"
+        self.used.add(name)
+        return name
 
     def fresh(self) -> str:
-        while f"_{self.tmp}" in self.used:
-            self.tmp += 1
-        n = f"_{self.tmp}"
-        self.used.add(n)
-        return n
+        """A temporary's name: ``_0``, ``_1``..."""
+        return self.gen_name("_")
 
     def name(self, v: Value) -> str:
+        """How ``v`` is written: its inlined expression, or the name it was given when first written (its debug name
+        without the ``.N`` suffix, made unique, as TorchScript names it: ``x.1`` -> ``x``, then ``x0``)."""
         if v in self.inline:
             return self.inline[v]
         n = self.names.get(v)
         if n is None:
-            if v.has_debug_name():
-                base = v.debug_name.replace(".", "_")
-                ok = base.isidentifier() and not keyword.iskeyword(base) and base not in self.used
-                n = base if ok else None
-                if n is not None:
-                    self.used.add(n)
-            if n is None:
-                n = self.fresh()
+            n = self.gen_name(name_base(v.debug_name) if v.has_debug_name() else "_")
             self.names[v] = n
         return n
 
@@ -209,18 +386,27 @@ class _CodeWriter:
         op = n.op
         fn = f"torch.{op.namespace + '.' if op.namespace else ''}{op.name}"
         parts = []
-        for v, a in zip(n.inputs, op.args):
+        for v, a in zip(n.inputs[:necessary_args(n)], op.args):
             s = self.name(v)
             parts.append(f"{a.name}={s}" if a.kwarg_only else s)
         return f"{fn}({', '.join(parts)})"
+
+    def builtin(self, n: Node) -> str:
+        """An interpreter built-in's call, as TorchScript prints it (``printed_path``; ``s[0]`` for an index)."""
+        args = [self.name(v) for v in n.inputs]
+        if K.facts(n.kind).printed_as == "[]":
+            c = args[0] if args[0].isidentifier() else f"({args[0]})"
+            return f"{c}[{args[1]}]"
+        return f"{printed_path(n.kind)}({', '.join(args)})"
 
     def node(self, n: Node, lines: list, indent: str) -> None:
         k = n.kind
         if k == K.CONSTANT:
             self.inline[n.output()] = self.expr_of_constant(n)
             return
-        if k == K.LIST_CONSTRUCT:
-            self.inline[n.output()] = "[" + ", ".join(self.name(v) for v in n.inputs) + "]"
+        if k == K.LIST_CONSTRUCT:  # an empty list with its type, as TorchScript: annotate(List[int], [])
+            items = "[" + ", ".join(self.name(v) for v in n.inputs) + "]"
+            self.inline[n.output()] = items if n.inputs else f"annotate({annotation(n.output().type)}, [])"
             return
         if k == K.GET_ATTR:
             base = self.name(n.inputs[0])
@@ -259,14 +445,18 @@ class _CodeWriter:
             rhs = f"({self.name(n.inputs[0])}).{n['name']}({args})"
         elif n.op is not None:
             rhs = self.call(n)
-        elif not n.attributes and "::" in n.kind:  # interpreter built-ins: ops.aten.add_.t(...), ops.prim.Print(...)
-            rhs = "ops." + n.kind.replace("::", ".") + "(" + ", ".join(self.name(v) for v in n.inputs) + ")"
+        elif is_call(n):  # interpreter built-ins: torch.size(x, 0), int(a), s[0], ops.prim.NumToTensor(a)
+            rhs = self.builtin(n)
         else:
             rhs = f"{n.kind}(" + ", ".join(self.name(v) for v in n.inputs) + ")"
-        if setattr_of(n, self.assigned) is not None:
+        if n in self.inline_calls:
             self.inline[n.output()] = rhs
+            if len(rhs) + len(indent) + 2 * self.level >= LONG_LINE:
+                self._split_long(n.output(), lines, indent)
             return
         lhs = ", ".join(self.name(o) for o in n.outputs)
+        if k in (K.LIST_UNPACK, K.TUPLE_UNPACK):  # as TorchScript: the trailing comma unpacks even one value
+            lhs += ","
         lines.append(f"{indent}{lhs} = {rhs}" if lhs else f"{indent}{rhs}")
 
     def if_(self, n: Node, lines: list, indent: str) -> None:
@@ -274,11 +464,8 @@ class _CodeWriter:
         then, other = n.blocks
         lines.append(f"{indent}if {self.name(n.inputs[0])}:")
         self.block(then, lines, indent + "  ", outs, then.outputs)
-        if outs or not all(self.inlined(m) for m in other.nodes):
-            lines.append(f"{indent}else:")
-            self.block(other, lines, indent + "  ", outs, other.outputs)
-        else:
-            self.block(other, [], indent + "  ", [], [])  # only inlined nodes: learn their expressions
+        lines.append(f"{indent}else:")  # as TorchScript, also when empty: ``else: pass``
+        self.block(other, lines, indent + "  ", outs, other.outputs)
 
     def fork(self, n: Node, lines: list, indent: str) -> None:
         """A ``prim::fork`` prints as TorchScript prints it, a nested function and its ``fork``, except that the
@@ -289,7 +476,7 @@ class _CodeWriter:
               return torch.mul(x, 3)
             fut = fork(__forked_function, x)
         """
-        sub = _CodeWriter(n["Subgraph"], parent=self)
+        sub = _CodeWriter(n["Subgraph"], parent=self, level=self.level + len(indent) // 2)
         name = FORKED_FUNCTION + (str(len(self.forks) - 1) if self.forks else "")
         self.forks[n] = (name, sub)
         self.used.add(name)

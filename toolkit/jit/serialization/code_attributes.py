@@ -25,33 +25,20 @@ AttributeTypes = Callable[[tuple, str], "T.JitType | None"]
 
 
 class AttributeStatements:
-    """Mixin of the code parser's rebuilder (which supplies ``graph``, ``assigned``, ``attributes``, ``pending``,
-    ``value``, ``bind``, ``builtin`` and ``right_hand_side``)."""
+    """Mixin of the code parser's rebuilder (which supplies ``graph``, ``assigned``, ``attributes``, ``value`` and
+    ``bind``)."""
 
     def inlined(self, n: Node) -> bool:
         return prints_inline(n, self.assigned)
 
-    def call_into_setattr(self, node: Node, stmt: ast.stmt) -> None:
-        """A call printed as the value of the attribute assignment after it: ``self.count = torch.add(count, 1)``."""
-        if not _is_attribute_assignment(stmt):
-            raise CodeError(f"expected an attribute assignment for {node.kind} (the value of prim::SetAttr) at "
-                            f"{_where(stmt)}, got {_head(stmt)!r}")
-        if not self.builtin(node, stmt, bind=False):
-            self.right_hand_side(node, stmt, stmt.value)
-        self.pending = (stmt, node.outputs[0])
-
     def setattr(self, node: Node, stmts: list, owner: str) -> None:
-        if self.pending is not None:
-            (stmt, value), self.pending = self.pending, None
-        else:
-            stmt, value = _pop(stmts, owner, node.kind), None
-            if not _is_attribute_assignment(stmt):
-                raise CodeError(f"expected an attribute assignment for prim::SetAttr at {_where(stmt)}, "
-                                f"got {_head(stmt)!r}")
+        stmt = _pop(stmts, owner, node.kind)
+        if not _is_attribute_assignment(stmt):
+            raise CodeError(f"expected an attribute assignment for prim::SetAttr at {_where(stmt)}, "
+                            f"got {_head(stmt)!r}")
         target = stmt.targets[0]
         base = self.module_value(target.value, node, stmt)
-        if value is None:
-            value = self.value(stmt.value, node.inputs[1], node)
+        value = self.value(stmt.value, node.inputs[1], node)  # a call computing it is written in it
         typ = self.attribute_type(base, target, node["name"], node.inputs[1].type, stmt)
         if not accepts(typ, value.type):
             raise CodeError(f"wrong type for attribute assignment at {_where(stmt)}: "

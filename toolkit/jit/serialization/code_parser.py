@@ -4,8 +4,10 @@ The archive's JSON graph supplies what the code does not say (value types, debug
 locations, scopes, the constants a loop's form implies); the code decides what runs: which registry op
 each statement calls, with which arguments, what each ``if``/``else`` block and loop body assigns, and
 what is returned. Statements are matched in order with the graph's statement nodes (those the ``.code``
-printer does not inline), block by block: an ``if`` statement with a ``prim::If`` and its two blocks, a
-loop's initial-value assignments and ``for``/``while`` statement with a ``prim::Loop`` and its body.
+printer does not inline, as it prints the archived graph), block by block: an ``if`` statement with a
+``prim::If`` and its two blocks, a loop's initial-value assignments and ``for``/``while`` statement with a
+``prim::Loop`` and its body. A call the printer inlined is rewired from the expression written where its value
+is used (``torch.add(torch.mul(x, 2), y)``, ``int(torch.sum(x))``, ``s[0]``).
 So editing the code text (``torch.mul`` -> ``torch.add``, a different argument, ``range(3)`` ->
 ``range(5)``) changes the loaded graph, while names and constructs outside the allow-list (registry
 ops as ``torch.<op>``, literals, lists, tuples, attribute reads of ``self``, ``CONSTANTS``, the
@@ -29,9 +31,10 @@ import ast
 from ...ops import registry as R
 from ..frontend.script.refs import ExceptionRef
 from ..ir import kinds as K
+from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
 from .archive_types import archive_exception
-from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, setattr_of
+from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, is_call, printed_path
 from .code_attributes import AttributeStatements, AttributeTypes
 from .code_blocks import BlockStatements
 from .code_statements import CodeError
@@ -65,6 +68,8 @@ def _literal(e: ast.expr):
         return -e.operand.value
     if isinstance(e, ast.List):
         return [_literal(x) for x in e.elts]
+    if _is_annotated_empty_list(e):
+        return []
     raise CodeError(f"unsupported expression {ast.unparse(e)!r} at {_where(e)}")
 
 
@@ -79,15 +84,19 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         self.tree = tree
         self.ops = _ops_by_path() if ops is None else ops
         self.env: dict[str, Value] = {}
-        self.printed = writer is not None  # the writer has printed the whole graph already
-        self.writer = _CodeWriter(graph) if writer is None else writer
-        self.writer_lines: list = []
+        if writer is None:  # print the graph as archived, before any rewiring: which nodes the code writes as
+            writer = _CodeWriter(graph)  # statements, which inside the expressions using them
+            writer.function("forward")
+        self.writer = writer
         self.assigned = assigned_attributes(graph)  # as the printer saw the graph, before any rewiring
         self.attributes = attributes
-        self.pending: tuple | None = None  # (statement, value) of a call printed as the next SetAttr's value
         self.lines: dict[Node, int] = {}  # the code line each node came from (for the loaded graph's check)
         self.line = self.end_line = 1
         self.defaults: list = []  # the default values of the function's last parameters
+
+    def inlined(self, n: Node) -> bool:
+        """Whether the printer wrote ``n`` inside the expressions using it (see ``_CodeWriter.inlined``)."""
+        return self.writer.inlined(n)
 
     # -- expressions ------------------------------------------------------------------------------
     def value(self, e: ast.expr, old: Value | None, before: Node | Block) -> Value:
@@ -100,6 +109,10 @@ class _Rebuilder(AttributeStatements, BlockStatements):
                 raise CodeError(f"unknown name {e.id!r} at {_where(e)}")
             return self.env[e.id]
         text = ast.unparse(e)
+        if old is not None and old.node in self.writer.inline_calls and old.node not in self.writer.split \
+                and self.writes(old.node, e):
+            self.expression(old.node, e, e)  # a call printed where it is used: rewire it from its expression
+            return old
         if old is not None and old.node is not None and self.inlined(old.node):
             if old.node.kind == K.LIST_CONSTRUCT and isinstance(e, ast.List) \
                     and len(e.elts) == len(old.node.inputs) and any(not _is_literal(x) for x in e.elts):
@@ -114,7 +127,9 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         dotted = _dotted(e)
         if dotted is not None and dotted.startswith("torch."):
             raise CodeError(f"unknown name {dotted!r} at {_where(e)}")
-        if isinstance(e, (ast.Attribute, ast.Call, ast.Name)):
+        if isinstance(e, ast.Call) and self.ops.get(_dotted(e.func) or ""):
+            return self.new_call(e, old, before)
+        if isinstance(e, (ast.Attribute, ast.Call, ast.Name)) and not _is_annotated_empty_list(e):
             raise CodeError(f"unsupported expression {text!r} at {_where(e)}")
         if isinstance(e, ast.List) and any(not _is_literal(x) for x in e.elts):
             items = [self.value(x, None, before) for x in e.elts]
@@ -128,6 +143,40 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             v = self.graph.insert_constant(literal)
         self.lines[v.node] = self.line
         return v
+
+    def writes(self, node: Node, e: ast.expr) -> bool:
+        """Whether ``e`` has the form the printer writes ``node`` in (a call for a call, an index for
+        ``aten::__getitem__``...); else the code replaced the expression, and ``e`` is read as new."""
+        if node.kind == K.TUPLE_CONSTRUCT:
+            return isinstance(e, ast.Tuple)
+        if node.kind == K.DICT_CONSTRUCT:
+            return isinstance(e, ast.Dict)
+        if node.op is None and K.facts(node.kind).printed_as == "[]":
+            return isinstance(e, ast.Subscript)
+        if not isinstance(e, ast.Call):
+            return False
+        path = _dotted(e.func) or ""
+        if node.op is not None or (node.kind.startswith("aten::") and path.startswith("torch.")):
+            return True
+        return path in (printed_path(node.kind), "ops." + node.kind.replace("::", "."))
+
+    def new_call(self, e: ast.Call, old: Value | None, before: Node | Block) -> Value:
+        """A registry op call written where the graph has no call printed inline (the code moved or added one): a
+        new node computing it, inserted before ``before`` (where the expression is evaluated), typed as the value it
+        replaces (a tensor where the op returns one)."""
+        op = self.ops[_dotted(e.func)][0]
+        if op.n_outputs != 1:
+            raise CodeError(f"{_dotted(e.func)} at {_where(e)} returns {op.n_outputs} values: only a call returning "
+                            "one can stand inside an expression")
+        with self._inserting(before):
+            n = self.graph.insert(op.qualified_name, (), 1, op)
+        if op.returns_tensor:
+            n.output().type = T.TENSOR
+        elif old is not None:
+            n.output().type = old.type
+        self.lines[n] = self.line
+        self.call(n, e, e)
+        return n.output()
 
     def _inserting(self, before: Node | Block):
         if isinstance(before, Block):
@@ -156,16 +205,16 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         if len(node.outputs) != op.n_outputs and not (op.returns_list and len(node.outputs) == 1):
             raise CodeError(f"{path} at {_where(call)} returns {op.n_outputs} values, the graph expects "
                             f"{len(node.outputs)}")
-        old_inputs = list(node.inputs) if node.op is op else []
+        old_inputs = list(node.inputs)  # by position, also for another op: the calls printed inline in them
         new: list[Value] = []
         for i, a in enumerate(op.args):
             old = old_inputs[i] if i < len(old_inputs) else None
             if a.kwarg_only or i >= len(call.args):
                 if a.name in kw:
                     new.append(self.value(kw[a.name], old, node))
-                elif a.has_default:
+                elif a.has_default:  # left out as equal to the default: the graph's constant, when the same op's
                     with self.graph.inserting_before(node):
-                        new.append(old if old is not None and old.node is not None and
+                        new.append(old if node.op is op and old is not None and old.node is not None and
                                    old.node.kind == K.CONSTANT else self.graph.insert_constant(a.default))
                     self.lines.setdefault(new[-1].node, self.line)
                 else:
@@ -178,26 +227,27 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             node.add_input(v)
         node.kind, node.op = op.qualified_name, op
 
-    def builtin(self, node: Node, stmt: ast.stmt, bind: bool = True) -> bool:
-        """An interpreter built-in written ``ops.aten.add_.t(...)``: rewire it (its kind cannot change)."""
-        call = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
-        path = _dotted(call.func) if isinstance(call, ast.Call) else None
-        if node.op is not None or path is None or not path.startswith("ops."):
+    def builtin(self, node: Node, e: ast.expr) -> bool:
+        """An interpreter built-in written as the printer writes it (``torch.size(x, 0)``, ``int(a)``, ``s[0]``,
+        ``ops.prim.NumToTensor(a)``; archives of earlier versions: ``ops.aten.add.int(a, 1)``): rewire it (its kind
+        cannot change). False for another ``torch.<op>(...)`` in place of an ``aten::`` built-in (a registry op)."""
+        if node.op is not None or not is_call(node):
             return False
-        ns, _, name = path[4:].partition(".")
-        kind = f"{ns}::{name}"
-        if kind != node.kind or call.keywords:
-            raise CodeError(f"expected {node.kind} at {_where(stmt)}, got {path!r}")
-        self.rewire(node, list(call.args))
-        if not bind:
+        if K.facts(node.kind).printed_as == "[]":
+            if not isinstance(e, ast.Subscript):
+                raise CodeError(f"expected 'container[index]' for {node.kind} at {_where(e)}, got {ast.unparse(e)!r}")
+            self.rewire(node, [e.value, e.slice])
             return True
-        if node.outputs:
-            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-                raise CodeError(f"expected an assignment for {node.kind} at {_where(stmt)}")
-            self.bind(stmt.targets[0], node.outputs)
-        elif not isinstance(stmt, ast.Expr):
-            raise CodeError(f"{node.kind} at {_where(stmt)} returns nothing to assign")
-        return True
+        path = _dotted(e.func) if isinstance(e, ast.Call) else None
+        want = printed_path(node.kind)
+        if path in (want, "ops." + node.kind.replace("::", ".")):
+            if e.keywords:
+                raise CodeError(f"{path} at {_where(e)} takes no keyword arguments")
+            self.rewire(node, list(e.args))
+            return True
+        if path is not None and path.startswith("torch.") and node.kind.startswith("aten::"):
+            return False
+        raise CodeError(f"expected {want}(...) for {node.kind} at {_where(e)}, got {path or ast.unparse(e)!r}")
 
     def raise_exception(self, node: Node, stmt: ast.stmt) -> None:
         """``ops.prim.RaiseException(msg, "builtins.ValueError")``: the message is a value (None: the exception
@@ -223,12 +273,20 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         if k == K.RAISE_EXCEPTION:
             self.raise_exception(node, stmt)
             return
-        if self.builtin(node, stmt):
+        if not node.outputs:
+            if not isinstance(stmt, ast.Expr):
+                raise CodeError(f"{k} at {_where(stmt)} returns nothing to assign")
+            self.expression(node, stmt.value, stmt)
             return
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             raise CodeError(f"expected an assignment for {k} at {_where(stmt)}, got {_head(stmt)!r}")
-        self.right_hand_side(node, stmt, stmt.value)
+        self.expression(node, stmt.value, stmt)
         self.bind(stmt.targets[0], node.outputs)
+
+    def expression(self, node: Node, e: ast.expr, stmt: ast.AST) -> None:
+        """Rewire ``node`` to compute what the expression ``e`` (in ``stmt``) says."""
+        if not self.builtin(node, e):
+            self.right_hand_side(node, stmt, e)
 
     def right_hand_side(self, node: Node, stmt: ast.stmt, rhs: ast.expr) -> None:
         """Rewire ``node`` to compute what the assignment's right-hand side ``rhs`` says."""
@@ -241,7 +299,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             self.rewire(node, rhs.elts)
         elif k == K.DICT_CONSTRUCT and isinstance(rhs, ast.Dict) and None not in rhs.keys:
             self.rewire(node, [x for kv in zip(rhs.keys, rhs.values) for x in kv])
-        elif k in (K.LIST_UNPACK, K.TUPLE_UNPACK) and isinstance(rhs, ast.Name):
+        elif k in (K.LIST_UNPACK, K.TUPLE_UNPACK):
             self.rewire(node, [rhs])
         else:
             if isinstance(rhs, ast.Call):
@@ -272,11 +330,8 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         if len(stmts) == 1 and isinstance(stmts[0], ast.Pass) and block is not self.graph.block:
             stmts.clear()
         for node in list(block.nodes):
-            if block is self.graph.block and not self.printed:
-                self.writer.node(node, self.writer_lines, "  ")  # what the printer inlines, to recognize it
             # a statement node comes from the next statement; an inlined one is written in it or a later one
-            nxt = self.pending[0] if self.pending is not None and node.kind == K.SET_ATTR else \
-                stmts[0] if stmts else None
+            nxt = stmts[0] if stmts else None
             self.line = nxt.lineno if nxt is not None else self.end_line if block is self.graph.block else self.line
             self.lines[node] = self.line
             if self.inlined(node):
@@ -293,8 +348,6 @@ class _Rebuilder(AttributeStatements, BlockStatements):
                 self.setattr(node, stmts, owner)
             elif node.kind == K.GET_ATTR:
                 self.getattr(node, _pop(stmts, owner, node.kind))
-            elif setattr_of(node, self.assigned) is not None:
-                self.call_into_setattr(node, _pop(stmts, owner, node.kind))
             else:
                 self.statement(node, _pop(stmts, owner, node.kind))
         return stmts
@@ -358,6 +411,26 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             raise CodeError(f"the code returns {len(outs)} values, the graph {len(self.graph.outputs)}")
         self.graph.block.outputs = [self.value(e, v, self.graph.block)
                                     for e, v in zip(outs, list(self.graph.outputs))]
+        self.drop_unwritten_calls()
+
+    def drop_unwritten_calls(self) -> None:
+        """Remove the calls the printer inlined that the code no longer writes (an expression edited away): the code
+        decides what runs."""
+        returned = {id(v) for b in self.graph.all_blocks() for v in b.outputs}
+        dropped = True
+        while dropped:
+            dropped = False
+            for n in list(self.writer.inline_calls - self.writer.split):
+                if n.owning_block is not None and not any(o.uses or id(o) in returned for o in n.outputs):
+                    n.destroy()
+                    self.lines.pop(n, None)
+                    dropped = True
+
+
+def _is_annotated_empty_list(e: ast.expr) -> bool:
+    """``annotate(List[int], [])``: an empty list with its type, as the printer writes one."""
+    return isinstance(e, ast.Call) and _dotted(e.func) == "annotate" and len(e.args) == 2 and not e.keywords \
+        and isinstance(e.args[1], ast.List) and not e.args[1].elts
 
 
 def _default(e: ast.expr):
@@ -409,6 +482,15 @@ def _parse(code: str) -> ast.Module:
             raise CodeError(f"the code nests more than {MAX_DEPTH} levels deep at line {line}")
         stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
     return tree
+
+
+def signature_defaults(code: str) -> tuple:
+    """The default values of the last parameters of the one function ``code`` defines (literals only), read
+    without rebuilding anything: what an archive printed in an earlier code layout still gives."""
+    fns = [s for s in _parse(code).body if isinstance(s, ast.FunctionDef)]
+    if len(fns) != 1:
+        raise CodeError("the code must be exactly one function definition")
+    return tuple(_default(e) for e in fns[0].args.defaults)
 
 
 def rebuild_from_code(graph: Graph, code: str, attributes: AttributeTypes | None = None,

@@ -164,7 +164,7 @@ def scaled(x, k: int = 2, name: str = "a", dims: list[int] = [0]):  # noqa: B006
 def test_function_defaults_round_trip():
     loaded = _roundtrip(toolkit.jit.script(scaled))
     x = toolkit.ones(2)
-    assert "k: int=2, name: str='a', dims: List[int]=[0]" in loaded.code.replace(",\n    ", ", ")
+    assert 'k: int=2, name: str="a", dims: List[int]=[0]' in loaded.code.replace(",\n    ", ", ")  # as TorchScript
     assert same(loaded(x), scaled(x)) and same(loaded(x, 3, "abc"), scaled(x, 3, "abc"))
     with pytest.raises(RuntimeError, match="missing value for argument 'x'"):
         loaded()
