@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from ..._core import dtypes as _dt
 from ..._core.device import device as _device
+from ...ops.quantized_conv import Conv2dPackedParamsBase
+from ...ops.quantized_linear import LinearPackedParamsBase
 from ...tensor import Tensor
 from ..ir import types as T
 
 __all__ = ["ARCHIVE_EXCEPTIONS", "OTHER_TYPES", "archive_exception", "checkable", "check_value", "contains_module",
            "fits", "fits_arg", "is_data", "return_type"]
 
+PACKED_TYPES = {"LinearPackedParamsBase": LinearPackedParamsBase, "Conv2dPackedParamsBase": Conv2dPackedParamsBase}
+"""Quantized modules' prepacked weights, which graphs hold as constants (kept with the archive's data)."""
+
 OTHER_TYPES = frozenset({"ScalarType", "Device", "Layout", "MemoryFormat", "Generator", "slice", "ellipsis",
-                         "LinearPackedParamsBase", "Conv2dPackedParamsBase"})
-"""The ``OtherType`` names an archive may declare (the last two: quantized modules' prepacked weights)."""
+                         *PACKED_TYPES})
+"""The ``OtherType`` names an archive may declare."""
 
 ARCHIVE_EXCEPTIONS = frozenset({
     Exception, ArithmeticError, AssertionError, AttributeError, FloatingPointError, IndexError, KeyError,
@@ -152,6 +157,8 @@ def check_value(v, t: T.JitType) -> bool:
         return isinstance(v, _dt.dtype)
     if isinstance(t, T.OtherType) and t.name == "Device":
         return isinstance(v, _device)
+    if isinstance(t, T.OtherType) and t.name in PACKED_TYPES:
+        return isinstance(v, PACKED_TYPES[t.name])
     return False
 
 
@@ -162,6 +169,8 @@ def fits_arg(t: T.JitType, arg, op) -> bool:
         return False
     if isinstance(t, T.AnyType) or a.startswith("Any"):
         return True
+    if a.rpartition(".")[2] in PACKED_TYPES:  # __torch__.torch.classes.quantized.LinearPackedParamsBase
+        return isinstance(t, T.OtherType) and t.name == a.rpartition(".")[2]
     if a.endswith("?"):
         if isinstance(t, T.NoneType):
             return True

@@ -40,9 +40,20 @@ from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
 from ..ir.printer import format_constant
+from .archive_types import PACKED_TYPES
 
 MAX_TRIP_COUNT = 2 ** 63 - 1
 """The trip count of a loop without one (TorchScript's ``while`` loops carry ``INT64_MAX``)."""
+
+
+def op_path(op) -> str:
+    """How ``.code`` names a registry op, as TorchScript prints it: ``torch.[namespace.]name``, or
+    ``ops.<library>.<name>`` for an op of another library (``quantized::linear_dynamic`` prints as
+    ``ops.quantized.linear_dynamic``, an extension's ``extension::lltm`` as ``ops.extension.lltm``)."""
+    if "::" in op.name:
+        library, _, name = op.name.partition("::")
+        return f"ops.{library}.{name}"
+    return f"torch.{op.namespace + '.' if op.namespace else ''}{op.name}"
 
 
 def annotation(t: T.JitType) -> str:
@@ -372,7 +383,7 @@ class _CodeWriter:
 
     def expr_of_constant(self, n: Node) -> str:
         v = n.attributes.get("value")
-        if isinstance(v, Tensor):
+        if isinstance(v, Tensor) or type(v).__name__ in PACKED_TYPES:  # kept with the archive's data
             self.constants.append(v)
             return f"CONSTANTS.c{len(self.constants) - 1}"
         t = n.output().type
@@ -384,7 +395,7 @@ class _CodeWriter:
 
     def call(self, n: Node) -> str:
         op = n.op
-        fn = f"torch.{op.namespace + '.' if op.namespace else ''}{op.name}"
+        fn = op_path(op)
         parts = []
         for v, a in zip(n.inputs[:necessary_args(n)], op.args):
             s = self.name(v)

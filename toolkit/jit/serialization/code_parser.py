@@ -34,7 +34,7 @@ from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
 from .archive_types import archive_exception
-from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, is_call, printed_path
+from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, is_call, op_path, printed_path
 from .code_attributes import AttributeStatements, AttributeTypes
 from .code_blocks import BlockStatements
 from .code_statements import CodeError
@@ -51,11 +51,11 @@ the code the printer writes nests a few levels per ``if``/``for`` and per submod
 
 
 def _ops_by_path() -> dict[str, list]:
-    """Registry ops under the name the ``.code`` printer writes: ``torch.[namespace.]name``."""
+    """Registry ops under the name the ``.code`` printer writes (``code.op_path``: ``torch.[namespace.]name``,
+    ``ops.quantized.linear``)."""
     table: dict[str, list] = {}
     for op in R.all_ops():
-        path = f"torch.{op.namespace + '.' if op.namespace else ''}{op.name}"
-        table.setdefault(path, []).append(op)
+        table.setdefault(op_path(op), []).append(op)
     return table
 
 
