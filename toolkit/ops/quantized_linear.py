@@ -39,7 +39,7 @@ SMALL_SCALE_THRESHOLD = 6.1e-5  # fbgemm's smallest activation scale
 
 class LinearPackedParamsBase:
     """A qint8 weight (N, K) and float32 bias packed for the int8 product (``quantized::linear_prepack``): the
-    weight transposed once with its rows' sums, and its scales/zero points per output channel. Keeps the weight
+    weight packed once with its rows' sums, and its scales/zero points per output channel. Keeps the weight
     and bias as given, for ``linear_unpack`` and pickling (a copy packs again)."""
 
     __slots__ = ("weight", "bias", "packed", "w_scale", "w_zp", "bias_np")
@@ -128,7 +128,7 @@ def _static(x, p, y_scale: float, y_zp: int, relu: bool, fn: str):
         raise RuntimeError(f"{fn}: expected a per-tensor quantized input, got {x._qscheme!r}")
     from . import _qgemm_numba as G  # optional: numba, never loaded by import toolkit
 
-    k = p.packed.wt.shape[0]
+    k = p.packed.k
     rows = _input_rows(x, fn, k)
     offset, mult = requantization(x._scale, p.w_scale, p.bias_np, y_scale)
     y_zp = int(y_zp)
@@ -143,7 +143,7 @@ def _dynamic(x, p, reduce_range: bool, relu: bool, fn: str):
         raise RuntimeError(f"expected scalar type Float but found {x.dtype.title}")
     from . import _qgemm_numba as G  # optional: numba, never loaded by import toolkit
 
-    k = p.packed.wt.shape[0]
+    k = p.packed.k
     a = _input_rows(x, fn, k)
     if a.size:
         x_scale, x_zp = choose_qparams(a.min(), a.max(), 0, 127 if reduce_range else 255)
