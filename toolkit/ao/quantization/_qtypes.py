@@ -3,7 +3,7 @@ core's objects), grouped the way observers ask about them, with the integer rang
 
 from __future__ import annotations
 
-from ..._core.dtypes import qint8, qint32, quint8  # noqa: F401
+from ..._core.dtypes import qint8, qint32, quint4x2, quint8  # noqa: F401
 from ..._core.qscheme import (  # noqa: F401
     per_channel_affine,
     per_channel_affine_float_qparams,
@@ -18,6 +18,7 @@ SYMMETRIC = (per_tensor_symmetric, per_channel_symmetric)
 
 # The integer range of each dtype an observer may target (PyTorch's iinfo of the quantized dtypes).
 _RANGES = {"qint8": (-128, 127), "int8": (-128, 127), "quint8": (0, 255), "uint8": (0, 255),
+           "quint4x2": (0, 15),
            "qint32": (-(2 ** 31), 2 ** 31 - 1), "int32": (-(2 ** 31), 2 ** 31 - 1),
            "int16": (-(2 ** 15), 2 ** 15 - 1), "uint16": (0, 2 ** 16 - 1)}
 

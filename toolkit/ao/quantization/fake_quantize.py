@@ -20,6 +20,7 @@ from ..._core import dtypes as _dt
 from ...nn import Module
 from ...ops import api
 from . import _qtypes as q
+from ._siblings import sibling_getattr
 from .histogram_observer import HistogramObserver
 from .moving_average_observers import MovingAveragePerChannelMinMaxObserver
 from .observer import MovingAverageMinMaxObserver, _with_args, resize_to_saved
@@ -144,3 +145,61 @@ default_dynamic_fake_quant = FakeQuantize.with_args(observer=MovingAverageMinMax
                                                     is_dynamic=True, dtype=q.quint8, averaging_constant=1)
 default_histogram_fake_quant = FakeQuantize.with_args(observer=HistogramObserver, quant_min=0, quant_max=255,
                                                       dtype=q.quint8, qscheme=q.per_tensor_affine, reduce_range=True)
+default_embedding_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, qscheme=q.per_channel_affine_float_qparams, dtype=q.quint8,
+    quant_min=0, quant_max=255, ch_axis=0, averaging_constant=1)
+default_embedding_fake_quant_4bit = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, qscheme=q.per_channel_affine_float_qparams, ch_axis=0,
+    dtype=q.quint4x2, averaging_constant=1)
+
+
+def disable_fake_quant(mod) -> None:
+    """Let ``mod`` pass its input through unquantized, if it is a fake-quantize module; for ``model.apply``::
+
+        model.apply(toolkit.ao.quantization.disable_fake_quant)
+    """
+    if isinstance(mod, FakeQuantizeBase):
+        mod.disable_fake_quant()
+
+
+def enable_fake_quant(mod) -> None:
+    """Fake-quantize ``mod``'s output again, if it is a fake-quantize module (``model.apply(enable_fake_quant)``)."""
+    if isinstance(mod, FakeQuantizeBase):
+        mod.enable_fake_quant()
+
+
+def disable_observer(mod) -> None:
+    """Freeze ``mod``'s observed range (and so its scale and zero point), if it is a fake-quantize module; QAT
+    recipes do this for the last epochs: ``model.apply(disable_observer)``."""
+    if isinstance(mod, FakeQuantizeBase):
+        mod.disable_observer()
+
+
+def enable_observer(mod) -> None:
+    """Let ``mod`` observe its inputs again, if it is a fake-quantize module (``model.apply(enable_observer)``)."""
+    if isinstance(mod, FakeQuantizeBase):
+        mod.enable_observer()
+
+
+# PyTorch's fake_quantize module also names the fake quantizers that live in sibling modules here; those modules
+# import this one, so the names are looked up on first use instead of imported at the top.
+_SIBLING_NAMES = {
+    "fixed_qparams": ("FixedQParamsFakeQuantize", "default_fixed_qparams_range_neg1to1_fake_quant",
+                      "default_fixed_qparams_range_0to1_fake_quant", "default_symmetric_fixed_qparams_fake_quant",
+                      "default_affine_fixed_qparams_fake_quant"),
+    "fused_fake_quantize": ("FusedMovingAvgObsFakeQuantize", "default_fused_act_fake_quant",
+                            "default_fused_wt_fake_quant", "default_fused_per_channel_wt_fake_quant",
+                            "fused_wt_fake_quant_range_neg_127_to_127",
+                            "fused_per_channel_wt_fake_quant_range_neg_127_to_127"),
+}
+
+
+__getattr__ = sibling_getattr(__name__, _SIBLING_NAMES)
+
+
+__all__ = [
+    "FakeQuantizeBase", "FakeQuantize", "disable_fake_quant", "disable_observer", "enable_fake_quant",
+    "enable_observer", "default_fake_quant", "default_weight_fake_quant", "default_dynamic_fake_quant",
+    "default_per_channel_weight_fake_quant", "default_embedding_fake_quant", "default_embedding_fake_quant_4bit",
+    "default_histogram_fake_quant",
+] + [name for names in _SIBLING_NAMES.values() for name in names]

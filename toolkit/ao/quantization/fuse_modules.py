@@ -13,7 +13,7 @@ import copy
 
 from ... import nn
 from ...nn.utils.parametrize import type_before_parametrizations
-from .fuser_method_mappings import get_fuser_method
+from .fuser_method_mappings import fuse_conv_bn, fuse_conv_bn_relu, get_fuser_method  # noqa: F401  (PyTorch's names here)
 
 
 def _get_module(model, submodule_key: str):

@@ -5,9 +5,12 @@ always become ``nni`` sequences."""
 
 from __future__ import annotations
 
+import itertools
+
 from ... import nn
 from ...nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 from ..nn import intrinsic as nni
+from .utils import MatchAllNode
 
 
 def _check_bn_for_qat(bn, out_channels: int, what: str) -> None:
@@ -105,4 +108,26 @@ def get_fuser_method(op_list, additional_fuser_method_mapping=None):
     return fuser
 
 
-__all__ = ["fuse_conv_bn", "fuse_conv_bn_relu", "fuse_convtranspose_bn", "fuse_linear_bn", "get_fuser_method"]
+def _get_valid_patterns(op_pattern) -> list:
+    """``op_pattern`` and every variant of it with some elements replaced by ``MatchAllNode``, most specific
+    first: ``(nn.ReLU, nn.Conv2d)`` gives ``(ReLU, Conv2d), (ReLU, MatchAllNode), (MatchAllNode, Conv2d),
+    (MatchAllNode, MatchAllNode)``."""
+    if isinstance(op_pattern, (tuple, list)):
+        return list(itertools.product(*(_get_valid_patterns(sub) for sub in op_pattern)))
+    return [op_pattern, MatchAllNode]
+
+
+def get_fuser_method_new(op_pattern, fuser_method_mapping: dict):
+    """The fuser ``fuser_method_mapping`` registers for ``op_pattern``, where a registered pattern may use
+    ``MatchAllNode`` for any position."""
+    patterns = _get_valid_patterns(op_pattern)
+    for pattern in patterns:
+        fuser_method = fuser_method_mapping.get(pattern)
+        if fuser_method is not None:
+            return fuser_method
+    # PyTorch's message names the last (all-wildcard) pattern it tried
+    raise AssertionError(f"did not find fuser method for: {patterns[-1]} ")
+
+
+__all__ = ["fuse_conv_bn", "fuse_conv_bn_relu", "fuse_convtranspose_bn", "fuse_linear_bn", "get_fuser_method",
+           "get_fuser_method_new"]

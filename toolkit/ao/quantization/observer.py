@@ -25,6 +25,7 @@ from ...nn import Module
 from ...ops import api
 from . import _qtypes as q
 from ._qtypes import per_channel_affine, per_tensor_affine, quint8
+from ._siblings import sibling_getattr
 
 _FLOAT32_EPS = 1.1920928955078125e-07  # finfo(float32).eps
 
@@ -348,3 +349,28 @@ per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with
     dtype=q.qint8, qscheme=q.per_channel_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
 default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
     dtype=q.quint8, qscheme=q.per_channel_affine_float_qparams, ch_axis=0)
+default_float_qparams_observer_4bit = PerChannelMinMaxObserver.with_args(
+    dtype=q.quint4x2, qscheme=q.per_channel_affine_float_qparams, ch_axis=0)
+
+# PyTorch's observer module also names the observers that live in sibling modules here (and the observer state
+# helpers); those modules import this one, so the names are looked up on first use instead of imported at the top.
+_SIBLING_NAMES = {
+    "fixed_qparams": ("FixedQParamsObserver", "default_fixed_qparams_range_0to1_observer",
+                      "default_fixed_qparams_range_neg1to1_observer", "default_affine_fixed_qparams_observer",
+                      "default_symmetric_fixed_qparams_observer"),
+    "histogram_observer": ("HistogramObserver", "default_histogram_observer"),
+    "moving_average_observers": ("MovingAveragePerChannelMinMaxObserver",),
+    "placeholder_observers": ("PlaceholderObserver", "NoopObserver", "RecordingObserver", "ReuseInputObserver",
+                              "default_debug_observer", "default_dynamic_quant_observer",
+                              "default_placeholder_observer", "default_reuse_input_observer"),
+    "observer_state": ("get_observer_state_dict", "load_observer_state_dict"),
+}
+
+__getattr__ = sibling_getattr(__name__, _SIBLING_NAMES)
+
+__all__ = [
+    "default_float_qparams_observer", "default_float_qparams_observer_4bit", "default_observer",
+    "default_per_channel_weight_observer", "default_weight_observer",
+    "per_channel_weight_observer_range_neg_127_to_127", "weight_observer_range_neg_127_to_127", "MinMaxObserver",
+    "MovingAverageMinMaxObserver", "ObserverBase", "PerChannelMinMaxObserver", "UniformQuantizationObserverBase",
+] + [name for names in _SIBLING_NAMES.values() for name in names]

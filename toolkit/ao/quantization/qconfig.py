@@ -16,10 +16,13 @@ from collections import namedtuple
 from ..._core import dtypes as _dt
 from ...nn import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Identity, Module
 from . import _qtypes as q
+from ._siblings import sibling_getattr
 from .fake_quantize import (
     FakeQuantize,
     FakeQuantizeBase,
     default_dynamic_fake_quant,
+    default_embedding_fake_quant,
+    default_embedding_fake_quant_4bit,
     default_fake_quant,
     default_per_channel_weight_fake_quant,
     default_weight_fake_quant,
@@ -39,6 +42,7 @@ from .observer import (
     PerChannelMinMaxObserver,
     _PartialWrapper,
     default_float_qparams_observer,
+    default_float_qparams_observer_4bit,
     default_observer,
     default_per_channel_weight_observer,
     default_weight_observer,
@@ -96,6 +100,8 @@ per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                       weight=default_per_channel_weight_observer)
 float_qparams_weight_only_qconfig = QConfig(activation=default_placeholder_observer,
                                             weight=default_float_qparams_observer)
+float_qparams_weight_only_qconfig_4bit = QConfig(activation=default_placeholder_observer,
+                                                 weight=default_float_qparams_observer_4bit)
 default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_weight_fake_quant)
 default_dynamic_qat_qconfig = QConfig(activation=default_dynamic_fake_quant, weight=default_weight_fake_quant)
 default_weight_only_qconfig = QConfig(activation=Identity, weight=default_weight_fake_quant)
@@ -116,6 +122,14 @@ default_symmetric_qnnpack_qat_qconfig = QConfig(activation=_symmetric_qat_activa
                                                 weight=fused_wt_fake_quant_range_neg_127_to_127)
 default_per_channel_symmetric_qnnpack_qat_qconfig = QConfig(activation=_symmetric_qat_activation,
                                                             weight=fused_per_channel_wt_fake_quant_range_neg_127_to_127)
+
+default_embedding_qat_qconfig = QConfig(activation=NoopObserver.with_args(dtype=_dt.float32),
+                                        weight=default_embedding_fake_quant)
+default_embedding_qat_qconfig_4bit = QConfig(activation=NoopObserver.with_args(dtype=_dt.float32),
+                                             weight=default_embedding_fake_quant_4bit)
+
+# A module's qconfig: a QConfig, or None where it stays float.
+QConfigAny = QConfig | None
 
 
 def _check_backend(backend: str) -> None:
@@ -195,8 +209,13 @@ def qconfig_equals(q1, q2) -> bool:
         return q1 == q2
 
 
+# the default qconfig dicts are built from this module's qconfigs, in a module of their own that imports this one
+_SIBLING_NAMES = {"default_qconfig_dicts": ("get_default_qconfig_dict", "get_default_qat_qconfig_dict")}
+__getattr__ = sibling_getattr(__name__, _SIBLING_NAMES)
+
 __all__ = [
-    "QConfig", "QConfigDynamic", "default_activation_only_qconfig", "default_debug_qconfig",
+    "QConfig", "QConfigAny", "QConfigDynamic", "default_embedding_qat_qconfig", "default_embedding_qat_qconfig_4bit",
+    "float_qparams_weight_only_qconfig_4bit", "default_activation_only_qconfig", "default_debug_qconfig",
     "default_dynamic_qat_qconfig", "default_dynamic_qconfig", "default_per_channel_qconfig",
     "default_per_channel_symmetric_qnnpack_qat_qconfig", "default_per_channel_symmetric_qnnpack_qconfig",
     "default_qat_qconfig", "default_qat_qconfig_v2", "default_qconfig", "default_quint8_weight_qconfig",
@@ -204,4 +223,4 @@ __all__ = [
     "default_weight_only_qconfig", "float16_dynamic_qconfig", "float16_static_qconfig",
     "float_qparams_weight_only_qconfig", "get_default_qat_qconfig", "get_default_qconfig",
     "per_channel_dynamic_qconfig", "qconfig_equals",
-]
+] + [name for names in _SIBLING_NAMES.values() for name in names]

@@ -6,14 +6,26 @@ The float side (``nn``, the fused ``nni`` and QAT modules) is known here; the qu
 ``toolkit.ao.nn.quantized`` (and ``.dynamic``, ``toolkit.ao.nn.intrinsic.quantized``), which load after this
 package, so each mapping is built when asked for, naming the target classes then. A target class its package does
 not define is left out of the mapping (``convert`` then leaves that module as it is); a package that cannot be
-imported at all raises its ImportError."""
+imported at all raises its ImportError.
+
+The ``DEFAULT_*`` constants PyTorch exports are there too: ``DEFAULT_QAT_MODULE_MAPPINGS`` at once (its classes
+are known here), the others built on first access (after the quantized packages have loaded) and kept, so they are
+one dict each, as in PyTorch. ``DEFAULT_FLOAT_TO_QUANTIZED_OPERATOR_MAPPINGS`` pairs each float function with the
+``toolkit.ops.quantized`` op of the same name where that op is registered.
+
+Left out, for want of the modules they map to: the reference quantized modules
+(``DEFAULT_REFERENCE_STATIC_QUANT_MODULE_MAPPINGS``, ``get_default_static_quant_reference_module_mappings``), the
+sparse quantized modules (``DEFAULT_STATIC_SPARSE_QUANT_MODULE_MAPPINGS``,
+``DEFAULT_DYNAMIC_SPARSE_QUANT_MODULE_MAPPINGS`` and their getters) and the QAT Embedding/EmbeddingBag
+(``get_embedding_qat_module_mappings``, ``get_embedding_static_quant_module_mappings``)."""
 
 from __future__ import annotations
 
 import copy
 import importlib
 
-from ... import nn
+from ... import nn, ops
+from ...nn import functional as F
 from ..nn import intrinsic as nni
 from ..nn import qat as nnqat
 from ..nn.intrinsic import qat as nniqat
@@ -53,7 +65,7 @@ _STATIC = [
     (nnqat.Conv3d, _NNQ, "Conv3d"),
 ]
 
-_QAT = {
+DEFAULT_QAT_MODULE_MAPPINGS = {
     nn.Conv2d: nnqat.Conv2d, nn.Conv3d: nnqat.Conv3d, nn.Linear: nnqat.Linear, _NDQL: nnqat.Linear,
     nni.ConvBn1d: nniqat.ConvBn1d, nni.ConvBn2d: nniqat.ConvBn2d, nni.ConvBn3d: nniqat.ConvBn3d,
     nni.ConvBnReLU1d: nniqat.ConvBnReLU1d, nni.ConvBnReLU2d: nniqat.ConvBnReLU2d,
@@ -115,7 +127,7 @@ def get_default_static_quant_module_mappings() -> dict:
 
 def get_default_qat_module_mappings() -> dict:
     """Float module class -> QAT module class, for ``prepare_qat``."""
-    return copy.copy(_QAT)
+    return copy.copy(DEFAULT_QAT_MODULE_MAPPINGS)
 
 
 def get_default_dynamic_quant_module_mappings() -> dict:
@@ -126,7 +138,7 @@ def get_default_dynamic_quant_module_mappings() -> dict:
 def get_default_qconfig_propagation_list() -> set:
     """The module classes ``prepare`` attaches observers to when they are leaves (every class a mapping names,
     and Sequential)."""
-    classes = {c for c, _, _ in _STATIC} | set(_QAT) | {c for c, _, _ in _DYNAMIC} | {nn.Sequential}
+    classes = {c for c, _, _ in _STATIC} | set(DEFAULT_QAT_MODULE_MAPPINGS) | {c for c, _, _ in _DYNAMIC} | {nn.Sequential}
     float_functional, _ = _functional_classes()
     if float_functional is not None:
         classes.add(float_functional)
@@ -167,7 +179,68 @@ def _get_special_act_post_process(module):
     return DEFAULT_MODULE_TO_ACT_POST_PROCESS.get(type(module))
 
 
-__all__ = ["DEFAULT_MODULE_TO_ACT_POST_PROCESS", "get_default_dynamic_quant_module_mappings",
-           "get_default_qat_module_mappings", "get_default_qconfig_propagation_list",
-           "get_default_static_quant_module_mappings", "get_dynamic_quant_module_class",
-           "get_static_quant_module_class", "no_observer_set"]
+# float function -> the name of its quantized op under toolkit.ops.quantized (PyTorch's quantized::elu...)
+_FLOAT_TO_QUANTIZED_OPERATOR = {F.elu: "elu", F.hardswish: "hardswish", F.instance_norm: "instance_norm",
+                                F.layer_norm: "layer_norm", F.leaky_relu: "leaky_relu", F.dropout: "dropout"}
+
+
+def _float_to_quantized_operator_mappings() -> dict:
+    mapping = {}
+    for float_op, name in _FLOAT_TO_QUANTIZED_OPERATOR.items():
+        try:
+            mapping[float_op] = getattr(ops.quantized, name)
+        except AttributeError:
+            continue
+    return mapping
+
+
+_LAZY_CONSTANTS = {
+    "DEFAULT_STATIC_QUANT_MODULE_MAPPINGS": get_default_static_quant_module_mappings,
+    "DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS": get_default_dynamic_quant_module_mappings,
+    "DEFAULT_FLOAT_TO_QUANTIZED_OPERATOR_MAPPINGS": _float_to_quantized_operator_mappings,
+}
+
+
+def _constant(name: str) -> dict:
+    """The ``DEFAULT_*`` constant ``name``, built on first use and kept in this module."""
+    if name not in globals():
+        globals()[name] = _LAZY_CONSTANTS[name]()
+    return globals()[name]
+
+
+def __getattr__(name: str):
+    if name in _LAZY_CONSTANTS:
+        return _constant(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def get_default_compare_output_module_list() -> set:
+    """The module classes whose outputs the numeric suite records: both sides of every module mapping, and
+    Sequential."""
+    static, dynamic = get_default_static_quant_module_mappings(), get_default_dynamic_quant_module_mappings()
+    return (set(static.values()) | set(DEFAULT_QAT_MODULE_MAPPINGS.values()) | set(dynamic.values())
+            | set(static) | set(DEFAULT_QAT_MODULE_MAPPINGS) | set(dynamic) | {nn.Sequential})
+
+
+def get_default_float_to_quantized_operator_mappings() -> dict:
+    """Float function -> quantized op, a copy of ``DEFAULT_FLOAT_TO_QUANTIZED_OPERATOR_MAPPINGS``."""
+    return copy.deepcopy(_constant("DEFAULT_FLOAT_TO_QUANTIZED_OPERATOR_MAPPINGS"))
+
+
+def get_quantized_operator(float_op):
+    """The quantized op for the float function ``float_op``."""
+    quantized_op = _constant("DEFAULT_FLOAT_TO_QUANTIZED_OPERATOR_MAPPINGS").get(float_op)
+    if quantized_op is None:
+        raise AssertionError(f"Operator {float_op!s} does not have corresponding quantized op")
+    return quantized_op
+
+
+# the constants built on first access: the package imports the other names one by one, so loading it (while the
+# quantized packages may still be loading) does not build these
+LAZY_NAMES = tuple(_LAZY_CONSTANTS)
+
+__all__ = ["DEFAULT_MODULE_TO_ACT_POST_PROCESS", "DEFAULT_QAT_MODULE_MAPPINGS", *LAZY_NAMES,
+           "get_default_dynamic_quant_module_mappings", "get_default_qat_module_mappings",
+           "get_default_qconfig_propagation_list", "get_default_static_quant_module_mappings", "get_dynamic_quant_module_class",
+           "get_static_quant_module_class", "no_observer_set", "get_default_compare_output_module_list",
+           "get_default_float_to_quantized_operator_mappings", "get_quantized_operator"]

@@ -22,7 +22,7 @@ import warnings
 
 from ... import nn
 from ..._core import dtypes as _dt
-from ...nn.utils.parametrize import is_parametrized, type_before_parametrizations
+from ...nn.utils.parametrize import type_before_parametrizations
 from ..nn.intrinsic.modules.fused import _FusedModule
 from . import _qtypes as q
 from .fake_quantize import FakeQuantizeBase
@@ -44,6 +44,7 @@ from .quantization_mappings import (
     get_default_static_quant_module_mappings,
 )
 from .stubs import DeQuantStub, QuantWrapper
+from .utils import has_no_children_ignoring_parametrizations
 
 
 def _is_activation_post_process(module) -> bool:
@@ -53,11 +54,21 @@ def _is_activation_post_process(module) -> bool:
 is_activation_post_process = _is_activation_post_process
 
 
-def _has_no_children(module) -> bool:
-    """A leaf, counting a parametrized module whose only child is its ``parametrizations`` as one."""
-    if len(module._modules) == 0:
-        return True
-    return is_parametrized(module) and set(module._modules) == {"parametrizations"}
+_has_no_children = has_no_children_ignoring_parametrizations
+
+
+# Custom modules swapped in whole by prepare (float -> observed) and convert (observed -> quantized). PyTorch lists
+# its quantizable LSTM and MultiheadAttention here; toolkit has no quantizable versions of them, so both mappings
+# start empty and users add their own classes.
+_DEFAULT_CUSTOM_CONFIG_DICT: dict = {
+    "float_to_observed_custom_module_class": {},
+    "observed_to_quantized_custom_module_class": {},
+}
+
+
+def get_default_custom_config_dict() -> dict:
+    """The default custom-module configuration (the one shared dict, as PyTorch returns it)."""
+    return _DEFAULT_CUSTOM_CONFIG_DICT
 
 
 # ------------------------------------------------------------------ qconfig propagation
@@ -338,5 +349,5 @@ def quantize_qat(model, run_fn, run_args, inplace: bool = False):
     return model
 
 
-__all__ = ["add_quant_dequant", "convert", "prepare", "prepare_qat", "propagate_qconfig_", "quantize",
-           "quantize_dynamic", "quantize_qat", "swap_module"]
+__all__ = ["add_quant_dequant", "convert", "get_default_custom_config_dict", "prepare", "prepare_qat",
+           "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module"]
