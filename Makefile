@@ -20,6 +20,7 @@ $(STAMP): pyproject.toml
 	$(MAKE) --no-print-directory chromium
 	$(MAKE) --no-print-directory graphviz
 	$(MAKE) --no-print-directory mpi
+	$(MAKE) --no-print-directory opencv
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -105,3 +106,12 @@ mpi:
 	@$(PY) -c "import mpi4py" 2>/dev/null || { command -v mpirun >/dev/null 2>&1 \
 		&& $(PY) -m pip install --quiet mpi4py \
 		|| echo "mpi: mpi4py not installed (it needs Open MPI); the MPI tests will skip"; }
+
+# OpenCV's C++ headers and libraries (Debian's libopencv-dev, found with pkg-config) for the C++-extension example
+# extensions/warp_perspective and its tests. Idempotent; where apt cannot install them those tests skip and say why.
+.PHONY: opencv
+opencv:
+	@pkg-config --exists opencv4 2>/dev/null || { (export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -qq libopencv-dev pkg-config || { apt-get update -qq && \
+		apt-get install -y -qq libopencv-dev pkg-config; }) >/dev/null 2>&1 \
+		|| echo "opencv: apt-get could not install libopencv-dev (not root, or no apt); the OpenCV extension tests will skip"; }
