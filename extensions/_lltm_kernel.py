@@ -8,8 +8,11 @@ import numpy as np
 
 
 @numba.njit(cache=True, parallel=True)
-def lltm_core(old_cell, candidate, input_gate, output_gate, out):
-    flat_out = out.reshape(-1)
+def lltm_core(old_cell, candidate, input_gate, output_gate, new_h, new_cell):
+    """``new_cell = old_cell + candidate * input_gate``, ``new_h = tanh(new_cell) * output_gate``, in one pass."""
+    flat_h, flat_c = new_h.reshape(-1), new_cell.reshape(-1)
     a, b, c, d = old_cell.reshape(-1), candidate.reshape(-1), input_gate.reshape(-1), output_gate.reshape(-1)
-    for i in numba.prange(flat_out.size):
-        flat_out[i] = np.tanh(a[i] + b[i] * c[i]) * d[i]
+    for i in numba.prange(flat_h.size):
+        cell = a[i] + b[i] * c[i]
+        flat_c[i] = cell
+        flat_h[i] = np.tanh(cell) * d[i]

@@ -1,18 +1,27 @@
-"""The LLTM cell as a toolkit extension: one registry entry with a numba kernel.
+"""The LLTM cell as a toolkit extension: one ``toolkit.library.custom_op`` with a numba kernel.
 
-The LLTM ("long-long-term memory") cell is PyTorch's C++-extension tutorial
-example. Its gates are computed with ordinary ops; the fused elementwise core
-``new_cell = old_cell + candidate * input_gate`` followed by
-``new_h = tanh(new_cell) * output_gate`` is one registered op here, with a
-numba kernel and a derivative written with registered ops.
+The LLTM ("long-long-term memory") cell is PyTorch's C++-extension tutorial example. Its gates are computed with
+ordinary ops; the fused elementwise core, ``new_cell = old_cell + candidate * input_gate`` and
+``new_h = tanh(new_cell) * output_gate``, is the op ``extension::lltm_forward``: a numba kernel (compiled on first
+use, cached on disk), a fake giving its output shapes, and a backward written with toolkit ops (so double backward
+works). Being a registry op, it is one ``extension::lltm_forward`` node when a model calling it is traced or
+scripted, an event in the profiler, and it round-trips through ``toolkit.jit.save``/``load`` in a process that has
+imported this module.
+
+```
+python extensions/lltm.py        # trains a few steps and checks the gradient numerically
+```
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import toolkit
-from toolkit.ops.registry import ELEMENTWISE, PROMOTE_DEFAULT, op
+from toolkit import Tensor
+from toolkit.library import custom_op
 
 
 def _compiled():
@@ -20,74 +29,98 @@ def _compiled():
     import os
     import sys
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
     from _lltm_kernel import lltm_core
 
     return lltm_core
 
 
-@op("lltm_output(Tensor old_cell, Tensor candidate, Tensor input_gate, Tensor output_gate) -> Tensor",
-    kind=ELEMENTWISE, promotion=PROMOTE_DEFAULT, method=False,
-    formula="math.tanh(old_cell + candidate * input_gate) * output_gate")
-def lltm_output(old_cell, candidate, input_gate, output_gate):
-    """``tanh(old_cell + candidate * input_gate) * output_gate``, in one pass over memory."""
-    arrays = [np.ascontiguousarray(a) for a in np.broadcast_arrays(old_cell, candidate, input_gate, output_gate)]
-    out = np.empty(arrays[0].shape, arrays[0].dtype)
-    if out.size:
-        _compiled()(*arrays, out)
-    return out
+@custom_op("extension::lltm_forward", mutates_args=())
+def lltm_forward(old_cell: Tensor, candidate: Tensor, input_gate: Tensor, output_gate: Tensor) -> tuple[Tensor, Tensor]:
+    """``(new_h, new_cell)``: ``new_cell = old_cell + candidate * input_gate``, ``new_h = tanh(new_cell) *
+    output_gate``, broadcasting its inputs, in one pass over memory."""
+    shapes = [tuple(t.shape) for t in (old_cell, candidate, input_gate, output_gate)]
+    try:
+        arrays = np.broadcast_arrays(*(t.numpy() for t in (old_cell, candidate, input_gate, output_gate)))
+    except ValueError:
+        raise RuntimeError(f"extension::lltm_forward: shapes {', '.join(map(str, shapes))} cannot be broadcast") \
+            from None
+    dtype = np.result_type(*arrays)
+    arrays = [np.ascontiguousarray(a, dtype) for a in arrays]
+    new_h, new_cell = np.empty(arrays[0].shape, dtype), np.empty(arrays[0].shape, dtype)
+    if new_h.size:
+        _compiled()(*arrays, new_h, new_cell)
+    return toolkit.from_numpy(new_h), toolkit.from_numpy(new_cell)
 
 
-@lltm_output.grad
-def _(grad, old_cell, candidate, input_gate, output_gate):
-    cell = old_cell + candidate * input_gate
-    t = cell.tanh()
-    d_cell = grad * output_gate * (1 - t * t)
-    return d_cell, d_cell * input_gate, d_cell * candidate, grad * t
+@lltm_forward.register_fake
+def _(old_cell, candidate, input_gate, output_gate):
+    shape = toolkit.broadcast_shapes(old_cell.shape, candidate.shape, input_gate.shape, output_gate.shape)
+    dtype = toolkit.promote_types(toolkit.promote_types(old_cell.dtype, candidate.dtype),
+                                  toolkit.promote_types(input_gate.dtype, output_gate.dtype))
+    return old_cell.new_empty(shape, dtype=dtype), old_cell.new_empty(shape, dtype=dtype)
 
 
-@lltm_output.sample_inputs
-def _(rng):
-    yield tuple(rng.uniform(-1, 1, (3, 4)) for _ in range(4)), {}
-    yield (rng.uniform(-1, 1, (2, 3)), rng.uniform(-1, 1, (3,)), rng.uniform(0, 1, (2, 3)), 0.5), {}
+def _setup_context(ctx, inputs, output):
+    old_cell, candidate, input_gate, output_gate = inputs
+    ctx.save_for_backward(candidate, input_gate, output_gate, output[1])
 
 
-class LLTM:
-    """The cell: gates from one linear map, then the registered elementwise core."""
+def _backward(ctx, grad_h, grad_cell):
+    """Written with toolkit ops, so autograd differentiates it again (double backward)."""
+    candidate, input_gate, output_gate, new_cell = ctx.saved_tensors
+    t = new_cell.tanh()
+    d_cell = grad_h * output_gate * (1 - t * t) + grad_cell
+    return d_cell, d_cell * input_gate, d_cell * candidate, grad_h * t
+
+
+lltm_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+def lltm_reference(old_cell, candidate, input_gate, output_gate):
+    """The same core in toolkit ops, which autograd differentiates: what the op must agree with."""
+    new_cell = old_cell + candidate * input_gate
+    return new_cell.tanh() * output_gate, new_cell
+
+
+class LLTM(toolkit.nn.Module):
+    """The cell: gates from one linear map (``addmm``), then the registered core ``extension::lltm_forward``."""
 
     def __init__(self, input_features: int, state_size: int):
-        bound = 1.0 / state_size**0.5
-        self.weights = (toolkit.rand(3 * state_size, input_features + state_size) * 2 - 1) * bound
-        self.bias = (toolkit.rand(1, 3 * state_size) * 2 - 1) * bound
-        self.weights.requires_grad_()
-        self.bias.requires_grad_()
+        super().__init__()
         self.state_size = state_size
+        self.weights = toolkit.nn.Parameter(toolkit.empty(3 * state_size, input_features + state_size))
+        self.bias = toolkit.nn.Parameter(toolkit.empty(3 * state_size))
+        bound = 1.0 / math.sqrt(state_size)
+        for p in self.parameters():
+            p.data.uniform_(-bound, bound)
 
-    def __call__(self, x, state):
-        old_h, old_cell = state
-        gates = toolkit.cat([old_h, x], 1).mm(self.weights.t()) + self.bias
+    def forward(self, x: Tensor, old_h: Tensor, old_cell: Tensor) -> tuple[Tensor, Tensor]:
+        gates = toolkit.addmm(self.bias, toolkit.cat([old_h, x], 1), self.weights.t())
         s = self.state_size
-        input_gate, output_gate = gates[:, :s].sigmoid(), gates[:, s : 2 * s].sigmoid()
+        input_gate = gates[:, :s].sigmoid()
+        output_gate = gates[:, s : 2 * s].sigmoid()
         candidate = gates[:, 2 * s :].tanh()  # the C++ tutorial uses ELU; tanh keeps to core ops
-        new_cell = old_cell + candidate * input_gate
-        return lltm_output(old_cell, candidate, input_gate, output_gate), new_cell
+        return lltm_forward(old_cell, candidate, input_gate, output_gate)
 
 
 def main() -> None:
     toolkit.manual_seed(0)
     cell = LLTM(8, 16)
     x, h, c = toolkit.randn(4, 8), toolkit.randn(4, 16), toolkit.randn(4, 16)
+    opt = toolkit.optim.SGD(cell.parameters(), lr=0.01)
     for step in range(5):
-        new_h, new_c = cell(x, (h, c))
+        new_h, new_c = cell(x, h, c)
         loss = new_h.pow(2).sum() + new_c.pow(2).sum()
+        opt.zero_grad()
         loss.backward()
-        with toolkit.no_grad():
-            for p in (cell.weights, cell.bias):
-                p -= 0.01 * p.grad
-                p.grad.zero_()
+        opt.step()
         print(f"step {step}: loss {loss.item():.4f}")
-    args = [toolkit.tensor(np.random.default_rng(1).uniform(-1, 1, (2, 3)), requires_grad=True) for _ in range(4)]
-    print("gradcheck:", toolkit.autograd.gradcheck(lltm_output, args))
+    rng = np.random.default_rng(1)
+    args = [toolkit.tensor(rng.uniform(-1, 1, (2, 3)), requires_grad=True) for _ in range(4)]
+    print("gradcheck:", toolkit.autograd.gradcheck(lltm_forward, args))
 
 
 if __name__ == "__main__":

@@ -116,6 +116,7 @@ from . import (  # noqa: E402
     distributions,
     func,
     jit,
+    library,  # toolkit.library: ops defined outside the package (custom_op, Library)
     multiprocessing,
     nn,
     onnx,  # toolkit.onnx: export to ONNX (the onnx package itself is loaded only when a model is exported)

@@ -1,8 +1,12 @@
 """The LLTM cell as a C++ extension, as in PyTorch's tutorial: ``lltm.cpp`` built with ``cpp_extension.load``.
 
-``LLTMFunction`` wraps the C++ forward and backward in an autograd Function; ``LLTM`` is the module;
-``lltm_reference`` is the same cell in toolkit ops (the tutorial's Python version), which autograd
-differentiates, to compare with.
+The compiled functions become registry ops, as torch's ``TORCH_LIBRARY`` registrations do: ``forward`` is the op
+``extension_cpp::lltm_forward`` (``toolkit.library.custom_op``, returning the tutorial's seven tensors), ``backward``
+is ``extension_cpp::lltm_backward`` (``toolkit.library.Library.define``/``impl``), and the forward's autograd calls
+the backward op (``register_autograd``). So a model calling the cell traces and scripts to ``extension_cpp::``
+nodes, the profiler lists them, and ``toolkit.jit.save``/``load`` round-trips it in a process that imported this
+module. The extension is built on the first call, not at import. ``lltm`` gives ``(new_h, new_cell)``; ``LLTM`` is
+the module; ``lltm_reference`` is the same cell in toolkit ops (the tutorial's Python version), to compare with.
 
 ```
 python extensions/lltm_cpp/lltm.py     # builds (or reuses) the extension, trains a few steps, gradchecks
@@ -17,6 +21,8 @@ import os
 
 import toolkit
 import toolkit.nn.functional as F
+from toolkit import Tensor
+from toolkit.library import Library, custom_op
 from toolkit.utils.cpp_extension import load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -28,20 +34,55 @@ def build(**kwargs):
     return load("lltm_cpp", [os.path.join(HERE, "lltm.cpp")], extra_cflags=["-O2"], **kwargs)
 
 
-class LLTMFunction(toolkit.autograd.Function):
-    @staticmethod
-    def forward(ctx, input, weights, bias, old_h, old_cell):
-        outputs = build().forward(input.contiguous(), weights.contiguous(), bias.contiguous(),
-                                  old_h.contiguous(), old_cell.contiguous())
-        new_h, new_cell = outputs[:2]
-        ctx.save_for_backward(*(outputs[1:] + [weights]))
-        return new_h, new_cell
+@custom_op("extension_cpp::lltm_forward", mutates_args=())
+def lltm_forward(input: Tensor, weights: Tensor, bias: Tensor, old_h: Tensor, old_cell: Tensor
+                 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """The C++ forward: ``(new_h, new_cell, input_gate, output_gate, candidate_cell, X, gate_weights)``."""
+    return tuple(build().forward(input.contiguous(), weights.contiguous(), bias.contiguous(), old_h.contiguous(),
+                                 old_cell.contiguous()))
 
-    @staticmethod
-    def backward(ctx, grad_h, grad_cell):
-        d_old_h, d_input, d_weights, d_bias, d_old_cell = build().backward(
-            grad_h.contiguous(), grad_cell.contiguous(), *ctx.saved_tensors)
-        return d_input, d_weights, d_bias.reshape(-1), d_old_h, d_old_cell
+
+@lltm_forward.register_fake
+def _(input, weights, bias, old_h, old_cell):
+    b, s, k = input.shape[0], old_h.shape[1], weights.shape[1]
+    return (*(input.new_empty((b, s)) for _ in range(5)), input.new_empty((b, k)), input.new_empty((b, 3 * s)))
+
+
+# The backward through the lower-level route: a FRAGMENT of the namespace, one definition, the C++ function as its
+# CPU kernel. Defined once per process (this file may be loaded again, as a module of another name); a later load
+# gives the op its own build's kernel.
+_lib = Library("extension_cpp", "FRAGMENT")
+if not hasattr(toolkit.ops.extension_cpp, "lltm_backward"):
+    _lib.define("lltm_backward(Tensor grad_h, Tensor grad_cell, Tensor new_cell, Tensor input_gate, "
+                "Tensor output_gate, Tensor candidate_cell, Tensor X, Tensor gate_weights, Tensor weights) "
+                "-> (Tensor, Tensor, Tensor, Tensor, Tensor)")
+_lib.impl("lltm_backward", lambda *args: tuple(build().backward(*(t.contiguous() for t in args))), "CPU")
+lltm_backward = toolkit.ops.extension_cpp.lltm_backward
+
+
+def _setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*output[1:], inputs[1])
+
+
+def _backward(ctx, grad_h, grad_cell, *unused):
+    """The tutorial's backward: the C++ op, from the two gradients that reach the cell's outputs."""
+    d_old_h, d_input, d_weights, d_bias, d_old_cell = lltm_backward(grad_h, grad_cell, *ctx.saved_tensors)
+    return d_input, d_weights, d_bias.reshape(-1), d_old_h, d_old_cell
+
+
+lltm_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+def lltm(input, weights, bias, old_h, old_cell):
+    """``(new_h, new_cell)`` of the cell, through the op ``extension_cpp::lltm_forward``."""
+    outputs = lltm_forward(input, weights, bias, old_h, old_cell)
+    return outputs[0], outputs[1]
+
+
+class LLTMFunction:
+    """The cell's earlier face, an autograd Function's ``apply``: now the op itself (``lltm``)."""
+
+    apply = staticmethod(lltm)
 
 
 def lltm_reference(input, weights, bias, old_h, old_cell):
@@ -64,8 +105,9 @@ class LLTM(toolkit.nn.Module):
         for weight in self.parameters():
             weight.data.uniform_(-stdv, +stdv)
 
-    def forward(self, input, state):
-        return LLTMFunction.apply(input, self.weights, self.bias, *state)
+    def forward(self, input: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        outputs = lltm_forward(input, self.weights, self.bias, state[0], state[1])
+        return outputs[0], outputs[1]
 
 
 def train(cell: LLTM, batch: int, steps: int, lr: float) -> list[float]:
@@ -92,7 +134,7 @@ def main() -> None:
             requires_grad=True), toolkit.randn(15, dtype=toolkit.float64, requires_grad=True),
             toolkit.randn(3, 5, dtype=toolkit.float64, requires_grad=True),
             toolkit.randn(3, 5, dtype=toolkit.float64, requires_grad=True)]
-    print("gradcheck:", toolkit.autograd.gradcheck(LLTMFunction.apply, args))
+    print("gradcheck:", toolkit.autograd.gradcheck(lltm, args))
 
 
 if __name__ == "__main__":

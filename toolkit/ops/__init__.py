@@ -1,5 +1,7 @@
 """Op families; importing this package registers every op in the registry."""
 
+import importlib.util as _importlib_util
+
 from . import (  # noqa: F401
     activation,
     activation_nn,
@@ -110,5 +112,34 @@ from . import (  # noqa: F401
     view_parts,
     windows,
 )
-from .registry import all_ops, get, op  # noqa: F401
+from .registry import all_ops, get, names, op  # noqa: F401
+
+
+class _OpNamespace:
+    """``toolkit.ops.<namespace>``: the ops registered in one namespace (``extension::lltm_forward`` is
+    ``toolkit.ops.extension.lltm_forward``), as ``torch.ops.<namespace>`` gives them."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getattr__(self, op_name: str):
+        if not op_name.startswith("__"):
+            try:
+                return get(f"{self.name}::{op_name}")
+            except KeyError:
+                pass
+        raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'")
+
+    def __repr__(self) -> str:
+        return f"toolkit.ops.{self.name}"
+
+
+def __getattr__(name: str):
+    """A namespace ops are registered in (``toolkit.library`` defines them: ``toolkit.ops.extension``). This package's
+    own modules keep their names (``toolkit.ops.quantized`` is the module; its ops are ``get("quantized::linear")``),
+    and a name no op uses stays an AttributeError, so ``from toolkit.ops import <module>`` still imports modules."""
+    if (not name.startswith("_") and any(n.startswith(name + "::") for n in names())
+            and _importlib_util.find_spec(f"{__name__}.{name}") is None):
+        return _OpNamespace(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -464,6 +464,16 @@ def register(d: OpDef) -> OpDef:
     return d
 
 
+def unregister(d: OpDef) -> None:
+    """Remove op ``d`` again: ``toolkit.library`` undoing a definition it made (``Library._destroy``, a
+    ``custom_op`` of the same name replacing an earlier one). Nothing removes built-in ops."""
+    overloads = _REGISTRY.get(d.name, [])
+    if any(o is d for o in overloads):
+        overloads[:] = [o for o in overloads if o is not d]
+        if not overloads:
+            del _REGISTRY[d.name]
+
+
 def op(schema: str, *, kind: str, **options) -> Callable[[Callable], OpDef]:
     """Define an op: the decorated function is its CPU kernel, and the result is its ``OpDef``."""
 

@@ -194,6 +194,8 @@ class GraphDecoder:
 
     def op_for(self, kind: str, op_name):
         registry_kind = kind.startswith("aten::") or kind.startswith("quantized::")  # quantized:: ops too
+        if not registry_kind and kind not in self.prims and isinstance(op_name, str) and "::" in kind:
+            return _library_op(kind, op_name)  # an op of a namespace a library defines (``extension::lltm``)
         if registry_kind and not (op_name is None and kind in self.prims):
             _check(isinstance(op_name, str), f"unknown op {kind:.80}: an aten:: node names its registry op, or is "
                                              "one of the interpreter's kinds that have a schema")
@@ -209,6 +211,26 @@ class GraphDecoder:
                            "can be loaded")
         _check(op_name is None, f"node {kind} cannot name an op")
         return None
+
+
+def _library_op(kind: str, op_name: str):
+    """The registry op of a node whose namespace a library defines (``toolkit.library.custom_op``): such an op exists
+    only once the code defining it has run, so a process that has not registered it gets an error naming the op and
+    how to register it (not "corrupt archive": the archive is fine, the process lacks the extension)."""
+    _check(kind.partition(".")[0] == op_name.partition(".")[0] and not kind.startswith("prim::"),
+           f"node {kind:.80} names op {op_name:.80}")
+    try:
+        op = R.get(op_name)
+    except KeyError:
+        op = None
+    if op is None or op.qualified_name != kind.partition(".")[0] or op.schema.full_name != op_name:
+        ns = kind.partition("::")[0]
+        raise RuntimeError(
+            f"toolkit.jit.load: the archive calls {kind:.80}, an op that is not registered in this process. Register "
+            f"it before loading: import the module that defines it (with toolkit.library.custom_op('{op_name:.80}', "
+            f"...) or toolkit.library.Library('{ns:.40}', 'DEF')), as torch.ops.load_library or importing the "
+            "extension does for torch.jit.load")
+    return op
 
 
 def _exception(name) -> ExceptionRef:
