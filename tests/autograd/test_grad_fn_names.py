@@ -12,6 +12,8 @@ named otherwise; a listed op that comes to match fails, so the list stays exact.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -198,8 +200,6 @@ def test_ops_of_one_formula_share_one_node_class():
 
 def test_declared_names_are_pytorch_spellings():
     """Every declared name is a class name PyTorch could have: ``<CamelCase>Backward<n>`` (``_copy`` after it)."""
-    import re
-
     for o in registry.all_ops():
         if isinstance(o.grad_fn, str):
             assert re.fullmatch(r"[A-Z][A-Za-z0-9]*Backward\d+(_copy)?", o.grad_fn), o.schema.full_name

@@ -53,3 +53,16 @@ def test_saved_file_mode_follows_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert _mode(tmp_path / "private.pt") == 0o600
+
+
+@pytest.mark.parametrize("writer", ["save", "jit.save", "onnx.export"])
+def test_overwritten_file_keeps_its_mode_as_torch_does(writer, tmp_path, umask_022):
+    """``open(path, "wb")`` keeps an existing file's bits: re-saving a checkpoint made private must not widen it."""
+    if writer == "onnx.export":
+        pytest.importorskip("onnx")
+    mine, theirs = tmp_path / "toolkit.bin", tmp_path / "torch.bin"
+    for lib, path in ((toolkit, mine), (torch, theirs)):
+        _writers(lib, tmp_path)[writer](path)
+        os.chmod(path, 0o600)
+        _writers(lib, tmp_path)[writer](path)
+    assert _mode(mine) == _mode(theirs) == 0o600

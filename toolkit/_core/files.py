@@ -76,6 +76,15 @@ def write_atomic(path: str | os.PathLike, data: Data, *, encoding: str | None = 
     return placed
 
 
+def open_mode(path: str | os.PathLike) -> int:
+    """The permission bits ``open(path, "wb")`` leaves on ``path``, for ``write_atomic``'s ``mode``: an existing
+    file keeps its own (re-saving a private checkpoint must not widen it), a new one gets ``0o666``."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return 0o666
+
+
 def _temp_path(directory: str, path: str) -> str:
     return os.path.join(directory, f".{os.path.basename(path)[:MAX_NAME_KEPT]}.{secrets.token_hex(8)}.tmp")
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 
-from .._core.files import write_atomic
+from .._core.files import open_mode, write_atomic
 from ..jit.ir import types as T
 from ..jit.ir.propagate import propagate_types
 from ..jit.passes.manager import run_passes
@@ -314,7 +314,7 @@ def _write(data: bytes, f) -> None:
     """Write to a path atomically (``write_atomic``: a temporary file in its folder, then renamed) or to a file
     object."""
     if isinstance(f, (str, os.PathLike)):
-        write_atomic(f, data, mode=0o666)  # as open() makes it, like the file torch.onnx.export writes
+        write_atomic(f, data, mode=open_mode(f))  # as open() leaves it, like the file torch.onnx.export writes
     elif isinstance(f, io.TextIOBase):
         raise TypeError("export writes bytes: open the file in binary mode ('wb')")
     else:

@@ -31,8 +31,10 @@ import numba
 
 @numba.njit(cache=True)
 def _first_last(off, step, size, count):
-    """The indices ``i`` in ``[0, count)`` with ``0 <= i * step + off < size``, as (first, end)."""
-    lo = 0 if off >= 0 else (-off + step - 1) // step
+    """The indices ``i`` in ``[0, count)`` with ``0 <= i * step + off < size``, as (first, end); ``first`` is at
+    most ``count``, so a loop zeroing the taps before it stays in its row (a padding wider than the dilated
+    kernel's reach leaves no index inside)."""
+    lo = 0 if off >= 0 else min(count, (-off + step - 1) // step)
     last = size - 1 - off
     hi = 0 if last < 0 else min(count, last // step + 1)
     return lo, max(lo, hi)

@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Callable
 from typing import IO
 
-from .._core.files import MAX_NAME_KEPT, write_atomic
+from .._core.files import MAX_NAME_KEPT, open_mode, write_atomic
 
 _TAG = ".toolkit-save-"
 _SUFFIX = ".tmp"
@@ -117,4 +117,5 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], None]) -> None:
     if not os.path.isdir(directory):
         raise RuntimeError(f"Parent directory {directory} does not exist.")
     remove_orphans(path)
-    write_atomic(path, write, temp=temp_path(path), unnamed=_UNNAMED, mode=0o666)  # as open() makes it
+    write_atomic(path, write, temp=temp_path(path), unnamed=_UNNAMED,
+                 mode=open_mode(path))  # as open() leaves it
