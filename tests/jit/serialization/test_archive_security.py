@@ -277,6 +277,19 @@ def test_builtins_on_foreign_objects_are_refused(kind, fragment):
     _refused(_edited(_archive(_mlp()), _foreign(kind)), "archive/code/forward.py: line ", fragment)
 
 
+@pytest.mark.parametrize("kind,fragment", [
+    ("getitem_of_self", "cannot be passed to aten::__getitem__"),
+    ("attribute_of_a_tensor", "an archive reads only the tensor properties"),
+    ("cast_to_module", "only self and its submodules read by prim::GetAttr are modules"),
+])
+def test_version_1_archives_whose_graph_runs_as_saved_are_checked_all_the_same(kind, fragment):
+    def edit(manifest):
+        _foreign(kind)(manifest)
+        manifest["version"] = 1  # the code is not rebuilt: the saved graph itself is what the check sees
+
+    _refused(_edited(_archive(_mlp()), edit), "archive/code/forward.py: ", fragment)
+
+
 def test_format_fields_built_at_run_time_are_refused_when_they_run():
     def edit(manifest):
         g = Nodes(manifest)

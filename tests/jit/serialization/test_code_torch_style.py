@@ -314,6 +314,34 @@ def test_editing_inlined_expressions_changes_what_runs():
     assert_close(loaded(x), -x * 15 + 2, rtol=0, atol=0)
 
 
+def _add_alpha_2(x, y):
+    return toolkit.add(x, y, alpha=2)
+
+
+def _sum_keepdim(x):
+    return toolkit.sum(x, [0], True)
+
+
+def _add_scaled(x, y):
+    return toolkit.add(y, toolkit.mul(x, 2))
+
+
+def test_an_argument_left_out_in_the_code_takes_its_default_not_the_graphs_constant():
+    x, y = toolkit.arange(4.0), toolkit.ones(4)
+    loaded = _load_edited(toolkit.jit.script(_add_alpha_2), "torch.add(x, y, alpha=2)", "torch.add(x, y)")
+    assert_close(loaded(x, y), x + y, rtol=0, atol=0)
+    loaded = _load_edited(toolkit.jit.script(_sum_keepdim), "torch.sum(x, [0], True)", "torch.sum(x, [0])")
+    assert loaded(x.reshape(2, 2)).shape == (2,)
+
+
+def test_a_call_added_in_an_expression_runs_before_the_inlined_calls_written_after_it():
+    loaded = _load_edited(toolkit.jit.script(_add_scaled), "torch.add(y, torch.mul(x, 2))",
+                          "torch.add(torch.add_(x, 1), torch.mul(x, 2))")
+    x = toolkit.ones(2)
+    assert_close(loaded(x, toolkit.ones(2)), toolkit.full((2,), 6.0), rtol=0, atol=0)  # x is 2 when mul reads it
+    assert_close(x, toolkit.full((2,), 2.0), rtol=0, atol=0)
+
+
 def test_inlined_expressions_that_do_not_fit_are_refused():
     f = toolkit.jit.script(_scripted(toolkit)[0])
     for old, new, match in [

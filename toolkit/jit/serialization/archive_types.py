@@ -15,7 +15,7 @@ from ...ops.quantized_linear import LinearPackedParamsBase
 from ...tensor import Tensor
 from ..ir import types as T
 
-__all__ = ["ARCHIVE_EXCEPTIONS", "OTHER_TYPES", "archive_exception", "checkable", "check_value", "contains_module",
+__all__ = ["ARCHIVE_EXCEPTIONS", "OTHER_TYPES", "PACKED_TYPES", "archive_exception", "checkable", "check_value", "contains_module",
            "fits", "fits_arg", "is_data", "return_type"]
 
 PACKED_TYPES = {"LinearPackedParamsBase": LinearPackedParamsBase, "Conv2dPackedParamsBase": Conv2dPackedParamsBase}

@@ -145,7 +145,7 @@ def printed_path(kind: str) -> str:
     return f"torch.{base}" if ns == "aten" else f"ops.{ns}.{base}"
 
 
-def _equals_default(v: Value, default) -> bool:
+def equals_default(v: Value, default) -> bool:
     """Whether ``v`` is a constant equal to a schema default (same kind of value: ``1`` is not ``True`` or ``1.``)."""
     known, value = _constant_value(v)
     if not known or isinstance(value, Tensor):
@@ -162,7 +162,7 @@ def necessary_args(n: Node) -> int:
     keep = len(n.inputs)
     if keep > len(args):
         return keep
-    while keep and args[keep - 1].has_default and _equals_default(n.inputs[keep - 1], args[keep - 1].default):
+    while keep and args[keep - 1].has_default and equals_default(n.inputs[keep - 1], args[keep - 1].default):
         keep -= 1
     return keep
 

@@ -14,7 +14,6 @@ from ..frontend.script.attributes import accepts
 from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Graph, Node, Value
-from .code import prints_inline
 from .code_statements import CodeError
 from .code_statements import head as _head
 from .code_statements import pop as _pop
@@ -25,11 +24,7 @@ AttributeTypes = Callable[[tuple, str], "T.JitType | None"]
 
 
 class AttributeStatements:
-    """Mixin of the code parser's rebuilder (which supplies ``graph``, ``assigned``, ``attributes``, ``value`` and
-    ``bind``)."""
-
-    def inlined(self, n: Node) -> bool:
-        return prints_inline(n, self.assigned)
+    """Mixin of the code parser's rebuilder (which supplies ``graph``, ``attributes``, ``value`` and ``bind``)."""
 
     def setattr(self, node: Node, stmts: list, owner: str) -> None:
         stmt = _pop(stmts, owner, node.kind)

@@ -34,7 +34,14 @@ from ..ir import kinds as K
 from ..ir import types as T
 from ..ir.graph import Block, Graph, Node, Value
 from .archive_types import archive_exception
-from .code import FORKED_FUNCTION, _CodeWriter, assigned_attributes, is_call, op_path, printed_path
+from .code import (
+    FORKED_FUNCTION,
+    _CodeWriter,
+    equals_default,
+    is_call,
+    op_path,
+    printed_path,
+)
 from .code_attributes import AttributeStatements, AttributeTypes
 from .code_blocks import BlockStatements
 from .code_statements import CodeError
@@ -88,11 +95,11 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             writer = _CodeWriter(graph)  # statements, which inside the expressions using them
             writer.function("forward")
         self.writer = writer
-        self.assigned = assigned_attributes(graph)  # as the printer saw the graph, before any rewiring
         self.attributes = attributes
         self.lines: dict[Node, int] = {}  # the code line each node came from (for the loaded graph's check)
         self.line = self.end_line = 1
         self.defaults: list = []  # the default values of the function's last parameters
+        self.matched: set[Node] = set()  # the calls printed inline that the code's expressions have rewired
 
     def inlined(self, n: Node) -> bool:
         """Whether the printer wrote ``n`` inside the expressions using it (see ``_CodeWriter.inlined``)."""
@@ -112,6 +119,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         if old is not None and old.node in self.writer.inline_calls and old.node not in self.writer.split \
                 and self.writes(old.node, e):
             self.expression(old.node, e, e)  # a call printed where it is used: rewire it from its expression
+            self.matched.add(old.node)
             return old
         if old is not None and old.node is not None and self.inlined(old.node):
             if old.node.kind == K.LIST_CONSTRUCT and isinstance(e, ast.List) \
@@ -168,7 +176,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         if op.n_outputs != 1:
             raise CodeError(f"{_dotted(e.func)} at {_where(e)} returns {op.n_outputs} values: only a call returning "
                             "one can stand inside an expression")
-        with self._inserting(before):
+        with self._inserting(self._unevaluated_first(before) or before):
             n = self.graph.insert(op.qualified_name, (), 1, op)
         if op.returns_tensor:
             n.output().type = T.TENSOR
@@ -177,6 +185,23 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         self.lines[n] = self.line
         self.call(n, e, e)
         return n.output()
+
+    def _unevaluated_first(self, user: Node | Block) -> Node | None:
+        """The first node, in graph order, of the calls printed inline in ``user``'s inputs that the code has not yet
+        matched: the graph runs them before ``user``, and the code evaluates them after the expression being read
+        (its later arguments), so a call the code adds there goes before them, never after one of them."""
+        pending: list[Node] = []
+        stack = list(user.outputs if isinstance(user, Block) else user.inputs)
+        while stack:
+            n = stack.pop().node
+            if n is not None and n.kind == K.LIST_CONSTRUCT and self.inlined(n):
+                stack.extend(n.inputs)
+            elif n in self.writer.inline_calls and n not in self.writer.split and n not in self.matched:
+                pending.append(n)
+                stack.extend(n.inputs)
+        block = user if isinstance(user, Block) else user.owning_block
+        pending = [n for n in pending if n.owning_block is block]
+        return min(pending, key=block.index) if pending else None
 
     def _inserting(self, before: Node | Block):
         if isinstance(before, Block):
@@ -212,10 +237,10 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             if a.kwarg_only or i >= len(call.args):
                 if a.name in kw:
                     new.append(self.value(kw[a.name], old, node))
-                elif a.has_default:  # left out as equal to the default: the graph's constant, when the same op's
+                elif a.has_default:  # left out: the default (the graph's constant only where it holds it)
                     with self.graph.inserting_before(node):
-                        new.append(old if node.op is op and old is not None and old.node is not None and
-                                   old.node.kind == K.CONSTANT else self.graph.insert_constant(a.default))
+                        new.append(old if node.op is op and old is not None and equals_default(old, a.default)
+                                   else self.graph.insert_constant(a.default))
                     self.lines.setdefault(new[-1].node, self.line)
                 else:
                     raise CodeError(f"{path} at {_where(call)}: missing argument {a.name!r}")
