@@ -118,3 +118,30 @@ def test_conv_errors():
         conv(toolkit.quantize_per_tensor(toolkit.randn(1, 4, 5, 5), 0.1, 0, toolkit.quint8), tp, 0.3, 50)
     with pytest.raises(NotImplementedError, match="quantized::conv2d.new' with arguments from the 'CPU'"):
         conv(toolkit.randn(1, 3, 5, 5), tp, 0.3, 50)
+
+
+def test_prepack_bias_must_be_a_vector_and_keeps_its_dtype():
+    w = _weight(4, 3, (3, 3), False, 0, 0)
+    with pytest.raises(RuntimeError, match="bias should be a vector"):
+        torch.ops.quantized.conv2d_prepack(w, torch.zeros(4, 1), [1, 1], [0, 0], [1, 1], 1)
+    with pytest.raises(RuntimeError, match="bias should be a vector"):
+        prepack(tk(w), toolkit.zeros(4, 1), [1, 1], [0, 0], [1, 1], 1)
+    b = torch.randn(4, dtype=torch.float64)
+    _, tb = R.get("quantized::conv2d_unpack")(prepack(tk(w), tk(b), [1, 1], [0, 0], [1, 1], 1))
+    assert tb.dtype is toolkit.float64
+    assert torch.ops.quantized.conv2d_unpack(
+        torch.ops.quantized.conv2d_prepack(w, b, [1, 1], [0, 0], [1, 1], 1))[1].dtype is torch.float64
+
+
+def test_prepack_refuses_geometry_that_cannot_run():
+    """Where PyTorch's prepack or its oneDNN run refuses a stride, padding or dilation, the prepack refuses it (they
+    used to reach numpy as ZeroDivisionError or ValueError at the first call)."""
+    w = tk(_weight(3, 2, (3, 3), False, 0, 0))
+    with pytest.raises(RuntimeError, match="quantized::conv_prepack: stride should be positive."):
+        torch.ops.quantized.conv2d_prepack(_weight(3, 2, (3, 3), False, 0, 0), None, [0, 1], [0, 0], [1, 1], 1)
+    for stride, padding, dilation, message in (([0, 1], [0, 0], [1, 1], "stride should be positive"),
+                                               ([1, -1], [0, 0], [1, 1], "stride should be positive"),
+                                               ([1, 1], [-1, 0], [1, 1], "padding should be non-negative"),
+                                               ([1, 1], [0, 0], [0, 1], "dilation should be positive")):
+        with pytest.raises(RuntimeError, match=f"quantized::conv_prepack: {message}"):
+            prepack(w, None, stride, padding, dilation, 1)

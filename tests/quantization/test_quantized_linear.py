@@ -124,3 +124,49 @@ def test_errors_name_the_op_or_say_what_torch_says():
     _raises(RuntimeError, "should be 2-dimensional", prepack,
             toolkit.quantize_per_tensor(toolkit.randn(3, 4, 2), 0.1, 0, toolkit.qint8), None)
     _raises(RuntimeError, "bias should have N elements: 3", prepack, tk(w), toolkit.randn(5))
+
+
+def test_dynamic_linear_infinite_and_nan_inputs_as_torch():
+    """An infinite activation makes fbgemm's scale infinite and its zero point C++'s cast of NaN; a NaN makes
+    ``ChooseQuantizationParams`` refuse its range. Both used to end in Python's 'cannot convert float NaN'."""
+    w = qweight(4, 3, False, 0, 0)
+    p, tp = _pair(w, torch.zeros(4))
+    dyn = R.get("quantized::linear_dynamic")
+    inf = float("inf")
+    for rows in ([[inf, 1.0, 2.0]], [[inf, -inf, 2.0]], [[inf, inf, inf]], [[1.0, 2.0, 3.0], [inf, 0.0, 1.0]]):
+        x = torch.tensor(rows)
+        np.testing.assert_array_equal(dyn(tk(x), tp).numpy(), torch.ops.quantized.linear_dynamic(x, p).numpy())
+    with pytest.raises(RuntimeError, match="In ChooseQuantizationParams, min should be less than or equal to max"):
+        torch.ops.quantized.linear_dynamic(torch.tensor([[float("nan"), 1.0, 2.0]]), p)
+    _raises(RuntimeError, "In ChooseQuantizationParams, min should be less than or equal to max", dyn,
+            toolkit.tensor([[float("nan"), 1.0, 2.0]]), tp)
+
+
+def test_prepack_bias_checks_and_dtype_as_torch():
+    """A 2-d bias is named as not a vector; a float64 bias is kept by prepack (unpack gives it back as float64)
+    and refused when the product runs, as fbgemm's linear refuses it."""
+    w = qweight(3, 4, False)
+    _raises(RuntimeError, "bias should be a vector", prepack, tk(w), toolkit.zeros(3, 1))
+    with pytest.raises(RuntimeError, match="bias should be a vector"):
+        torch.ops.quantized.linear_prepack(w, torch.zeros(3, 1))
+    b = torch.randn(3, dtype=torch.float64)
+    p, tp = _pair(w, b)
+    assert unpack(tp)[1].dtype is toolkit.float64
+    assert torch.ops.quantized.linear_unpack(p)[1].dtype is torch.float64
+    for name, x in (("linear", qinput(2, 4)), ("linear_dynamic", torch.randn(2, 4))):
+        with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+            getattr(torch.ops.quantized, name)(x, p, *((0.1, 0) if name == "linear" else ()))
+        _raises(RuntimeError, "expected scalar type Float but found Double", R.get(f"quantized::{name}"), tk(x), tp,
+                *((0.1, 0) if name == "linear" else ()))
+
+
+def test_no_input_features_gives_the_bias():
+    """K = 0 (PyTorch's result there is uninitialized memory): the product is empty, so the output is the bias,
+    and the static output its quantized value. The reshape of the rows used to fail on numpy's -1 with K = 0."""
+    b = toolkit.tensor([0.5, -1.0, 2.0])
+    tp = prepack(toolkit.quantize_per_tensor(toolkit.ones(3, 0), 0.05, 0, toolkit.qint8), b)
+    y = R.get("quantized::linear_dynamic")(toolkit.ones(2, 0), tp)
+    np.testing.assert_array_equal(y.numpy(), np.tile(b.numpy(), (2, 1)))
+    x = toolkit.quantize_per_tensor(toolkit.ones(2, 0), 0.1, 3, toolkit.quint8)
+    q = R.get("quantized::linear")(x, tp, 0.5, 5)
+    np.testing.assert_array_equal(q.int_repr().numpy(), [[6, 3, 9], [6, 3, 9]])

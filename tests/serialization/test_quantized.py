@@ -108,3 +108,16 @@ def test_bad_quantization_parameters_are_the_files_fault(scale, zero_point, tmp_
     toolkit.save({"q": q}, path)
     with pytest.raises(RuntimeError, match="(?s)bad.pt.*bad per-tensor parameters"):
         toolkit.load(path)
+
+
+def test_float_zero_points_are_named_as_what_toolkit_cannot_load(tmp_path):
+    """torch.save writes a per_channel_affine_float_qparams tensor (an embedding's weight) as per_channel_affine
+    with float zero points; toolkit holds integer zero points only, so the file is refused for that reason rather
+    than as out-of-range zero points."""
+    q = torch.quantize_per_channel(torch.randn(3, 4), torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0.5, 1.0, 2.0]),
+                                   0, torch.quint8)
+    assert q.qscheme() is torch.per_channel_affine_float_qparams
+    path = tmp_path / "embedding.pt"
+    torch.save({"q": q}, path)
+    with pytest.raises(RuntimeError, match=r"(?s)embedding.pt.*float zero points \(per_channel_affine_float_qparams\)"):
+        toolkit.load(path)

@@ -23,8 +23,8 @@ _OPTIONS = {"kind": NN, "composite": True, "differentiable": False, "method": Fa
 
 
 class Conv2dPackedParamsBase:
-    """A qint8 weight (O, C / groups, kh, kw) and float32 bias packed per group for the int8 product, with the
-    convolution's stride, padding, dilation and groups (``quantized::conv2d_prepack``)."""
+    """A qint8 weight (O, C / groups, kh, kw) and float bias (read as float32) packed per group for the int8
+    product, with the convolution's stride, padding, dilation and groups (``quantized::conv2d_prepack``)."""
 
     __slots__ = ("weight", "bias", "_stride", "_padding", "_dilation", "_groups", "packs", "w_scale", "w_zp",
                  "bias_np")
@@ -80,6 +80,9 @@ def _prepack(weight, bias, stride, padding, dilation, groups):
     if weight.dim() != 4:
         raise RuntimeError("Weights are expected to have 4 dimensions")
     stride, padding, dilation = _pair(stride, "stride"), _pair(padding, "padding"), _pair(dilation, "dilation")
+    for name, values, least in (("stride", stride, 1), ("padding", padding, 0), ("dilation", dilation, 1)):
+        if min(values) < least:
+            raise RuntimeError(f"quantized::conv_prepack: {name} should be {'positive' if least else 'non-negative'}.")
     if groups < 1 or weight.shape[0] % groups:
         raise RuntimeError(f"quantized::conv2d_prepack: {weight.shape[0]} output channels do not divide into "
                            f"{groups} groups")
@@ -87,9 +90,11 @@ def _prepack(weight, bias, stride, padding, dilation, groups):
         raise RuntimeError("quantized::conv2d_prepack: the weight must be quantized per tensor or per output "
                            "channel (axis 0)")
     if bias is not None:
-        if bias.dim() != 1 or bias.shape[0] != weight.shape[0]:
+        if bias.dim() != 1:
+            raise RuntimeError("bias should be a vector (1D Tensor)")
+        if bias.shape[0] != weight.shape[0]:
             raise RuntimeError(f"bias should have K elements: {weight.shape[0]}")
-        bias = bias.detach().float() if bias.dtype.name != "float32" else bias.detach()
+        bias = bias.detach()  # unpacked as given (float64 stays float64); the product reads it as float32
     return Conv2dPackedParamsBase(weight, bias, stride, padding, dilation, groups)
 
 

@@ -1,5 +1,5 @@
 """Elementwise ops on quantized tensors, as PyTorch's x86/fbgemm CPU kernels compute them: ``quantized::add``,
-``add_relu``, ``mul``, ``mul_relu``, ``cat``, ``cat_relu`` and ``relu6`` (what ``QFunctional`` and the quantized
+``add_relu``, ``mul``, ``mul_relu``, their ``_scalar`` forms, ``matmul``, ``cat``, ``cat_relu`` and ``relu6`` (what ``QFunctional`` and the quantized
 modules call), and the ``"quantized_cpu"`` kernels of ``relu``/``relu_``, ``hardtanh`` and ``relu6``::
 
     from toolkit.ops import registry as R
@@ -17,9 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import qscheme as _qs
+from .._core.shape import broadcast_shapes
 from . import registry as R
 from .quantized import QUANTIZED_KIND, RANGES, dequantize_per_tensor, quantize_array
 from .registry import NN, op
+from .shape import cat_shape
 from .sparse_coo import backend_refusal
 
 _OPTIONS = {"kind": NN, "composite": True, "differentiable": False, "method": False, "function": False}
@@ -59,6 +61,7 @@ def _binary_inputs(qa, qb, fn: str):
         per_tensor(q, fn)
     if qa.dtype is not qb.dtype:
         raise RuntimeError(f"{fn} operands should have same data type.")
+    broadcast_shapes(qa.shape, qb.shape, op=fn)
 
 
 def _add(qa, qb, scale, zero_point, relu: bool, fn: str):
@@ -102,6 +105,86 @@ mul = _binary_op("mul", _mul, False, "``qa * qb`` requantized to ``scale``/``zer
 mul_relu = _binary_op("mul_relu", _mul, True, "``relu(qa * qb)`` requantized to ``scale``/``zero_point``.")
 
 
+def _scalar_input(qa, fn: str, verb: str):
+    """The checks PyTorch's ``add_scalar``/``mul_scalar`` make: one per-tensor quantized input."""
+    if not qa.is_quantized:
+        raise NotImplementedError(f"{fn}: the input must be a quantized tensor")
+    if qa._qscheme is not _qs.per_tensor_affine:
+        raise RuntimeError(f"Only per tensor quantization is supported in {verb}.")
+    return RANGES[qa.dtype.name]
+
+
+def _add_scalar(qa, b, relu: bool, fn: str):
+    """``qa + b`` as PyTorch computes it: ``b`` is rounded to ``c_q`` integer steps of ``qa``'s scale and taken
+    from the zero point, so the integers stay as they are; only where ``zero_point - c_q`` leaves the dtype's range
+    does the scale widen to hold the shifted range, the zero point pinned at its edge, and the integers shifted by
+    ``c_q`` are requantized with ``float32(scale_in) * (1 / scale_out)``."""
+    lo, hi = _scalar_input(qa, fn, "Add")
+    s, z = float(qa._scale), int(qa._zero_point)
+    c_q = int(np.rint(float(b) / s))
+    shifted = z - c_q
+    if lo <= shifted <= hi:
+        return make_like(qa, np.maximum(qa._data, shifted) if relu else qa._data.copy(), s, shifted)
+    scale, zp = ((hi - shifted) / (hi - lo) * s, lo) if shifted < lo else ((shifted - lo) / (hi - lo) * s, hi)
+    multiplier = np.float32(s) * (np.float32(1.0) / np.float32(scale))
+    c = (qa._data.astype(np.int64) - z + c_q).astype(np.float32)
+    v = np.clip(np.rint(c * multiplier) + np.float32(zp), zp if relu else lo, hi)
+    return make_like(qa, v.astype(qa.dtype.np), scale, zp)
+
+
+def _mul_scalar(qa, b, relu: bool, fn: str):
+    """``qa * b`` as PyTorch computes it, in the parameters alone where it can: ``b > 0`` scales the scale,
+    ``b == 0`` gives zeros at scale 1, zero point 0, and ``b < 0`` mirrors the integers (``q_max + q_min - q``) and
+    the zero point, the scale multiplied by ``|b|``."""
+    lo, hi = _scalar_input(qa, fn, "Mul")
+    b, s, z = float(b), float(qa._scale), int(qa._zero_point)
+    if b > 0:
+        return make_like(qa, np.maximum(qa._data, z) if relu else qa._data.copy(), b * s, z)
+    if b == 0:
+        return make_like(qa, np.zeros_like(qa._data), 1.0, 0)
+    zp = hi - (z - lo)
+    ints = (hi + lo) - qa._data.astype(np.int64)
+    return make_like(qa, (np.maximum(ints, zp) if relu else ints).astype(qa.dtype.np), abs(b) * s, zp)
+
+
+def _scalar_op(name: str, compute, relu: bool, doc: str) -> R.OpDef:
+    d = op(f"quantized::{name}(Tensor qa, Scalar b) -> Tensor qc", doc=doc, **_OPTIONS)(_strided(name))
+    d.kernels["quantized_cpu"] = lambda qa, b: compute(qa, b, relu, f"quantized::{name}")
+    return d
+
+
+add_scalar = _scalar_op("add_scalar", _add_scalar, False,
+                        "``qa + b``, its output parameters derived from ``qa``'s (see ``_add_scalar``).")
+add_scalar_relu = _scalar_op("add_scalar_relu", _add_scalar, True,
+                             "``relu(qa + b)``, its output parameters derived from ``qa``'s.")
+mul_scalar = _scalar_op("mul_scalar", _mul_scalar, False,
+                        "``qa * b``, its output parameters derived from ``qa``'s (see ``_mul_scalar``).")
+mul_scalar_relu = _scalar_op("mul_scalar_relu", _mul_scalar, True,
+                             "``relu(qa * b)``, its output parameters derived from ``qa``'s.")
+
+
+def _matmul(qa, qb, scale, zero_point):
+    """PyTorch's x86 ``quantized::matmul``: its checks, then its reference path, ``quantize_per_tensor(
+    matmul(qa.dequantize(), qb.dequantize()))`` (the float product through the registered ``matmul``, so shapes,
+    broadcasting and their errors are ``matmul``'s)."""
+    if not (qa.is_quantized and qa.dtype.name in ("quint8", "qint8")):
+        raise RuntimeError("MatMul operands should use QInt8 or QUInt8 data types.")
+    if not qb.is_quantized or qb.dtype is not qa.dtype:
+        raise RuntimeError("MatMul operands should have same data type.")
+    if qa._qscheme is not _qs.per_tensor_affine:
+        raise RuntimeError("Only per-tensor quantization is supported in Matmul.")
+    if qb._qscheme is not qa._qscheme:
+        raise RuntimeError("Both inputs to Matmul must have the same quantization scheme.")
+    product = R.get("matmul")(qa.dequantize(), qb.dequantize())
+    return R.get("quantize_per_tensor")(product, scale, zero_point, qa.dtype)
+
+
+matmul = op("quantized::matmul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc",
+            doc="``qa @ qb`` requantized to ``scale``/``zero_point`` (8-bit, per-tensor inputs of one dtype).",
+            **_OPTIONS)(_strided("matmul"))
+matmul.kernels["quantized_cpu"] = _matmul
+
+
 def _cat(qx, dim, scale, zero_point, relu: bool, fn: str):
     if not qx:
         raise RuntimeError(f"{fn}: expected a non-empty list of tensors")
@@ -114,7 +197,7 @@ def _cat(qx, dim, scale, zero_point, relu: bool, fn: str):
     first = qx[0]
     scale = float(first._scale if scale is None else scale)
     zero_point = int(first._zero_point if zero_point is None else zero_point)
-    dim = dim + first.dim() if dim < 0 else dim
+    _, dim, _ = cat_shape([q.shape for q in qx], dim, fn)
     x = np.concatenate([dequantize_per_tensor(q._data, q._scale, q._zero_point) for q in qx], axis=dim)
     if relu:
         np.maximum(x, 0, out=x)
@@ -177,5 +260,6 @@ def _no_samples(rng):
     return iter(())
 
 
-for _d in (add, add_relu, mul, mul_relu, cat, R.get("quantized::cat_relu"), relu6):
+for _d in (add, add_relu, mul, mul_relu, cat, R.get("quantized::cat_relu"), relu6, add_scalar, add_scalar_relu,
+           mul_scalar, mul_scalar_relu, matmul):
     _d.sample_inputs(_no_samples)

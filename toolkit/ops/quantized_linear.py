@@ -35,12 +35,13 @@ from .sparse_coo import backend_refusal
 PACKED = "__torch__.torch.classes.quantized.LinearPackedParamsBase"
 _OPTIONS = {"kind": NN, "composite": True, "differentiable": False, "method": False, "function": False}
 SMALL_SCALE_THRESHOLD = 6.1e-5  # fbgemm's smallest activation scale
+INT32_MIN = -(2**31)
 
 
 class LinearPackedParamsBase:
-    """A qint8 weight (N, K) and float32 bias packed for the int8 product (``quantized::linear_prepack``): the
-    weight packed once with its rows' sums, and its scales/zero points per output channel. Keeps the weight
-    and bias as given, for ``linear_unpack`` and pickling (a copy packs again)."""
+    """A qint8 weight (N, K) and float bias (read as float32) packed for the int8 product
+    (``quantized::linear_prepack``): the weight packed once with its rows' sums, and its scales/zero points per
+    output channel. Keeps the weight and bias as given, for ``linear_unpack`` and pickling (a copy packs again)."""
 
     __slots__ = ("weight", "bias", "packed", "w_scale", "w_zp", "bias_np")
 
@@ -79,6 +80,8 @@ def choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int) -> tuple[fl
     """fbgemm's ``ChooseQuantizationParams`` (no sparsity, no power-of-two scale): the range widened to hold 0,
     a scale of at least ``SMALL_SCALE_THRESHOLD``, the zero point from whichever end loses less, rounded."""
     lo, hi = min(float(np.float32(x_min)), 0.0), max(float(np.float32(x_max)), 0.0)
+    if not lo <= hi:  # a NaN in the input
+        raise RuntimeError("In ChooseQuantizationParams, min should be less than or equal to max")
     scale = (hi - lo) / (qmax - qmin)
     if np.float32(scale) == 0 or math.isinf(1.0 / np.float32(scale)):
         scale = 0.1
@@ -94,6 +97,8 @@ def choose_qparams(x_min: float, x_max: float, qmin: int, qmax: int) -> tuple[fl
             lo, hi = lo * amp, hi * amp
     from_min, from_max = qmin - lo / scale, qmax - hi / scale
     initial = from_min if abs(qmin) - abs(lo / scale) < abs(qmax) - abs(hi / scale) else from_max
+    if math.isnan(initial):  # an infinite input (inf / inf): C++'s int cast of NaN on x86 gives INT32_MIN
+        return float(np.float32(scale)), INT32_MIN
     zp = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
     return float(np.float32(scale)), zp
 
@@ -112,7 +117,7 @@ def _input_rows(x, fn: str, k: int) -> np.ndarray:
         raise RuntimeError("The dimension of input tensor should be larger than or equal to 2")
     if x.shape[-1] != k:
         raise RuntimeError(f"The number of rows in the packB should be equal to K: {x.shape[-1]}")
-    return x._data.reshape(-1, k)
+    return x._data.reshape(math.prod(x.shape[:-1]), k)  # not -1: K may be 0
 
 
 def _check_packed(p, fn: str) -> None:
@@ -120,8 +125,14 @@ def _check_packed(p, fn: str) -> None:
         raise TypeError(f"{fn}(): argument 'W_prepack' must be {PACKED}, not {type(p).__name__}")
 
 
-def _static(x, p, y_scale: float, y_zp: int, relu: bool, fn: str):
+def _check_product(p, fn: str) -> None:
     _check_packed(p, fn)
+    if p.bias is not None and p.bias.dtype.name != "float32":  # prepack keeps it; fbgemm's linear refuses it
+        raise RuntimeError(f"expected scalar type Float but found {p.bias.dtype.title}")
+
+
+def _static(x, p, y_scale: float, y_zp: int, relu: bool, fn: str):
+    _check_product(p, fn)
     if x.dtype.name != "quint8":
         raise RuntimeError(f"Expected input data type QUInt8 but got {x.dtype.title}")
     if x._qscheme is not _qs.per_tensor_affine:
@@ -138,7 +149,7 @@ def _static(x, p, y_scale: float, y_zp: int, relu: bool, fn: str):
 
 
 def _dynamic(x, p, reduce_range: bool, relu: bool, fn: str):
-    _check_packed(p, fn)
+    _check_product(p, fn)
     if x.dtype.name != "float32":
         raise RuntimeError(f"expected scalar type Float but found {x.dtype.title}")
     from . import _qgemm_numba as G  # optional: numba, never loaded by import toolkit
@@ -186,11 +197,13 @@ def _prepack(W, B=None):
         raise RuntimeError("quantized::linear_prepack: the weight must be quantized per tensor or per output "
                            "channel (axis 0)")
     if B is not None:
-        if B.dim() != 1 or B.shape[0] != W.shape[0]:
+        if B.dim() != 1:
+            raise RuntimeError("bias should be a vector (1D Tensor)")
+        if B.shape[0] != W.shape[0]:
             raise RuntimeError(f"bias should have N elements: {W.shape[0]}")
         if B.is_quantized:
             raise RuntimeError("quantized::linear_prepack: the bias must be a float tensor")
-        B = B.detach().float() if B.dtype.name != "float32" else B.detach()
+        B = B.detach()  # unpacked as given (float64 stays float64); the product reads it as float32
     return LinearPackedParamsBase(W, B)
 
 

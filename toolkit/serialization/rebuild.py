@@ -191,12 +191,14 @@ def quantized_over(ints: Tensor, dtype: Any, scheme: Any, scale: Any, zero_point
                f"{what} has bad per-tensor parameters {(scale, zero_point)!r:.80}")
         return _quantized.make(ints._data, dtype, scheme.name, float(scale), int(zero_point), None, CPU,
                                ints._storage)
-    _check(scheme in (_qs.per_channel_affine, _qs.per_channel_affine_float_qparams),
+    _check(scheme is _qs.per_channel_affine,  # float zero points: toolkit's quantized tensors have none
            f"{what} has the scheme {scheme!r:.40}, which toolkit cannot load")
     _check(_is_int64(axis) and axis < max(ints.dim(), 1), f"{what} has a bad axis {axis!r:.40}")
     n = ints.shape[axis] if ints.dim() else 0
     scales = np.asarray(scale, np.float64) if not isinstance(scale, Tensor) else np.asarray(scale._data, np.float64)
     points = zero_point._data if isinstance(zero_point, Tensor) else np.asarray(zero_point)
+    _check(points.dtype.kind != "f",  # torch.save writes a per_channel_affine_float_qparams tensor this way
+           f"{what} has float zero points (per_channel_affine_float_qparams), which toolkit cannot load")
     _check(scales.shape == (n,) and points.shape == (n,) and points.dtype.kind in "iu"
            and bool(np.all(np.isfinite(scales) & (scales > 0))) and bool(np.all((points >= lo) & (points <= hi))),
            f"{what} has bad per-channel parameters: {n} positive scales and zero points in [{lo}, {hi}] expected")

@@ -89,3 +89,52 @@ def test_relu6_matches_torch(inplace):
     ours, theirs = nnq.ReLU6.from_float(toolkit.nn.ReLU6(inplace)), TQ.ReLU6.from_float(torch.nn.ReLU6(inplace))
     assert ours.inplace is inplace and repr(ours) == repr(theirs)
     assert_q_equal(ours(tk(q)), theirs(q.clone()))
+
+
+def test_float_functional_observes_matmul_but_not_the_scalar_ops():
+    """As PyTorch's: ``matmul`` passes through the observer; ``add_scalar``/``mul_scalar`` do not, their quantized
+    twins deriving the output parameters from the input's."""
+    x, y = torch.randn(3, 4) * 2, torch.randn(4, 5)
+    for lib, mod, args in ((toolkit, nnq, (tk(x), tk(y))), (torch, TQ, (x, y))):
+        ff = mod.FloatFunctional()
+        ff.activation_post_process = lib.ao.quantization.MinMaxObserver()
+        ff.add_scalar(args[0], 100.0)
+        ff.mul_scalar(args[0], -50.0)
+        assert float(ff.activation_post_process.min_val) == float("inf")  # nothing observed yet
+        np.testing.assert_allclose(ff.matmul(*args).numpy(), torch.matmul(x, y).numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ff.activation_post_process.max_val.numpy(), torch.matmul(x, y).max().numpy(),
+                                   rtol=1e-5)
+    for name in ("add_scalar", "mul_scalar"):
+        np.testing.assert_array_equal(getattr(nnq.FloatFunctional(), name)(tk(x), 2.5).numpy(),
+                                      getattr(TQ.FloatFunctional(), name)(x, 2.5).numpy())
+
+
+def test_qfunctional_scalar_ops_and_matmul_match_torch():
+    """``add_scalar``/``mul_scalar`` (their own output parameters) and ``matmul`` (the module's) integer for
+    integer: the float product under ``matmul`` sums in PyTorch's order or within an ulp of it, and no value here
+    lies that close to a half."""
+    observed, observed_theirs = _observed_functionals()
+    ours, theirs = nnq.QFunctional.from_float(observed), TQ.QFunctional.from_float(observed_theirs)
+    qa = torch.quantize_per_tensor(torch.randn(4, 6) * 2, 0.05, 120, torch.quint8)
+    qb = torch.quantize_per_tensor(torch.randn(6, 3), 0.02, 130, torch.quint8)
+    for b in (2.5, -1.0, 0.0, 100.0):
+        assert_q_equal(ours.add_scalar(tk(qa), b), theirs.add_scalar(qa, b))
+        assert_q_equal(ours.mul_scalar(tk(qa), b), theirs.mul_scalar(qa, b))
+    assert_q_equal(ours.matmul(tk(qa), tk(qb)), theirs.matmul(qa, qb))
+    per_channel = torch.quantize_per_channel(torch.randn(4, 6), torch.full((4,), 0.1, dtype=torch.double),
+                                             torch.zeros(4, dtype=torch.long), 0, torch.quint8)
+    with pytest.raises(RuntimeError, match="Only per tensor quantization is supported in Add"):
+        ours.add_scalar(tk(per_channel), 1.0)
+    with pytest.raises(RuntimeError, match="Only per-tensor quantization is supported in Matmul"):
+        ours.matmul(tk(per_channel), tk(qb))
+    with pytest.raises(RuntimeError, match="MatMul operands should have same data type"):
+        ours.matmul(tk(qa), tk(torch.quantize_per_tensor(torch.randn(6, 3), 0.02, 0, torch.qint8)))
+
+
+@pytest.mark.parametrize("name", ["FloatFunctional", "FXFloatFunctional", "QFunctional"])
+def test_forward_refusal_names_the_module_as_torch_does(name):
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch.ao.nn.quantized, name)()(torch.ones(1))
+    with pytest.raises(RuntimeError) as ours:
+        getattr(nnq, name)()(toolkit.ones(1))
+    assert str(ours.value) == str(theirs.value)

@@ -20,7 +20,8 @@ __all__ = ["FloatFunctional", "FXFloatFunctional", "QFunctional"]
 
 
 def _no_forward(self, x):
-    raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use the underlying operation")
+    name = "Functional" if isinstance(self, QFunctional) else "FloatFunctional"  # PyTorch's words for each
+    raise RuntimeError(f"{name} is not intended to use the 'forward'. Please use the underlying operation")
 
 
 class FXFloatFunctional(nn.Module):
@@ -54,7 +55,8 @@ class FXFloatFunctional(nn.Module):
 
 
 class FloatFunctional(FXFloatFunctional):
-    """``FXFloatFunctional``'s ops, each result (but the scalar ops') passed through ``activation_post_process``."""
+    """``FXFloatFunctional``'s ops, each result (but the scalar ops', whose quantized twins need no observed
+    parameters) passed through ``activation_post_process``."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -65,8 +67,9 @@ class FloatFunctional(FXFloatFunctional):
 
 
 class QFunctional(OutputQParamsModule):
-    """The quantized ops ``add``, ``mul``, ``cat`` and ``add_relu``, their outputs requantized to this module's
-    ``scale``/``zero_point`` (in the state dict as tensors, as PyTorch keeps them)."""
+    """The quantized ops ``add``, ``mul``, ``cat``, ``add_relu`` and ``matmul``, their outputs requantized to this
+    module's ``scale``/``zero_point`` (in the state dict as tensors, as PyTorch keeps them), and ``add_scalar`` and
+    ``mul_scalar``, whose output parameters follow from the input's."""
 
     forward = _no_forward
 
@@ -94,17 +97,16 @@ class QFunctional(OutputQParamsModule):
     def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(_qe.add_relu(x, y, self.scale, self.zero_point))
 
-    def _unsupported(self, name: str):
-        raise NotImplementedError(f"QFunctional.{name}: toolkit has no quantized::{name} kernel yet")
-
+    # The scalar ops take their output parameters from the input's and matmul from this module's, none of them
+    # passing through activation_post_process (as in PyTorch).
     def add_scalar(self, x: Tensor, y: float) -> Tensor:
-        self._unsupported("add_scalar")
+        return _qe.add_scalar(x, y)
 
     def mul_scalar(self, x: Tensor, y: float) -> Tensor:
-        self._unsupported("mul_scalar")
+        return _qe.mul_scalar(x, y)
 
     def matmul(self, x: Tensor, y: Tensor) -> Tensor:
-        self._unsupported("matmul")
+        return _qe.matmul(x, y, self.scale, self.zero_point)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant: bool = False) -> QFunctional:
