@@ -37,6 +37,9 @@ std::vector<Tensor> lltm_forward(Tensor input, Tensor weights, Tensor bias, Tens
     TOOLKIT_CHECK(bias.is_contiguous() && bias.numel() == weights.size(0), "bias must hold ", weights.size(0), " values");
     const int64_t B = input.size(0), I = input.size(1), S = old_h.size(1), K = I + S;
     TOOLKIT_CHECK_VALUE(weights.size(0) == 3 * S && weights.size(1) == K, "weights must be [", 3 * S, ", ", K, "]");
+    // The loops read B rows of S values from each state: a smaller state would be read past its end.
+    TOOLKIT_CHECK_VALUE(old_h.size(0) == B && old_cell.size(0) == B && old_cell.size(1) == S,
+                        "old_h and old_cell must be [", B, ", ", S, "] (input's batch, old_h's state size)");
     const auto type = input.scalar_type();
     for (const Tensor* t : {&weights, &bias, &old_h, &old_cell})
         TOOLKIT_CHECK(t->scalar_type() == type, "all tensors must have the dtype of input");
@@ -85,6 +88,14 @@ std::vector<Tensor> lltm_backward(Tensor grad_h, Tensor grad_cell, Tensor new_ce
                             &gate_weights, &weights})
         check(*t, "every argument", 2);
     const int64_t B = grad_h.size(0), S = grad_h.size(1), K = X.size(1), I = K - S;
+    // The loops index every argument by these sizes: any other shape would be read or written past its end.
+    for (const Tensor* t : {&grad_cell, &new_cell, &input_gate, &output_gate, &candidate_cell})
+        TOOLKIT_CHECK_VALUE(t->size(0) == B && t->size(1) == S, "the state tensors must be [", B, ", ", S,
+                            "] as grad_h");
+    TOOLKIT_CHECK_VALUE(I >= 0 && X.size(0) == B && gate_weights.size(0) == B && gate_weights.size(1) == 3 * S &&
+                            weights.size(0) == 3 * S && weights.size(1) == K,
+                        "X, gate_weights and weights must be [", B, ", I + ", S, "], [", B, ", ", 3 * S, "] and [",
+                        3 * S, ", I + ", S, "]");
     const auto type = grad_h.scalar_type();
     Tensor d_old_h = toolkit::empty({B, S}, type), d_input = toolkit::empty({B, I}, type);
     Tensor d_weights = toolkit::zeros({3 * S, K}, type), d_bias = toolkit::zeros({1, 3 * S}, type);

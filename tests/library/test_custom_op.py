@@ -5,6 +5,7 @@ meet it. torch's registrations cannot be removed, so each torch op gets a name o
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -65,6 +66,17 @@ def test_schema_inferred_as_torch_infers_it(defined, stem):
     our_text, their_text = str(ours._schema), str(theirs._opoverload._schema)
     assert _args(our_text) == _args(their_text)
     assert _returns(our_text) == _returns(their_text)
+
+
+def test_infer_schema_writes_string_defaults_and_unknown_mutation_as_torch():
+    def text(lib, tensor_type, mutates):
+        scope = {"Tensor": tensor_type}
+        exec("def f(x: Tensor, ys: list[Tensor], n: int, mode: str = 'sum') -> Tensor:\n    return x\n", scope)
+        # toolkit's schemas name alias sets with one letter (a!, b!), torch's with the argument's index (a0!, a1!)
+        return re.sub(r"\(a\d*!\)|\(b!\)", "(!)", lib.infer_schema(scope["f"], mutates_args=mutates))
+
+    for mutates in ((), "unknown"):
+        assert text(toolkit.library, toolkit.Tensor, mutates) == text(torch.library, torch.Tensor, mutates)
 
 
 def test_values_and_gradients_match_torch(defined):

@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 import toolkit
 from tests.conftest import assert_close
@@ -95,6 +96,13 @@ def test_tensor_view_is_zero_copy_with_strides_in_elements(ext):
     assert ext.size_at(t, -1) == 3
     w = toolkit.ones(3, dtype=toolkit.float64, requires_grad=True)  # autograd is the Python side's
     assert_close(ext.scale(w, 2.0), np.full(3, 2.0))
+
+
+def test_an_empty_tensor_is_contiguous_whatever_its_strides(ext):
+    # torch calls every tensor without elements contiguous, so an extension's contiguity check lets it through
+    for make in (lambda lib: lib.zeros(3, 0).t(), lambda lib: lib.zeros(2, 0, 3)[:, :, ::2]):
+        assert make(torch).is_contiguous()
+        assert tuple(ext.scale(make(toolkit), 2.0).shape) == tuple(make(torch).shape)
 
 
 def test_new_tensors_and_lists_of_tensors(ext):

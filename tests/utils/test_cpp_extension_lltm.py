@@ -99,3 +99,18 @@ def test_module_trains_and_checks_shapes(lltm):
         lltm.build().forward(x, toolkit.zeros(15, 8), toolkit.zeros(15), h, c)
     with pytest.raises(RuntimeError, match="all tensors must have the dtype of input"):
         lltm.build().forward(x, cell.weights.double(), cell.bias, h, c)
+
+
+def test_states_of_another_shape_are_refused_not_read_past_their_end(lltm):
+    ext = lltm.build()
+    x, w, b = toolkit.randn(B, I), toolkit.randn(3 * S, I + S), toolkit.randn(3 * S)
+    h, c = toolkit.randn(B, S), toolkit.randn(B, S)
+    for bad_h, bad_c in ((h[:1], c), (h, c[:1]), (h, toolkit.randn(B, S + 1))):
+        with pytest.raises(ValueError, match=r"old_h and old_cell must be \[3, 5\]"):
+            ext.forward(x, w, b, bad_h, bad_c)
+    states = [toolkit.randn(B, S) for _ in range(6)]
+    X, gates = toolkit.randn(B, I + S), toolkit.randn(B, 3 * S)
+    with pytest.raises(ValueError, match=r"the state tensors must be \[3, 5\] as grad_h"):
+        ext.backward(states[0], states[1][:1], *states[2:], X, gates, w)
+    with pytest.raises(ValueError, match="X, gate_weights and weights must be"):
+        ext.backward(*states, X[:1], gates, w)

@@ -100,8 +100,10 @@ def _default(v) -> str:
         return str(v)
     if isinstance(v, float):
         return repr(v)
-    if isinstance(v, (int, str)):
-        return repr(v) if isinstance(v, str) else str(v)
+    if isinstance(v, str):
+        return f'"{v}"'  # double-quoted, as torch's infer_schema writes a string default
+    if isinstance(v, int):
+        return str(v)
     raise ValueError(f"infer_schema(func): unsupported default value {v!r}")
 
 
@@ -117,7 +119,8 @@ def infer_schema(fn: Callable, mutates_args: Sequence[str] | str) -> str:
         hints = typing.get_type_hints(fn, globalns=names)
     except Exception:
         hints = dict(getattr(fn, "__annotations__", {}))
-    mutated = set(mutates_args) if not isinstance(mutates_args, str) else set()
+    # "unknown": any Tensor argument may be written, so torch's schema marks each one mutable.
+    mutated = set(mutates_args) if not isinstance(mutates_args, str) else set(sig.parameters)
     unknown = mutated - set(sig.parameters)
     if unknown:
         raise ValueError(f"infer_schema(func): {unknown} in mutates_args were not found in the custom op's signature. "
@@ -131,10 +134,10 @@ def infer_schema(fn: Callable, mutates_args: Sequence[str] | str) -> str:
             raise ValueError(f"infer_schema(func): Parameter {p.name} must have a type annotation. Got func with "
                              f"signature {sig}")
         t = _type_name(hints[p.name], _ARG_TYPES, f"Parameter {p.name}", fn)
-        if p.name in mutated:
-            if not t.startswith("Tensor"):
-                raise ValueError(f"infer_schema(func): mutated argument {p.name} is not a Tensor")
+        if p.name in mutated and t.startswith("Tensor"):
             t = f"Tensor({next(alias)}!){t[6:]}"
+        elif p.name in mutated and not isinstance(mutates_args, str):
+            raise ValueError(f"infer_schema(func): mutated argument {p.name} is not a Tensor")
         if p.kind == p.KEYWORD_ONLY and not kwonly:
             parts.append("*")
             kwonly = True

@@ -153,6 +153,7 @@ class Tensor {
         return out;
     }
     bool is_contiguous() const {
+        if (numel() == 0) return true;  // as torch: an empty tensor is contiguous whatever its strides
         int64_t expected = 1;
         for (int64_t d = dim() - 1; d >= 0; --d) {
             if (size(d) != 1 && stride(d) != expected) return false;
