@@ -105,9 +105,7 @@ def load_inline(name: str, cpp_sources: str | Sequence[str], cuda_sources: str |
         text += "\n" + _bindings(functions)
     build_directory = build_directory or _default_build_directory(name, verbose)
     os.makedirs(build_directory, exist_ok=True)
-    main = os.path.join(build_directory, "main.cpp")
-    with _build_lock(build_directory):
-        _write_if_changed(main, text)
+    main = os.path.join(build_directory, "main.cpp")  # written by _jit_compile, under its build lock
     return _jit_compile(name, [main], list(extra_cflags or []), list(extra_ldflags or []),
                         list(extra_include_paths or []), build_directory, verbose, with_cuda or with_sycl,
                         is_python_module, False, sources_text={main: text})
@@ -140,6 +138,8 @@ def _jit_compile(name: str, sources: list[str], cflags: list[str], ldflags: list
     key = _cache_key(compiler, common_cflags(name) + flags, link, sources, sources_text, is_standalone)
     record = os.path.join(build_directory, f"{name}-{key}.deps")
     with _build_lock(build_directory):
+        for src, text in (sources_text or {}).items():  # written under the lock that compiles them: another
+            _write_if_changed(src, text)                 # process's load_inline cannot swap them in between
         built = _up_to_date(record)
         if built and is_python_module and _IMPORTED_NAMES.get(built[1], built[0]) != built[0]:
             built = None  # its module name is taken here by another library: rebuild under a fresh one
