@@ -320,3 +320,28 @@ def test_script_resolves_toolkit_ops_namespace_calls(defined):
     assert_close(scripted(toolkit.ones(2)), np.full(2, 3.0, np.float32))
     traced = toolkit.jit.trace(f, (toolkit.ones(2),))
     assert [n.kind for n in traced.graph.nodes()].count("tkscript::twice") == 1
+
+
+def _overwriting(lib, tensor_type):
+    def scale_(x):
+        x.mul_(2)
+
+    scale_.__annotations__ = {"x": tensor_type, "return": None}
+    return lib.custom_op(f"{'tk' if lib is toolkit.library else 'th'}lib::{_name('scale_')}",
+                         mutates_args=("x",))(scale_)
+
+
+def test_an_op_that_writes_its_argument_bumps_its_version_so_backward_refuses_as_torch():
+    """A value saved for backward and then written by a mutating custom op must fail the backward (torch: 'modified by
+    an inplace operation'), never give a gradient computed from the overwritten values."""
+    results = []
+    for lib, t in ((toolkit, toolkit.Tensor), (torch, torch.Tensor)):
+        op = _overwriting(lib.library, t)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp()
+        before = y._version
+        op(y.detach())
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as e:
+            y.sum().backward()
+        results.append((y._version > before, type(e.value)))
+    assert results[0] == results[1]

@@ -155,7 +155,7 @@ def _is_plain(op: OpDef) -> bool:
     kernel as they are, and one tensor comes back (decided once per op, and kept on it)."""
     plain = (op.kind is not R.INPLACE and not op.pointwise and op.composite is None and not op.refuse_grad_args
              and op.device_arg is None and op.requires_grad_arg is None and op.returns_tensor
-             and op.n_outputs == 1 and not op.returns_list
+             and op.n_outputs == 1 and not op.returns_list and not op.written_args
              and (op.promote_args is op.tensor_args or op.promotion == R.PROMOTE_NONE)
              and not any(op.args[i].type != "Tensor" for i in op.tensor_args))  # no lists, no optional tensors
     op._plain_run = plain
@@ -215,6 +215,10 @@ def _run(op: OpDef, bound: list):
     if op.promote_args is not op.tensor_args and op.promotion != R.PROMOTE_NONE:  # an op's own promote_args
         compute, result_dtype = promotion(op, bound)
     out = _run_kernel(op, kernel_for(op, kdev), promoted_arrays(op, bound, compute), bound)
+    for i in op.written_args:  # a library op that wrote its argument in place: as an in-place op does
+        written = bound[i]
+        if isinstance(written, Tensor):
+            written._storage.version += 1
     if not op.returns_tensor:
         return out
     outputs = _wrap_outputs(op, bound, out, result_dtype, dev)

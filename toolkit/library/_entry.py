@@ -73,6 +73,7 @@ class LibraryOp:
         d.grad_fn = f"GeneratedBackwardFor_{ns}_{base}_{d.overload or 'default'}Backward"  # torch's class name
         d.meta = self.meta
         d.library_op = self
+        d.written_args = tuple(i for i, a in enumerate(schema.args) if a.alias.endswith("!"))  # mutates_args
         d.derivative_rule(self._missing_backward_rule())
 
     # -- kernels ---------------------------------------------------------------------------------------------------

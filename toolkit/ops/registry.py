@@ -129,6 +129,11 @@ class OpDef:
         self.diff_args = tuple(i for i in self.tensor_args if schema.args[i].name not in nondiff_args)
         # Tensor args PyTorch refuses to see with requires_grad=True while grad mode is on (loss weights).
         self.refuse_grad_args = tuple(refuse_grad_args)
+        # Tensor args the op writes in place whose version counter dispatch bumps after each call, so autograd
+        # refuses a backward that would read the overwritten values: ops ``toolkit.library`` defines with
+        # ``mutates_args`` (their kernels see arrays, not the caller's tensors). Built-in in-place ops bump through
+        # their own path, and batch_norm writes its running stats only in training, so neither is listed here.
+        self.written_args: tuple = ()
         # Algebraic identities the JIT's peephole pass may use: (kept arg, constant arg, identity value,
         # (other arg, required value) or None), e.g. ``("self", "other", 1, None)`` for ``x * 1 == x``.
         self.identities = tuple(identities)
