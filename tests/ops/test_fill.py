@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -69,3 +70,31 @@ def test_fill_on_the_simulated_gpu():
     env = {**os.environ, "TOOLKIT_CUDA_SIMULATOR": "1"}
     found = json.loads(subprocess.check_output([sys.executable, "-c", code], env=env, text=True).splitlines()[-1])
     assert found == ["cuda:0", [[1.5] * 2] * 3, [[-2.0] * 2] * 3]
+
+
+_FILL_DTYPES = ["int32", "int64", "uint8", "int8", "int16", "float32", "float64", "float16", "bool", "complex64"]
+_FILL_VALUES = [float("inf"), -float("inf"), float("nan"), 1e300, 70000.0, 2.5, -2.5, 300, -1, -255, -256, 2 ** 31,
+                2 ** 63 - 1, -129, True, 3 + 0j, 1 + 2j]
+_FILLERS = {
+    "full": lambda lib, d, v: lib.full((2,), v, dtype=d),
+    "fill_": lambda lib, d, v: lib.zeros(2, dtype=d).fill_(v),
+    "full_like": lambda lib, d, v: lib.full_like(lib.zeros(2, dtype=d), v),
+    "new_full": lambda lib, d, v: lib.zeros(2, dtype=d).new_full((2,), v),
+}
+
+
+@pytest.mark.parametrize("filler", list(_FILLERS))
+@pytest.mark.parametrize("dtype", _FILL_DTYPES)
+def test_fill_values_a_dtype_cannot_hold_are_refused_as_torch(filler, dtype):
+    """PyTorch's checked conversion: inf/NaN/out-of-range into integers, beyond-finite into floats, an imaginary
+    part into a real type are 'value cannot be converted to type ... without overflow'; -1 into uint8 wraps."""
+    fill = _FILLERS[filler]
+    for v in _FILL_VALUES:
+        try:
+            expected = fill(torch, getattr(torch, dtype), v).tolist()
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=re.escape(str(e))):
+                fill(toolkit, getattr(toolkit, dtype), v)
+        else:
+            got = fill(toolkit, getattr(toolkit, dtype), v).tolist()
+            assert str(got) == str(expected), (dtype, v)

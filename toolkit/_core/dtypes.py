@@ -8,6 +8,8 @@ Python scalars only promote across categories).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -316,6 +318,49 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 
 _C_SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "double", "bfloat16": "double",
                    "int32": "int", "int64": "int64_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
+
+
+_C_TYPE_NAMES = {**_C_SCALAR_NAMES, "float16": "c10::Half", "bfloat16": "c10::BFloat16", "bool": "bool",
+                 "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def checked_scalar(value, target) -> object:
+    """``value`` ready to fill an array of numpy dtype ``target``, refused as PyTorch's ``checked_convert`` refuses a
+    number its type cannot hold (``full``, ``fill_``, ``new_full``): a number beyond the finite range of a
+    floating or complex ``target`` (infinity and NaN pass), a non-finite float or one outside the range of an
+    integer ``target``, an integer outside it (an unsigned type also takes negatives down to ``-max``, which wrap
+    as in C), or a complex number with an imaginary part going into a real type. Floats going into integers are
+    truncated toward zero."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, _builtins.bool) or target.kind == "b":
+        return value
+    if target.kind in "fc":
+        finite = _builtins.float(np.finfo(target).max)
+        parts = (value.real, value.imag) if isinstance(value, _builtins.complex) else (value,)
+        if any(math.isfinite(p) and abs(p) > finite for p in parts) or \
+                (target.kind == "f" and isinstance(value, _builtins.complex) and value.imag != 0):
+            raise _overflow(target)
+        return value.real if target.kind == "f" and isinstance(value, _builtins.complex) else value
+    if isinstance(value, _builtins.complex):
+        if value.imag != 0:
+            raise _overflow(target)
+        value = value.real
+    info = np.iinfo(target)
+    if isinstance(value, _builtins.float):
+        if not math.isfinite(value) or value < info.min or value > info.max:
+            raise _overflow(target)
+        return _builtins.int(value)
+    value = _builtins.int(value)
+    low = -_builtins.int(info.max) if info.min == 0 else _builtins.int(info.min)
+    if value < low or value > info.max:
+        raise _overflow(target)
+    return value % (_builtins.int(info.max) + 1) if info.min == 0 and value < 0 else value
+
+
+def _overflow(target) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES.get(target.name, target.name)} "
+                        "without overflow")
 
 
 def real_scalar(value, target) -> object:

@@ -106,7 +106,7 @@ def _(self, src, non_blocking=False):
 def fill_(self, value):
     """Fill ``self`` with ``value`` (cast to ``self``'s dtype)."""
     out = np.empty_like(self)
-    out.fill(_dt.real_scalar(value, out.dtype))
+    out.fill(_dt.checked_scalar(value, out.dtype))
     return out
 
 

@@ -87,8 +87,8 @@ def ones(size, dtype=None, layout=None, device=None, pin_memory=None, requires_g
 @op(f"full(int[] size, Scalar fill_value, *, {_OPTS}) -> Tensor", kind=FACTORY, method=False)
 def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     """A tensor filled with ``fill_value``; the dtype is inferred from the value when not given."""
-    d = dtype.np if dtype is not None else _dt.scalar_default_dtype(fill_value).np
-    return np.full(_check_size("full", size), fill_value, dtype=d)
+    d = np.dtype(dtype.np if dtype is not None else _dt.scalar_default_dtype(fill_value).np)
+    return np.full(_check_size("full", size), _dt.checked_scalar(fill_value, d), dtype=d)
 
 
 def empty_in_format(self: np.ndarray, d: np.dtype, memory_format) -> np.ndarray:
@@ -137,7 +137,7 @@ def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory
               memory_format=None):
     """A tensor shaped like ``self`` filled with ``fill_value``."""
     out = empty_in_format(self, dtype.np if dtype is not None else self.dtype, memory_format)
-    out[...] = fill_value
+    out[...] = _dt.checked_scalar(fill_value, out.dtype)
     return out
 
 
@@ -164,7 +164,8 @@ new_ones = _new("new_ones", np.ones, "Ones of ``size``, with this tensor's dtype
     differentiable=False)
 def new_full(self, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     """``fill_value`` over ``size``, with this tensor's dtype and device unless given."""
-    return np.full(_check_size("new_full", size), fill_value, dtype=dtype.np if dtype is not None else self.dtype)
+    d = np.dtype(dtype.np if dtype is not None else self.dtype)
+    return np.full(_check_size("new_full", size), _dt.checked_scalar(fill_value, d), dtype=d)
 
 
 @op(f"eye(int n, int? m=None, *, {_OPTS}) -> Tensor", kind=FACTORY, method=False)
