@@ -1,10 +1,14 @@
 """Tracing and scripting models converted to int8 (``toolkit.ao.nn.quantized`` static modules, the dynamic
-``Linear`` and ``LSTM``): the compiled model computes what the eager one does, and its graph holds the int8 ops
-under PyTorch's names (``quantized::linear_dynamic``, ``quantized::conv2d``, ``quantized::linear``)."""
+``Linear``, ``LSTM``, ``GRU`` and cells): the compiled model computes what the eager one does, and its graph holds
+the int8 ops under PyTorch's names (``quantized::linear_dynamic``, ``quantized::conv2d``, ``quantized::linear``)."""
 
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -200,12 +204,86 @@ def test_dynamic_lstm_trace_records_quantized_lstm_as_torch(lstm_pair):
     assert "aten::quantized_lstm" in kinds(mine)
 
 
-@pytest.mark.xfail(strict=True, raises=Exception,
-                   reason="toolkit.jit.script compiles no LSTM, float (nn.LSTM) or dynamic quantized")
 def test_dynamic_lstm_scripts(lstm_pair):
-    ours, _, xn = lstm_pair
+    ours, theirs, xn = lstm_pair
     x = toolkit.tensor(xn)
-    np.testing.assert_array_equal(toolkit.jit.script(ours)(x).numpy(), ours(x).numpy())
+    scripted = toolkit.jit.script(ours)
+    np.testing.assert_array_equal(scripted(x).numpy(), ours(x).numpy())
+    np.testing.assert_allclose(scripted(x).numpy(), theirs(torch.tensor(xn)).detach().numpy(), atol=1e-6, rtol=0)
+    graph_kinds = kinds(scripted.inlined_graph)
+    assert "prim::PythonOp" not in graph_kinds  # compiled, not called back in Python
+    assert {"quantized::linear_dynamic", "aten::_thnn_fused_lstm_cell", "prim::Loop"} <= set(graph_kinds)
+    x2 = toolkit.tensor(np.random.default_rng(3).standard_normal((4, 6, 4)).astype(np.float32))  # other lengths
+    np.testing.assert_array_equal(scripted(x2).numpy(), ours(x2).numpy())
+
+
+def _flat(out) -> list:
+    return [t for o in out for t in _flat(o)] if isinstance(out, tuple) else [out]
+
+
+def _dynamic(name: str, *args, **kwargs):
+    """``(ours, theirs)``: ``nn.quantized.dynamic.<name>`` converted from the same float module in both."""
+    ours_f, theirs_f = float_twins(name, *args, **kwargs)
+    return (getattr(toolkit.ao.nn.quantized.dynamic, name).from_float(ours_f),
+            getattr(torch.ao.nn.quantized.dynamic, name).from_float(theirs_f))
+
+
+_RECURRENT = {
+    "LSTM": ((4, 5), dict(num_layers=2, bidirectional=True), [(3, 2, 4)], [(3, 2, 4), ((4, 2, 5), (4, 2, 5))]),
+    "GRU": ((4, 5), dict(num_layers=2, batch_first=True), [(2, 3, 4)], [(2, 3, 4), (2, 2, 5)]),
+    "LSTMCell": ((4, 5), {}, [(2, 4)], [(2, 4), ((2, 5), (2, 5))]),
+    "GRUCell": ((4, 5), {}, [(2, 4)], [(2, 4), (2, 5)]),
+    "RNNCell": ((4, 5), dict(nonlinearity="relu"), [(2, 4)], [(2, 4), (2, 5)]),
+}
+
+
+def _arguments(shapes, seed: int = 5):
+    """Pairs of toolkit and torch arguments of the given shapes (a tuple of shapes makes a state pair)."""
+    rng = np.random.default_rng(seed)
+    ours, theirs = [], []
+    for shape in shapes:
+        if isinstance(shape[0], tuple):
+            arrays = [rng.standard_normal(s).astype(np.float32) for s in shape]
+            ours.append(tuple(toolkit.tensor(a) for a in arrays))
+            theirs.append(tuple(torch.tensor(a) for a in arrays))
+        else:
+            a = rng.standard_normal(shape).astype(np.float32)
+            ours.append(toolkit.tensor(a))
+            theirs.append(torch.tensor(a))
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name", list(_RECURRENT))
+def test_dynamic_recurrent_module_scripts_to_the_eager_result(name):
+    args, kwargs, no_state, with_state = _RECURRENT[name]
+    ours, theirs = _dynamic(name, *args, **kwargs)
+    scripted = toolkit.jit.script(ours)
+    graph_kinds = kinds(scripted.inlined_graph)
+    assert "prim::PythonOp" not in graph_kinds
+    assert "quantized::linear_dynamic" in graph_kinds
+    for shapes in (no_state, with_state):
+        mine, twin = _arguments(shapes)
+        got = _flat(scripted(*mine))
+        for a, b, c in zip(got, _flat(ours(*mine)), _flat(theirs(*twin)), strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_allclose(a.numpy(), c.detach().numpy(), atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "LSTMCell"])
+def test_scripted_dynamic_recurrent_module_checks_as_eager(name):
+    """The shape checks run in the compiled code with eager's messages."""
+    args, kwargs, _, with_state = _RECURRENT[name]
+    ours, _ = _dynamic(name, *args, **kwargs)
+    scripted = toolkit.jit.script(ours)
+    wider = lambda s: s[:-1] + (s[-1] + 1,)  # noqa: E731
+    state = with_state[1]
+    bad = [with_state[0], tuple(wider(s) for s in state) if isinstance(state[0], tuple) else wider(state)]
+    mine, _ = _arguments(bad)
+    with pytest.raises(RuntimeError) as eager:
+        ours(*mine)
+    with pytest.raises(RuntimeError) as compiled:
+        scripted(*mine)
+    assert str(eager.value) in str(compiled.value)
 
 
 # ---------------------------------------------------------------------------------------------- archives
@@ -225,6 +303,36 @@ def test_dynamic_linear_archive_roundtrip(dynamic_linear, how):
     np.testing.assert_array_equal(loaded(x).numpy(), ours(x).numpy())
     assert "quantized::linear_dynamic" in kinds(loaded.graph)
     assert "ops.quantized.linear_dynamic(" in loaded.code  # as TorchScript prints an op of another library
+
+
+@pytest.mark.parametrize("name", list(_RECURRENT))
+def test_scripted_dynamic_recurrent_module_archive_roundtrip(name):
+    args, kwargs, _, with_state = _RECURRENT[name]
+    ours, _ = _dynamic(name, *args, **kwargs)
+    loaded = _roundtrip(toolkit.jit.script(ours))
+    mine, _ = _arguments(with_state)
+    for a, b in zip(_flat(loaded(*mine)), _flat(ours(*mine)), strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert "quantized::linear_dynamic" in kinds(loaded.inlined_graph)
+
+
+def test_scripted_dynamic_lstm_model_loads_in_a_fresh_process(lstm_pair, tmp_path):
+    """The archive of a scripted model holding a dynamic LSTM and Linear: a process that never built them loads
+    it (the prepacked weights packed again from the archive's int8 weights) and computes what eager does."""
+    ours, _, xn = lstm_pair
+    toolkit.jit.save(toolkit.jit.script(ours), tmp_path / "model.pt")
+    np.save(tmp_path / "x.npy", xn)
+    script = textwrap.dedent(f"""
+        import numpy as np
+        import toolkit
+        m = toolkit.jit.load({str(tmp_path / 'model.pt')!r})
+        x = toolkit.tensor(np.load({str(tmp_path / 'x.npy')!r}))
+        np.save({str(tmp_path / 'y.npy')!r}, m(x).numpy())
+    """)
+    r = subprocess.run([sys.executable, "-c", script], cwd=str(tmp_path), capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), ours(toolkit.tensor(xn)).numpy())
 
 
 def test_static_model_archive_roundtrip(static_pair):

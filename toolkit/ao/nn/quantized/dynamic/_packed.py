@@ -6,7 +6,7 @@ A multi-layer module holds one ``CellParamsDynamic`` per layer and direction, ea
 submodule, so its state dict has PyTorch's keys (``_all_weight_values.0.param``)::
 
     params = CellParamsDynamic(linear_prepack(w_ih, b_ih), linear_prepack(w_hh, b_hh), b_ih, b_hh)
-    params.linear_ih(x)   # x @ W_ih.T + b_ih, x quantized on the fly (int8 weights, float in and out)
+    linear_dynamic(x, params.packed_ih, params.reduce_range)   # x @ W_ih.T + b_ih, x quantized on the fly
 """
 
 from __future__ import annotations
@@ -73,12 +73,6 @@ class CellParamsDynamic:
         self.packed_ih, self.packed_hh = packed_ih, packed_hh
         self.b_ih, self.b_hh = b_ih, b_hh
         self.reduce_range = reduce_range
-
-    def linear_ih(self, x: Tensor) -> Tensor:
-        return _ql.linear_dynamic(x, self.packed_ih, self.reduce_range)
-
-    def linear_hh(self, h: Tensor) -> Tensor:
-        return _ql.linear_dynamic(h, self.packed_hh, self.reduce_range)
 
     def __getstate__(self):
         """PyTorch's layout of a dynamic cell's state: ``(kind, biases, [], [reduce_range], packed weights)``."""

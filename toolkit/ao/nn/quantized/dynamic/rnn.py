@@ -202,18 +202,63 @@ class RNNBase(nn.Module):
         return qmod
 
     # -- the recurrence ------------------------------------------------------------------------
-    def _forward(self, input, hx, n_states: int):
-        """Check, run every layer over the (packed) input and restore the caller's layout and batch order:
-        ``(output, h_n, c_n)`` with ``c_n`` None unless ``n_states == 2``."""
-        packed = isinstance(input, PackedSequence)
-        if packed:
-            data, batch_sizes, sorted_indices, unsorted_indices = input
-            max_batch = int(batch_sizes[0])
+    # The Tensor path is written in the subset script mode compiles (as ``nn.RNNBase``'s): the layer/direction
+    # loop walks ``_all_weight_values`` (unrolled, each cell's packed weights read as constants) and the time
+    # loop becomes a ``prim::Loop``. A PackedSequence is eager only, as ``isinstance`` drops it when scripting.
+    def _forward(self, input: Tensor, h0: Tensor | None, c0: Tensor | None, n_states: int):
+        """Check, run every layer over ``input`` (T, B, I) (or batch first) and restore its layout:
+        ``(output, h_n, c_n)``; ``c_n`` is ``h_n`` again unless ``n_states == 2`` (LSTM)."""
+        if input.dim() != 3:
+            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.size(-1)}")
+        num_directions = 2 if self.bidirectional else 1
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        expected = [self.num_layers * num_directions, mini_batch, self.hidden_size]
+        h = api.zeros(expected, dtype=input.dtype, device=input.device) if h0 is None else h0
+        c = h if c0 is None else c0
+        if n_states == 2:
+            self._check_state(h, expected, "Expected hidden[0] size {}, got {}")
+            self._check_state(c, expected, "Expected hidden[1] size {}, got {}")
         else:
-            data, batch_sizes, sorted_indices, unsorted_indices = input, None, None, None
-            max_batch = input.size(0) if self.batch_first else input.size(1)
+            self._check_state(h, expected, "Expected hidden size {}, got {}")
+        if self.mode == "LSTM" and not self.bias:
+            raise RuntimeError("quantized LSTM requires biases")
+        x = input.transpose(0, 1) if self.batch_first else input
+        h0s = api.unbind(h, 0)
+        c0s = api.unbind(c, 0)
+        h_n: list[Tensor] = []
+        c_n: list[Tensor] = []
+        outs: list[Tensor] = []
+        for idx, holder in enumerate(self._all_weight_values):
+            cell = holder.param
+            layer, direction = idx // num_directions, idx % num_directions
+            out, h_last, c_last = _recurrence.run_direction(self.mode, cell.packed_ih, cell.packed_hh,
+                                                            cell.reduce_range, x, h0s[idx], c0s[idx],
+                                                            direction == 1)
+            outs.append(out)
+            h_n.append(h_last)
+            c_n.append(c_last)
+            if direction == num_directions - 1:
+                x = outs[0] if num_directions == 1 else api.cat(outs, 2)
+                outs = []
+                if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                    x = api.dropout(x, self.dropout, True)
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        return x, api.stack(h_n, 0), api.stack(c_n, 0)
+
+    def _check_state(self, state: Tensor, expected: list[int], msg: str) -> None:
+        if list(state.shape) != expected:
+            raise RuntimeError(msg.format((expected[0], expected[1], expected[2]), list(state.shape)))
+
+    def _forward_packed(self, input: PackedSequence, hx, n_states: int):
+        """``_forward`` over a PackedSequence: the states permuted into its sorted order, each step run on the
+        live rows, the output packed like the input: ``(output, h_n, c_n)``, ``c_n`` None unless LSTM."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
         if hx is None:
-            zeros = api.zeros(self.num_layers * self._num_directions, max_batch, self.hidden_size,
+            zeros = api.zeros(self.num_layers * self._num_directions, int(batch_sizes[0]), self.hidden_size,
                               dtype=data.dtype, device=data.device)
             states = [zeros] * n_states
         else:
@@ -225,22 +270,10 @@ class RNNBase(nn.Module):
                 self.check_hidden_size(state, expected, f"Expected hidden[{i}] size {{}}, got {{}}")
         else:
             self.check_hidden_size(states[0], expected)
-        if self.mode == "LSTM" and not self.bias and not packed:
-            raise RuntimeError("quantized LSTM requires biases")
-        if packed:
-            sizes = [int(b) for b in batch_sizes.tolist()]
-            flat = data
-        else:
-            x = data.transpose(0, 1) if self.batch_first else data
-            sizes = [x.size(1)] * x.size(0)
-            flat = x.reshape(-1, x.size(2))
-        out, h_n, c_n = _recurrence.run_layers(self, flat, sizes, states[0], states[1] if n_states == 2 else None)
-        if packed:
-            out = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
-        else:
-            out = out.reshape(len(sizes), sizes[0] if sizes else 0, out.size(-1))
-            if self.batch_first:
-                out = out.transpose(0, 1)
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        out, h_n, c_n = _recurrence.run_layers_packed(self, data, sizes, states[0],
+                                                      states[1] if n_states == 2 else None)
+        out = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
         return out, _permute(h_n, unsorted_indices), None if c_n is None else _permute(c_n, unsorted_indices)
 
 
@@ -256,8 +289,15 @@ class LSTM(RNNBase):
     def _get_name(self) -> str:
         return "DynamicQuantizedLSTM"
 
-    def forward(self, input, hx: tuple[Tensor, Tensor] | None = None):
-        out, h_n, c_n = self._forward(input, hx, 2)
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None):
+        if isinstance(input, PackedSequence):
+            out, h_n, c_n = self._forward_packed(input, hx, 2)
+            return out, (h_n, c_n)
+        h0: Tensor | None = None
+        c0: Tensor | None = None
+        if hx is not None:
+            h0, c0 = hx[0], hx[1]
+        out, h_n, c_n = self._forward(input, h0, c0, 2)
         return out, (h_n, c_n)
 
 
@@ -272,6 +312,9 @@ class GRU(RNNBase):
     def _get_name(self) -> str:
         return "DynamicQuantizedGRU"
 
-    def forward(self, input, hx: Tensor | None = None):
-        out, h_n, _ = self._forward(input, hx, 1)
+    def forward(self, input: Tensor, hx: Tensor | None = None):
+        if isinstance(input, PackedSequence):
+            out, h_n, _ = self._forward_packed(input, hx, 1)
+            return out, h_n
+        out, h_n, _ = self._forward(input, hx, None, 1)
         return out, h_n

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from ..... import nn
 from .....ops import api
+from .....ops import quantized_linear as _ql
 from .....tensor import Tensor
 from ....quantization import _qtypes
-from ._packed import CellParamsDynamic, pack_weight_bias, quantize_weight, unpack, weight_observer_factory
-from ._recurrence import cell_step
+from ._packed import pack_weight_bias, quantize_weight, unpack, weight_observer_factory
+from ._recurrence import gru_step, lstm_step, rnn_step
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -26,7 +27,6 @@ class RNNCellBase(nn.Module):
     the three cells share."""
 
     __constants__ = ["input_size", "hidden_size", "bias"]
-    _MODE = ""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, num_chunks: int = 4,
                  dtype=_qtypes.qint8) -> None:
@@ -68,20 +68,18 @@ class RNNCellBase(nn.Module):
     def _zeros(self, input: Tensor) -> Tensor:
         return api.zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
 
-    def _forward_one_state(self, input: Tensor, hx: Tensor | None) -> Tensor:
-        """``forward`` of the cells whose state is one tensor (RNNCell, GRUCell)."""
+    # The forwards are written in the subset script mode compiles: the packed weights are read as constants and
+    # the steps are ``_recurrence``'s (input quantized to 7 bits, as PyTorch's x86 kernels do for RNN cells).
+    def _hidden(self, input: Tensor, hx: Tensor | None) -> Tensor:
+        """``hx`` checked against ``input``, or zeros when it is None (the cells with one state)."""
         self.check_forward_input(input)
         if hx is None:
-            hx = self._zeros(input)
+            return self._zeros(input)
         self.check_forward_hidden(input, hx, "")
-        return self._step(input, hx, None)[0]
+        return hx
 
-    def _step(self, input: Tensor, h: Tensor, c: Tensor | None):
-        params = CellParamsDynamic(self._packed_weight_ih, self._packed_weight_hh, None, None)
-        return cell_step(self._mode(), params, params.linear_ih(input), h, c)
-
-    def _mode(self) -> str:
-        return self._MODE
+    def _input_gates(self, input: Tensor) -> Tensor:
+        return _ql.linear_dynamic(input, self._packed_weight_ih, True)
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> RNNCellBase:
@@ -150,19 +148,15 @@ class RNNCell(RNNCellBase):
     def _get_name(self) -> str:
         return "DynamicQuantizedRNNCell"
 
-    def _mode(self) -> str:
-        if self.nonlinearity not in ("tanh", "relu"):
-            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        return self._forward_one_state(input, hx)
+        h = self._hidden(input, hx)
+        if self.nonlinearity != "tanh" and self.nonlinearity != "relu":
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        return rnn_step(self._packed_weight_hh, True, self._input_gates(input), h, self.nonlinearity == "relu")
 
 
 class LSTMCell(RNNCellBase):
     """One dynamically quantized LSTM step; ``forward(input, (h, c))`` returns ``(h', c')``."""
-
-    _MODE = "LSTM"
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, num_chunks=4, **kwargs)
@@ -173,17 +167,17 @@ class LSTMCell(RNNCellBase):
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         self.check_forward_input(input)
         if hx is None:
-            zeros = self._zeros(input)
-            hx = (zeros, zeros)
-        self.check_forward_hidden(input, hx[0], "[0]")
-        self.check_forward_hidden(input, hx[1], "[1]")
-        return self._step(input, hx[0], hx[1])
+            h = self._zeros(input)
+            c = h
+        else:
+            h, c = hx[0], hx[1]
+        self.check_forward_hidden(input, h, "[0]")
+        self.check_forward_hidden(input, c, "[1]")
+        return lstm_step(self._packed_weight_hh, True, self._input_gates(input), h, c)
 
 
 class GRUCell(RNNCellBase):
     """One dynamically quantized GRU step; ``forward(input, h)`` returns ``h'``."""
-
-    _MODE = "GRU"
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype=_qtypes.qint8) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
@@ -192,4 +186,5 @@ class GRUCell(RNNCellBase):
         return "DynamicQuantizedGRUCell"
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
-        return self._forward_one_state(input, hx)
+        h = self._hidden(input, hx)
+        return gru_step(self._packed_weight_hh, True, self._input_gates(input), h)
