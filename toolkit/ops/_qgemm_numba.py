@@ -70,9 +70,9 @@ def pack_weight(w: np.ndarray, fast: bool | None = None) -> PackedWeight:
     return PackedWeight(np.ascontiguousarray(w.T), wsum, None, w.shape[1])
 
 
-def _setup(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp) -> tuple:
+def _setup(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp, k: int | None = None) -> tuple:
     x = np.ascontiguousarray(x, dtype=np.uint8)
-    m, k = x.shape
+    m, k = x.shape[0], x.shape[1] if k is None else k  # a given k: the columns past it are zeros (``words``)
     n = packed.n
     w_zp = np.broadcast_to(np.asarray(w_zp, dtype=np.int32), (n,)).copy()
     corr = (np.int32(k) * np.int32(x_zp) * w_zp - np.int32(x_zp) * packed.wsum).astype(np.int32)
@@ -102,10 +102,12 @@ def gemm_u8s8(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp) -> np.ndarra
 
 
 def gemm_u8s8_requantize(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp, offset: np.ndarray,
-                         multiplier: np.ndarray, y_zp: int, lo: int, hi: int) -> np.ndarray:
+                         multiplier: np.ndarray, y_zp: int, lo: int, hi: int, k: int | None = None) -> np.ndarray:
     """The product requantized to uint8 row by row as it is computed (no int32 matrix in memory):
-    ``clamp(round_half_even((float32(acc) + offset[n]) * multiplier[n]) + y_zp, lo, hi)``, all in float32."""
-    x, m, n, work, w_zp, corr = _setup(x, x_zp, packed, w_zp)
+    ``clamp(round_half_even((float32(acc) + offset[n]) * multiplier[n]) + y_zp, lo, hi)``, all in float32.
+    ``k`` (packed for the dot-product instructions only): ``x``'s first ``k`` columns are the activations and the
+    rest, up to the next whole word, zeros, so its rows are read as words in place."""
+    x, m, n, work, w_zp, corr = _setup(x, x_zp, packed, w_zp, k)
     out = np.empty((m, n), np.uint8)
     if m and n:
         tail = (offset, multiplier, np.float32(y_zp), np.float32(lo), np.float32(hi))
@@ -203,32 +205,55 @@ def _gemm_rows_dequantize(x, out, wt, w_zp, corr, scale, bias):  # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
-def _fast_row(raw, xb, i, row, w_zp, corr):  # pragma: no cover - compiled
-    """Row ``i`` of the corrected product into ``row`` from its raw sums ``raw``: ``_row``'s correction."""
-    xsum = np.int32(0)
-    for kk in range(xb.shape[1]):  # the zero padding adds nothing
-        xsum += np.int32(xb[i, kk])
-    for j in range(row.shape[0]):
-        row[j] = raw[j] + corr[j] - w_zp[j] * xsum
+def _acc(raw, corr, w_zp, xsum):  # pragma: no cover - compiled
+    """The corrected accumulator, wrapped to int32 as the portable loop's int32 row holds it (numba widens
+    int32 sums to int64)."""
+    return np.int32(raw + corr - w_zp * xsum)
 
 
 @numba.njit(cache=True, nogil=True)
 def _fast_rows(xw, xb, out, wv, w_zp, corr, mode, offset, mult, y_zp, lo, hi):  # pragma: no cover - compiled
     """The three products on the dot-product instructions, ``RB`` rows at a time, from activation words
     ``xw`` (see ``_qgemm_vnni.words``) and the uint8 rows ``xb`` they hold: ``mode`` ``INT32`` (``_gemm_rows``),
-    ``REQUANTIZE`` or ``DEQUANTIZE`` (``mult`` the scale, ``offset`` the bias), with the portable loop's epilogues."""
+    ``REQUANTIZE`` or ``DEQUANTIZE`` (``mult`` the scale, ``offset`` the bias), with the portable loop's
+    corrections and epilogues (the same float32 operations, so the same bits). The epilogue runs on the block in
+    place, indexed, with no per-row views or calls: for small N (a convolution's few output channels) per-row
+    overhead cost several times the product. The rows' sums are skipped where every ``w_zp`` is 0 (symmetric
+    weights), as they then add nothing."""
     m = xw.shape[0]
+    n = out.shape[1]
     c = np.empty((min(_vnni.RB, m), wv.shape[0] * wv.shape[2]), np.int32)
-    row = np.empty(out.shape[1], np.int32)
+    xsum = np.zeros(_vnni.RB, np.int32)
+    scaled = np.empty((c.shape[0], n if mode == REQUANTIZE else 0), np.float32)
+    any_zp = False
+    for j in range(n):
+        any_zp |= w_zp[j] != 0
     for i0 in range(0, m, _vnni.RB):
         i1 = min(i0 + _vnni.RB, m)
         _vnni.product(xw[i0:i1], wv, c)
+        if any_zp:
+            for i in range(i0, i1):
+                s = np.int32(0)
+                for kk in range(xb.shape[1]):  # the zero padding adds nothing
+                    s += np.int32(xb[i, kk])
+                xsum[i - i0] = s
         for i in range(i0, i1):
+            r = i - i0
+            xs = xsum[r]
             if mode == INT32:
-                _fast_row(c[i - i0], xb, i, out[i], w_zp, corr)
-                continue
-            _fast_row(c[i - i0], xb, i, row, w_zp, corr)
-            if mode == REQUANTIZE:
-                _requantize(row, out[i], mult, offset, y_zp, lo, hi)
+                for j in range(n):
+                    out[i, j] = _acc(c[r, j], corr[j], w_zp[j], xs)
+            elif mode == REQUANTIZE and any_zp:  # clamped in a loop of its own below: both vectorize better
+                for j in range(n):
+                    scaled[r, j] = np.rint((np.float32(_acc(c[r, j], corr[j], w_zp[j], xs)) + offset[j])
+                                           * mult[j]) + y_zp
+            elif mode == REQUANTIZE:  # the same without the rows' sums, which add nothing here
+                for j in range(n):
+                    scaled[r, j] = np.rint((np.float32(np.int32(c[r, j] + corr[j])) + offset[j]) * mult[j]) + y_zp
             else:
-                _dequantize(row, out[i], mult, offset)
+                for j in range(n):
+                    out[i, j] = np.float32(_acc(c[r, j], corr[j], w_zp[j], xs)) * mult[j] + offset[j]
+        if mode == REQUANTIZE:
+            for i in range(i0, i1):
+                for j in range(n):
+                    out[i, j] = np.uint8(min(max(scaled[i - i0, j], lo), hi))

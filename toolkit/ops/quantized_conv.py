@@ -27,7 +27,7 @@ class Conv2dPackedParamsBase:
     product, with the convolution's stride, padding, dilation and groups (``quantized::conv2d_prepack``)."""
 
     __slots__ = ("weight", "bias", "_stride", "_padding", "_dilation", "_groups", "packs", "w_scale", "w_zp",
-                 "bias_np")
+                 "bias_np", "_pack_hwc")
 
     def __init__(self, weight, bias, stride, padding, dilation, groups) -> None:
         from . import _qgemm_numba as G  # optional: numba, never loaded by import toolkit
@@ -38,6 +38,17 @@ class Conv2dPackedParamsBase:
         per_group = weight._data.reshape(groups, o // groups, -1)
         self.packs = [G.pack_weight(per_group[g]) for g in range(groups)]
         self.w_scale, self.w_zp, self.bias_np = channel_params(weight, bias)
+        self._pack_hwc = None
+
+    def pack_channels_last(self):
+        """The weight (one group) packed with its taps in (kernel row, kernel column, channel) order, the order
+        of ``_qconv_im2col.im2col_channels_last``'s rows; made when first asked for."""
+        if self._pack_hwc is None:
+            from . import _qgemm_numba as G  # optional: numba, never loaded by import toolkit
+
+            w = self.weight._data
+            self._pack_hwc = G.pack_weight(w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1))
+        return self._pack_hwc
 
     def stride(self) -> list:
         return list(self._stride)
@@ -99,21 +110,29 @@ def _prepack(weight, bias, stride, padding, dilation, groups):
 
 
 def _patches(x: np.ndarray, zp: int, p: Conv2dPackedParamsBase, kh: int, kw: int) -> tuple:
-    """im2col of uint8 ``x`` (N, C, H, W): (groups, N * Ho * Wo, C / groups * kh * kw) and (Ho, Wo)."""
+    """im2col of uint8 ``x`` (N, C, H, W): (groups, N * Ho * Wo, kp), its first ``k = C / groups * kh * kw``
+    columns the patches and the rest zeros up to whole int32 words where the dot-product instructions read the
+    rows in place (``_qconv_im2col``), with ``k`` and (Ho, Wo)."""
+    from . import _qconv_im2col, _qgemm_vnni  # optional: numba, never loaded by import toolkit
+
     (sh, sw), (ph, pw), (dh, dw) = p._stride, p._padding, p._dilation
     n, c, h, w = x.shape
-    if ph or pw:
-        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=zp)
     ho = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     wo = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if ho <= 0 or wo <= 0:
         raise RuntimeError(f"quantized::conv2d: the input ({h}x{w}, padding {ph}x{pw}) is smaller than the "
                            f"kernel ({dh * (kh - 1) + 1}x{dw * (kw - 1) + 1})")
-    win = np.lib.stride_tricks.sliding_window_view(x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
-    win = win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :ho, :wo]  # (N, C, Ho, Wo, kh, kw)
-    g = p._groups
-    cols = win.reshape(n, g, c // g, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-    return np.ascontiguousarray(cols).reshape(g, n * ho * wo, (c // g) * kh * kw), ho, wo
+    k = c // p._groups * kh * kw
+    kp = -(-k // 4) * 4 if p.packs[0].wv is not None and _qgemm_vnni.STEP == 4 else k
+    if _channels_last(x, p):
+        return _qconv_im2col.im2col_channels_last(x, kh, kw, kp), k, ho, wo
+    return _qconv_im2col.im2col(x, zp, p._stride, p._padding, p._dilation, p._groups, kh, kw, kp), k, ho, wo
+
+
+def _channels_last(x: np.ndarray, p: Conv2dPackedParamsBase) -> bool:
+    """Whether ``x`` is read by ``im2col_channels_last``: channels last (several), one group, unit geometry."""
+    return (x.shape[1] > 1 and x.strides[1] == 1 and x.strides[3] == x.shape[1] and p._groups == 1
+            and p._stride == [1, 1] and p._padding == [0, 0] and p._dilation == [1, 1])
 
 
 def _conv(qx, p, scale, zero_point, relu: bool, fn: str):
@@ -131,13 +150,14 @@ def _conv(qx, p, scale, zero_point, relu: bool, fn: str):
                            f"({cg} per group, {p._groups} groups)")
     from . import _qgemm_numba as G  # optional: numba, never loaded by import toolkit
 
-    cols, ho, wo = _patches(qx._data, qx._zero_point, p, kh, kw)
+    cols, k, ho, wo = _patches(qx._data, qx._zero_point, p, kh, kw)
     og, zp = o // p._groups, int(zero_point)
     offset, mult = requantization(qx._scale, p.w_scale, p.bias_np, scale)
-    q = np.concatenate([G.gemm_u8s8_requantize(cols[g], qx._zero_point, p.packs[g], p.w_zp[g * og:(g + 1) * og],
-                                               offset[g * og:(g + 1) * og], mult[g * og:(g + 1) * og], zp,
-                                               zp if relu else 0, 255)
-                        for g in range(p._groups)], axis=1)  # (N * Ho * Wo, O)
+    packs = [p.pack_channels_last()] if _channels_last(qx._data, p) else p.packs
+    parts = [G.gemm_u8s8_requantize(cols[g], qx._zero_point, packs[g], p.w_zp[g * og:(g + 1) * og],
+                                    offset[g * og:(g + 1) * og], mult[g * og:(g + 1) * og], zp, zp if relu else 0,
+                                    255, k) for g in range(p._groups)]
+    q = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)  # (N * Ho * Wo, O)
     out = q.reshape(qx.shape[0], ho, wo, o).transpose(0, 3, 1, 2)  # channels last, as PyTorch returns it
     return QUANTIZED_KIND["make"](out, qx.dtype, "per_tensor_affine", float(scale), int(zero_point), None)
 

@@ -32,8 +32,22 @@ _max_pool2d_cpu = R.get("max_pool2d").kernels["cpu"]
 _avg_pool2d_cpu = R.get("avg_pool2d").kernels["cpu"]
 
 
+def _is_2x2(q, kernel_size, stride, padding, dilation) -> bool:
+    """Whether the pooling is 2x2 windows at stride 2 tiling a 4-d input exactly (``_qconv_maxpool``'s case)."""
+    def pair(v):
+        v = [v] if isinstance(v, int) else list(v)
+        return v * 2 if len(v) == 1 else v
+    return (q.dim() == 4 and pair(kernel_size) == [2, 2] and (not stride or pair(stride) == [2, 2])
+            and pair(padding) == [0, 0] and pair(dilation) == [1, 1] and q.shape[2] % 2 == 0 and q.shape[3] % 2 == 0
+            and q.shape[2] > 0 and q.shape[3] > 0)
+
+
 def _max_pool2d(q, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     per_tensor(q, "max_pool2d")
+    if _is_2x2(q, kernel_size, stride, padding, dilation):
+        from . import _qconv_maxpool  # optional: numba, never loaded by import toolkit
+
+        return make_like(q, _qconv_maxpool.max_pool2d_2x2(q._data))
     # The integers as float32 are exact, and the maximum of the integers is the integer of the maximum.
     out = _max_pool2d_cpu(q._data.astype(np.float32), kernel_size, stride, padding, dilation, ceil_mode)
     return make_like(q, out.astype(q.dtype.np))
