@@ -1,6 +1,6 @@
 // The LLTM cell's forward and backward as PyTorch's C++-extension tutorial (extension-cpp) writes them: ATen ops
 // through <torch/extension.h>, built with torch.utils.cpp_extension.load. It is the PyTorch twin of lltm.cpp (the
-// same math as loops over toolkit tensors) and is built by benchmarks/bench_extensions.py to time the two side by
+// same math through toolkit::call, which runs toolkit ops by name) and is built by benchmarks/bench_extensions.py to time the two side by
 // side; toolkit does not build it (toolkit has no ATen).
 #include <torch/extension.h>
 
