@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -314,3 +316,16 @@ def _needs_both(lib):
     b = a * w
     a.mul_(2)
     b.sum().backward()
+
+
+def test_view_created_in_no_grad_is_marked_while_another_thread_is_alive():
+    """Grad mode is per thread: a live thread elsewhere (a kernel's worker pool) must not make a view taken under
+    ``no_grad`` look like one taken with grad enabled."""
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait, daemon=True)
+    worker.start()
+    try:
+        test_view_created_in_no_grad_then_inplace_raises()
+    finally:
+        stop.set()
+        worker.join()

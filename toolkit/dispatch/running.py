@@ -320,7 +320,8 @@ def _wrap_one(a: np.ndarray, view_src, op, bound, dev):
             else:
                 t._base = view_src._base
                 t._view_chain = chain + ((op, bound[1:]),)
-            if view_src._requires_grad and not STATE.grad_enabled:
+            # This thread's grad mode decides: STATE's summary stays True while any other thread is alive.
+            if view_src._requires_grad and not LOCAL.grad_enabled:
                 t._extras()["no_grad_view"] = True  # autograd refuses to record in-place ops on it later
             return t
     return _wrap(a, None, dev)

@@ -12,6 +12,7 @@ import time
 import weakref
 
 from ... import dispatch
+from ...autograd.grad_mode import LOCAL as _GRAD_MODE  # this thread's grad mode (STATE's is a summary)
 from ...tensor import wrap
 from ..codegen import FusedKernel, fused_kernel
 from ..ir import kinds as K
@@ -81,7 +82,7 @@ class _GroupRunner:
     def _run(self, n: Node, env: dict) -> None:
         args = [env[v] for v in self._inputs]
         arrays = [a._data for a in args]
-        if not (dispatch.STATE.grad_enabled and True in [a._requires_grad for a in args]):
+        if not (dispatch.STATE.grad_enabled and _GRAD_MODE.grad_enabled and True in [a._requires_grad for a in args]):
             step = self._steps.get(tuple(map(_STRIDES, arrays)))
             if step is not None:
                 for k, shape, dtype in self._guarded:
@@ -156,7 +157,7 @@ class _GroupRunner:
     def _run_checked(self, n: Node, env: dict, args: list, arrays: list) -> None:
         """The full path: grad mode, the whole guard, the race on a new layout; prepares the layout's step."""
         kernel = self.kernel
-        needs_grad = dispatch.STATE.grad_enabled and any(a._requires_grad for a in args)
+        needs_grad = dispatch.STATE.grad_enabled and _GRAD_MODE.grad_enabled and any(a._requires_grad for a in args)
         if needs_grad or not kernel.matches(arrays):
             kernel.fallbacks += 1
             outs = self.subgraph_interpreter().run(args)
