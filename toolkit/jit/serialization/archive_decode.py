@@ -213,11 +213,14 @@ class GraphDecoder:
         return None
 
 
+_PRIM_NAMESPACE = K.CONSTANT.partition("::")[0]  # the interpreter's own kinds' namespace, never a library's
+
+
 def _library_op(kind: str, op_name: str):
     """The registry op of a node whose namespace a library defines (``toolkit.library.custom_op``): such an op exists
     only once the code defining it has run, so a process that has not registered it gets an error naming the op and
     how to register it (not "corrupt archive": the archive is fine, the process lacks the extension)."""
-    _check(kind.partition(".")[0] == op_name.partition(".")[0] and not kind.startswith("prim::"),
+    _check(kind.partition(".")[0] == op_name.partition(".")[0] and kind.partition("::")[0] != _PRIM_NAMESPACE,
            f"node {kind:.80} names op {op_name:.80}")
     try:
         op = R.get(op_name)
