@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import stat
 import threading
 
 import pytest
 
+from toolkit._core import files
 from toolkit._core.files import write_atomic
 
 
@@ -99,3 +101,20 @@ def test_makedirs_and_a_given_temporary_name(tmp_path):
     assert not (tmp_path / "a").exists()
     write_atomic(target, "<p>", makedirs=True, temp=str(target.parent / ".page.html.mine.tmp"), durable=False)
     assert target.read_text() == "<p>" and _names(target.parent) == ["page.html"]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_umask_is_read_without_being_changed(mask, monkeypatch):
+    """Reading the umask must not set it, even for a moment: another thread creating a file then would make it
+    world-writable. Where /proc says the umask, os.umask is never called."""
+    old = os.umask(mask)
+    try:
+        calls = []
+        real = os.umask
+        monkeypatch.setattr(os, "umask", lambda m: calls.append(m) or real(m))
+        assert files._umask() == mask
+        if os.path.exists("/proc/self/status"):
+            assert calls == []
+    finally:
+        monkeypatch.undo()
+        os.umask(old)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -30,6 +31,7 @@ __all__ = ["write_atomic"]
 #: What ``write_atomic`` writes: bytes, text, or a function that writes into the open file.
 Data = bytes | bytearray | memoryview | str | Callable[[IO[Any]], object]
 
+_UMASK_LOCK = threading.Lock()
 MAX_NAME_KEPT = 96  # characters of the target's name kept in a temporary name, which must fit NAME_MAX
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -90,8 +92,19 @@ def _temp_path(directory: str, path: str) -> str:
 
 
 def _umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
+    """The process's umask, read without changing it where the system says it (Linux's ``/proc/self/status``):
+    setting it to 0 and back, the only portable way, opens a moment in which another thread's new files are
+    created world-writable."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:
+        umask = os.umask(0)
+        os.umask(umask)
     return umask
 
 
