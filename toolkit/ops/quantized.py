@@ -30,6 +30,11 @@ QUANTIZED_KIND: dict = {}
 # The integer range each quantized dtype stores (sub-byte dtypes pack several values into a byte: not supported).
 RANGES = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-2 ** 31, 2 ** 31 - 1)}
 
+# The prepacked-weight classes the quantized ops take (``LinearPackedParamsBase``...): class name -> (class, the
+# prepack op that makes one), filled in where each class is defined. The JIT reads this one table to keep them as
+# graph constants, type them and save them in archives (packed again by that op on load).
+PACKED_PARAMS: dict[str, tuple[type, str]] = {}
+
 
 def _no_samples(rng):
     """The generated comparisons feed strided tensors, which these ops refuse or quantize into a tensor kind

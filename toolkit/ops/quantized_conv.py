@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import qscheme as _qs
-from .quantized import QUANTIZED_KIND
+from .quantized import PACKED_PARAMS, QUANTIZED_KIND
 from .quantized_linear import channel_params, requantization
 from .registry import NN, op
 from .sparse_coo import backend_refusal
@@ -208,3 +208,6 @@ conv2d_relu.kernels["quantized_cpu"] = lambda qx, p, s, z: _conv(qx, p, s, z, Tr
 
 for _d in (conv2d_prepack, conv2d_unpack, conv2d, conv2d_relu):
     _d.sample_inputs(_no_samples)
+
+
+PACKED_PARAMS["Conv2dPackedParamsBase"] = (Conv2dPackedParamsBase, "quantized::conv2d_prepack")

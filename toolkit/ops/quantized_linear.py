@@ -28,7 +28,7 @@ import numpy as np
 
 from .._core import qscheme as _qs
 from . import runtime as _runtime
-from .quantized import QUANTIZED_KIND, quantize_array
+from .quantized import PACKED_PARAMS, QUANTIZED_KIND, quantize_array
 from .registry import NN, op
 from .sparse_coo import backend_refusal
 
@@ -257,3 +257,6 @@ linear_relu_dynamic.kernels["quantized_cpu"] = _refuse_quantized("linear_relu_dy
 
 for _d in (linear_prepack, linear_unpack, linear, linear_relu, linear_dynamic, linear_relu_dynamic):
     _d.sample_inputs(_no_samples)
+
+
+PACKED_PARAMS["LinearPackedParamsBase"] = (LinearPackedParamsBase, "quantized::linear_prepack")

@@ -18,9 +18,8 @@ from ... import _quantized
 from ... import serialization as S
 from ..._core import dtypes as _dt
 from ..._core import qscheme as _qs
-from ...ops import quantized_conv as _qc
-from ...ops import quantized_linear as _ql
 from ...ops import registry as R
+from ...ops.quantized import PACKED_PARAMS
 from ...serialization.rebuild import quantized_over
 from ...tensor import Tensor
 
@@ -28,9 +27,6 @@ _check = S._check
 
 __all__ = ["ArchiveReader", "ArchiveWriter"]
 
-_PACKED = {"LinearPackedParamsBase": (_ql.LinearPackedParamsBase, "quantized::linear_prepack"),
-           "Conv2dPackedParamsBase": (_qc.Conv2dPackedParamsBase, "quantized::conv2d_prepack")}
-"""The prepacked weights a graph may hold as constants: class name -> (class, the op that packs one again)."""
 
 
 class ArchiveWriter(S._Writer):
@@ -38,7 +34,7 @@ class ArchiveWriter(S._Writer):
     a quantized module's prepacked weight (a graph constant) as what it was packed from."""
 
     def encode(self, obj, path: str, depth: int = 0):
-        for name, (cls, _) in _PACKED.items():
+        for name, (cls, _) in PACKED_PARAMS.items():
             if isinstance(obj, cls):
                 return {"$": "packed", "class": name, "state": self.encode(list(obj.__getstate__()), path, depth + 1)}
         return super().encode(obj, path, depth)
@@ -62,7 +58,7 @@ class ArchiveReader(S._Reader):
     def decode(self, node, depth: int = 0):
         if not (isinstance(node, dict) and node.get("$") == "packed"):
             return super().decode(node, depth)
-        entry = _PACKED.get(node.get("class")) if isinstance(node.get("class"), str) else None
+        entry = PACKED_PARAMS.get(node.get("class")) if isinstance(node.get("class"), str) else None
         state = self.decode(node.get("state"), depth + 1)
         _check(entry is not None and isinstance(state, list), f"bad packed weight entry {node!r:.80}")
         try:  # packed again by the op that checks its arguments, as a module's own packing is

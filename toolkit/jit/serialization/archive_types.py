@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from ..._core import dtypes as _dt
 from ..._core.device import device as _device
-from ...ops.quantized_conv import Conv2dPackedParamsBase
-from ...ops.quantized_linear import LinearPackedParamsBase
+from ...ops.quantized import PACKED_PARAMS
 from ...tensor import Tensor
 from ..ir import types as T
 
 __all__ = ["ARCHIVE_EXCEPTIONS", "OTHER_TYPES", "PACKED_TYPES", "archive_exception", "checkable", "check_value", "contains_module",
            "fits", "fits_arg", "is_data", "return_type"]
 
-PACKED_TYPES = {"LinearPackedParamsBase": LinearPackedParamsBase, "Conv2dPackedParamsBase": Conv2dPackedParamsBase}
+PACKED_TYPES = {name: cls for name, (cls, _) in PACKED_PARAMS.items()}
 """Quantized modules' prepacked weights, which graphs hold as constants (kept with the archive's data)."""
 
 OTHER_TYPES = frozenset({"ScalarType", "Device", "Layout", "MemoryFormat", "Generator", "slice", "ellipsis",

@@ -383,7 +383,7 @@ class _CodeWriter:
 
     def expr_of_constant(self, n: Node) -> str:
         v = n.attributes.get("value")
-        if isinstance(v, Tensor) or type(v).__name__ in PACKED_TYPES:  # kept with the archive's data
+        if isinstance(v, (Tensor, *PACKED_TYPES.values())):  # kept with the archive's data
             self.constants.append(v)
             return f"CONSTANTS.c{len(self.constants) - 1}"
         t = n.output().type

@@ -12,15 +12,12 @@ import builtins
 import types as pytypes
 
 from ....nn.modules.module import Module
-from ....ops.quantized_conv import Conv2dPackedParamsBase as _ConvPacked
-from ....ops.quantized_linear import LinearPackedParamsBase as _LinearPacked
+from ....ops.quantized import PACKED_PARAMS
 from ....ops.registry import OpDef
 from ....tensor import Tensor as _Tensor
 from . import sugar as S
 from .annotations import AnnotateCall, annotate
 from .marks import IGNORE_ATTR, UNUSED_ATTR
-
-_PACKED_PARAMS = (_LinearPacked, _ConvPacked)
 
 
 def sugar_object(c, obj, node):
@@ -33,7 +30,7 @@ def sugar_object(c, obj, node):
         return c.const(obj, node)
     if type(obj).__name__ in ("dtype", "qdtype", "device"):
         return c.const(obj, node)
-    if isinstance(obj, _PACKED_PARAMS):  # a quantized module's prepacked weight: a constant, as tracing makes it
+    if isinstance(obj, tuple(cls for cls, _ in PACKED_PARAMS.values())):  # a quantized module's prepacked weight: a constant, as tracing makes it
         return c.const(obj, node)
     if isinstance(obj, OpDef):  # a registry op itself (``quantized_linear.linear_dynamic``)
         return S.OpsValue([obj], obj.name)
