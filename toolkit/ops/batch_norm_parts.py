@@ -47,10 +47,8 @@ def _same(input) -> TensorMeta:
     return TensorMeta(tuple(input.shape), input.dtype, input.device)
 
 
-def _no_samples(rng):
-    """PyTorch refuses CPU tensors here, so the generated CPU comparisons have nothing to run; the refusal is
-    checked in tests/nn/test_functional_norms_more.py."""
-    return iter(())
+_TESTED_ELSEWHERE = ("PyTorch refuses CPU tensors here, so the generated CPU comparisons have nothing to run; the refusal "
+                     "is checked in tests/nn/test_functional_norms_more.py.")
 
 
 # ----------------------------------------------------------------------------- forward
@@ -67,7 +65,7 @@ def batch_norm_stats(input, eps):
 
 
 batch_norm_stats.meta_rule(lambda input, eps: (_channels(input), _channels(input)))
-batch_norm_stats.sample_inputs(_no_samples)
+batch_norm_stats.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @op("batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd, float eps) -> Tensor",
@@ -85,7 +83,7 @@ def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
 
 
 batch_norm_elemt.meta_rule(lambda input, weight, bias, mean, invstd, eps: _same(input))
-batch_norm_elemt.sample_inputs(_no_samples)
+batch_norm_elemt.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 def _gather(input, mean, invstd, running_mean, running_var, momentum, eps, counts):
@@ -130,7 +128,7 @@ def _gather_meta(input, mean, invstd, *rest):
 
 for _o in (batch_norm_gather_stats, batch_norm_gather_stats_with_counts):
     _o.meta_rule(_gather_meta)
-    _o.sample_inputs(_no_samples)
+    _o.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @op("batch_norm_update_stats(Tensor input, Tensor? running_mean, Tensor? running_var, float momentum) "
@@ -186,7 +184,7 @@ def _(grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g):
     return m, m, m, m
 
 
-batch_norm_backward_reduce.sample_inputs(_no_samples)
+batch_norm_backward_reduce.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @op("batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, Tensor? weight, "
@@ -206,4 +204,4 @@ def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum
 
 
 batch_norm_backward_elemt.meta_rule(lambda grad_out, input, *rest: _same(input))
-batch_norm_backward_elemt.sample_inputs(_no_samples)
+batch_norm_backward_elemt.tested_elsewhere(_TESTED_ELSEWHERE)

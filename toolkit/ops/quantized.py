@@ -36,10 +36,8 @@ RANGES = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-2 ** 31, 2 ** 31
 PACKED_PARAMS: dict[str, tuple[type, str]] = {}
 
 
-def _no_samples(rng):
-    """The generated comparisons feed strided tensors, which these ops refuse or quantize into a tensor kind
-    they do not compare; tests/quantization checks them against PyTorch."""
-    return iter(())
+_TESTED_ELSEWHERE = ("The generated comparisons feed strided tensors, which these ops refuse or quantize into a tensor "
+                     "kind they do not compare; tests/quantization checks them against PyTorch.")
 
 
 def check_qdtype(dtype) -> tuple[int, int]:
@@ -223,7 +221,7 @@ for _schema, _doc in (
     ("q_per_channel_axis(Tensor self) -> int", "The axis a per-channel quantized tensor's channels run along."),
     ("qscheme(Tensor self) -> QScheme", "The quantization scheme (``toolkit.per_tensor_affine``...)."),
 ):
-    op(_schema, doc=_doc, **_OPTIONS)(strided_refusal(_schema.split("(")[0])).sample_inputs(_no_samples)
+    op(_schema, doc=_doc, **_OPTIONS)(strided_refusal(_schema.split("(")[0])).tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @op("dequantize.self(Tensor self) -> Tensor", kind=CONVERSION, differentiable=False)
@@ -232,7 +230,7 @@ def dequantize(self):
     return self
 
 
-dequantize.sample_inputs(_no_samples)
+dequantize.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @op("dequantize.tensors(Tensor[] tensors) -> Tensor[]", kind=CONVERSION, composite=True, differentiable=False)
@@ -244,4 +242,4 @@ def dequantize_tensors(tensors):
 for _composite in (quantize_per_tensor, quantize_per_tensor_tensor_qparams, quantize_per_tensor_tensors,
                    quantize_per_channel, _make_per_tensor_quantized_tensor, _make_per_channel_quantized_tensor,
                    dequantize_tensors):
-    _composite.sample_inputs(_no_samples)
+    _composite.tested_elsewhere(_TESTED_ELSEWHERE)

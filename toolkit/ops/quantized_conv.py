@@ -162,10 +162,8 @@ def _conv(qx, p, scale, zero_point, relu: bool, fn: str):
     return QUANTIZED_KIND["make"](out, qx.dtype, "per_tensor_affine", float(scale), int(zero_point), None)
 
 
-def _no_samples(rng):
-    """Its arguments are quantized tensors and packed weights, which the generated comparisons do not build;
-    tests/quantization/test_quantized_conv.py checks it against PyTorch."""
-    return iter(())
+_TESTED_ELSEWHERE = ("Its arguments are quantized tensors and packed weights, which the generated comparisons do not "
+                     "build; tests/quantization/test_quantized_conv.py checks it against PyTorch.")
 
 
 @op(f"quantized::conv2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
@@ -207,7 +205,7 @@ def conv2d_relu(qx, packed_weight, output_scale, output_zero_point):
 conv2d_relu.kernels["quantized_cpu"] = lambda qx, p, s, z: _conv(qx, p, s, z, True, "quantized::conv2d_relu")
 
 for _d in (conv2d_prepack, conv2d_unpack, conv2d, conv2d_relu):
-    _d.sample_inputs(_no_samples)
+    _d.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 PACKED_PARAMS["Conv2dPackedParamsBase"] = (Conv2dPackedParamsBase, "quantized::conv2d_prepack")

@@ -175,10 +175,8 @@ def _refuse_quantized(name: str):
     return quantized
 
 
-def _no_samples(rng):
-    """Its arguments are quantized tensors and packed weights, which the generated comparisons do not build;
-    tests/quantization/test_quantized_linear.py checks it against PyTorch."""
-    return iter(())
+_TESTED_ELSEWHERE = ("Its arguments are quantized tensors and packed weights, which the generated comparisons do not "
+                     "build; tests/quantization/test_quantized_linear.py checks it against PyTorch.")
 
 
 @op(f"quantized::linear_prepack(Tensor W, Tensor? B=None) -> {PACKED} W_prepack", **_OPTIONS)
@@ -256,7 +254,7 @@ def linear_relu_dynamic(X, W_prepack, reduce_range=False):
 linear_relu_dynamic.kernels["quantized_cpu"] = _refuse_quantized("linear_relu_dynamic")
 
 for _d in (linear_prepack, linear_unpack, linear, linear_relu, linear_dynamic, linear_relu_dynamic):
-    _d.sample_inputs(_no_samples)
+    _d.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 PACKED_PARAMS["LinearPackedParamsBase"] = (LinearPackedParamsBase, "quantized::linear_prepack")

@@ -59,6 +59,10 @@ AUTOCAST_POLICIES = ("lower", "fp32", "promote")  # to the autocast dtype, to fl
 _GRAD_EXTRA_PARAMS = ("result", "needs_input_grad")
 
 
+def _no_samples(rng):
+    return iter(())
+
+
 class OpDef:
     """One op's complete definition. Build it with the ``op`` decorator, not directly."""
 
@@ -317,6 +321,13 @@ class OpDef:
         """Attach test samples: ``fn(rng)`` yields ``(args, kwargs)`` with numpy arrays for tensors."""
         self.samples = fn
         return fn
+
+    def tested_elsewhere(self, reason: str) -> OpDef:
+        """Give the op no samples: the registry's generated comparisons cannot feed it (it takes quantized or sparse
+        tensors, or PyTorch has no CPU kernel to compare with). ``reason`` says why and where it is tested instead."""
+        self.samples = _no_samples
+        self.tested_in = reason
+        return self
 
     def kernel(self, device: str) -> Callable:
         """Register a kernel for another device: ``@mul.kernel('cuda')``."""

@@ -125,11 +125,9 @@ def _onnx_with_biases(g, gates, *biases):
     return gates
 
 
-def _no_samples(rng):
-    """PyTorch has no CPU kernels for these ops, so the registry's generated comparison has no oracle:
-    tests/ops/test_rnn_fused.py checks them against the composite cell formulas and torch.nn's cells, with
-    gradcheck and gradgradcheck."""
-    return iter(())
+_TESTED_ELSEWHERE = ("PyTorch has no CPU kernels for these ops, so the registry's generated comparison has no oracle: "
+                     "tests/ops/test_rnn_fused.py checks them against the composite cell formulas and torch.nn's cells, "
+                     "with gradcheck and gradgradcheck.")
 
 
 # ----------------------------------------------------------------------------- LSTM
@@ -182,7 +180,7 @@ def _(grad, cx, input_bias_shape, result):
     return gates, gates, gcx, gb, gb
 
 
-_thnn_fused_lstm_cell.sample_inputs(_no_samples)
+_thnn_fused_lstm_cell.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @_thnn_fused_lstm_cell.symbolic
@@ -263,7 +261,7 @@ def _(grad, grad_hy, grad_cy, cx, cy, workspace, has_bias):
     return (None if grad_hy is None else d_gh), (None if grad_cy is None else a), d_cx, d_cy, d_ws
 
 
-_thnn_fused_lstm_cell_backward_impl.sample_inputs(_no_samples)
+_thnn_fused_lstm_cell_backward_impl.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @op("_thnn_fused_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, "
@@ -282,7 +280,7 @@ def _(grad_hy, grad_cy, cx, cy, workspace, has_bias):
     return gates, gates, gcx, gb, gb
 
 
-_thnn_fused_lstm_cell_backward.sample_inputs(_no_samples)
+_thnn_fused_lstm_cell_backward.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 # ----------------------------------------------------------------------------- GRU
@@ -337,7 +335,7 @@ def _(grad, hx_shape, input_bias_shape, result):
     return g_ig, g_hg, ghx.reshape(hx_shape), g_ib, g_hb
 
 
-_thnn_fused_gru_cell.sample_inputs(_no_samples)
+_thnn_fused_gru_cell.tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @_thnn_fused_gru_cell.symbolic
@@ -407,4 +405,4 @@ def _(grad, grad_hy, workspace, has_bias):
     return d_p, d_ws
 
 
-_thnn_fused_gru_cell_backward.sample_inputs(_no_samples)
+_thnn_fused_gru_cell_backward.tested_elsewhere(_TESTED_ELSEWHERE)

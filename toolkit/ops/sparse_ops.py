@@ -15,11 +15,8 @@ from .linalg import mm as _mm
 from .registry import CONVERSION, LINALG, NN, REDUCTION, op
 from .sparse_coo import strided_refusal
 
-
-def _no_samples(rng):
-    """The generated comparisons feed strided tensors, which these ops refuse; tests/sparse checks them on
-    sparse tensors against PyTorch."""
-    return iter(())
+_TESTED_ELSEWHERE = ("The generated comparisons feed strided tensors, which these ops refuse; tests/sparse checks them on "
+                     "sparse tensors against PyTorch.")
 
 
 def _not_coalescable(*args):
@@ -37,7 +34,7 @@ _DEFS = (
 )
 for _schema, _kind, _doc in _DEFS:
     _name = _schema.split("(")[0].split(".")[0]
-    op(_schema, kind=_kind, doc=_doc, **_OPTIONS)(strided_refusal(_name)).sample_inputs(_no_samples)
+    op(_schema, kind=_kind, doc=_doc, **_OPTIONS)(strided_refusal(_name)).tested_elsewhere(_TESTED_ELSEWHERE)
 
 # Ops a strided tensor answers with the coalesce refusal, as PyTorch's do.
 for _schema, _kind, _doc in (
@@ -50,7 +47,7 @@ for _schema, _kind, _doc in (
     ("_sparse_sum.dim_dtype(Tensor self, int[1] dim, *, ScalarType dtype) -> Tensor", REDUCTION,
      "The sum over ``dim``, computed in ``dtype``."),
 ):
-    op(_schema, kind=_kind, doc=_doc, **_OPTIONS)(_not_coalescable).sample_inputs(_no_samples)
+    op(_schema, kind=_kind, doc=_doc, **_OPTIONS)(_not_coalescable).tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 
@@ -59,7 +56,7 @@ def _smm_refusal(*args):
 
 
 op("smm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, doc="Sparse times dense with a sparse result.",
-   **_OPTIONS)(_smm_refusal).sample_inputs(_no_samples)
+   **_OPTIONS)(_smm_refusal).tested_elsewhere(_TESTED_ELSEWHERE)
 
 
 @op("_sparse_mm(Tensor sparse, Tensor dense) -> Tensor", kind=LINALG, method=False, function=False)
@@ -85,4 +82,4 @@ def _(rng):
 # ``to_dense`` of a sparse tensor; a strided tensor's ``to_dense`` is the Tensor method (itself).
 op("to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_grad=None) -> Tensor", kind=CONVERSION,
    doc="The strided tensor with a sparse tensor's elements (duplicates summed).", **_OPTIONS)(
-    strided_refusal("to_dense")).sample_inputs(_no_samples)
+    strided_refusal("to_dense")).tested_elsewhere(_TESTED_ELSEWHERE)
