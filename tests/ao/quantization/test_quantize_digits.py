@@ -61,9 +61,11 @@ def test_static_int8_net_keeps_float_accuracy_on_digits():
     model = QuantizableNet()
     x_train, y_train = _tensors(True)
     x_test, y_test = _tensors(False)
-    opt = toolkit.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    # A gentle rate for a few more epochs: at 0.05 the float accuracy swung by three points with the rounding
+    # of the matrix products (one BLAS thread or two), here it settles
+    opt = toolkit.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
     gen = np.random.default_rng(0)
-    for _ in range(3):
+    for _ in range(5):
         order = gen.permutation(len(y_train))
         for start in range(0, len(order), 64):
             idx = toolkit.tensor(order[start:start + 64])
