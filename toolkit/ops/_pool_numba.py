@@ -32,18 +32,18 @@ def max_pool2d(planes, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
     inside = ph == 0 and pw == 0 and dh == 1 and dw == 1 and (ho - 1) * sh + kh <= planes.shape[1] and \
         (wo - 1) * sw + kw <= planes.shape[2]
     if inside and kh == kw == sh == sw == 2:
-        run_slices(max_pool2d_fwd_2x2, n, work // 4, (planes,), (out, idx))
+        out, idx = run_slices(max_pool2d_fwd_2x2, n, work // 4, (planes,), (out, idx))
     elif inside:
-        run_slices(max_pool2d_fwd_inside, n, work, (planes,), (out, idx), (kh, kw, sh, sw))
+        out, idx = run_slices(max_pool2d_fwd_inside, n, work, (planes,), (out, idx), (kh, kw, sh, sw))
     else:
-        run_slices(max_pool2d_fwd, n, work, (planes,), (out, idx), (kh, kw, sh, sw, ph, pw, dh, dw))
+        out, idx = run_slices(max_pool2d_fwd, n, work, (planes,), (out, idx), (kh, kw, sh, sw, ph, pw, dh, dw))
     return out, idx
 
 
 def max_pool2d_backward(g, idx, hw):
     """Scatter-add ``g`` (P, L) into zeros (P, hw) at ``idx`` (P, L)."""
     out = np.empty((g.shape[0], hw), g.dtype)
-    run_slices(max_pool2d_bwd, g.shape[0], out.size + g.size * WORK_PER_COMPARE, (g, idx), (out,))
+    out, = run_slices(max_pool2d_bwd, g.shape[0], out.size + g.size * WORK_PER_COMPARE, (g, idx), (out,))
     return out
 
 

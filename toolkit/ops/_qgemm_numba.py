@@ -80,15 +80,15 @@ def _setup(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp, k: int | None =
 
 
 def _run(kernel, mode: int, x: np.ndarray, packed: PackedWeight, work: int, out: np.ndarray, tail: tuple,
-         epilogue: tuple = ()) -> None:
-    """Split the rows of ``out`` over the cores, on the path ``packed`` was packed for: the portable ``kernel``
-    with ``tail``, or ``_fast_rows`` in ``mode`` with ``tail`` and the ``epilogue``'s five arguments."""
+         epilogue: tuple = ()) -> np.ndarray:
+    """Split the rows of the fresh ``out`` over the cores, on the path ``packed`` was packed for: the portable
+    ``kernel`` with ``tail``, or ``_fast_rows`` in ``mode`` with ``tail`` and the ``epilogue``'s five arguments.
+    Returns the array holding the result (``out``, or its copy after a late helper)."""
     if packed.wv is None:
-        run_slices(kernel, x.shape[0], work, (x,), (out,), (packed.wt, *tail))
-    else:
-        words, padded = _vnni.words(x)
-        run_slices(_fast_rows, x.shape[0], work, (words, padded), (out,),
-                   (packed.wv, *tail[:2], mode, *(epilogue or _NO_EPILOGUE)))
+        return run_slices(kernel, x.shape[0], work, (x,), (out,), (packed.wt, *tail))[0]
+    words, padded = _vnni.words(x)
+    return run_slices(_fast_rows, x.shape[0], work, (words, padded), (out,),
+                      (packed.wv, *tail[:2], mode, *(epilogue or _NO_EPILOGUE)))[0]
 
 
 def gemm_u8s8(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp) -> np.ndarray:
@@ -97,7 +97,7 @@ def gemm_u8s8(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp) -> np.ndarra
     x, m, n, work, w_zp, corr = _setup(x, x_zp, packed, w_zp)
     acc = np.empty((m, n), np.int32)
     if m and n:
-        _run(_gemm_rows, INT32, x, packed, work, acc, (w_zp, corr))
+        acc = _run(_gemm_rows, INT32, x, packed, work, acc, (w_zp, corr))
     return acc
 
 
@@ -111,7 +111,7 @@ def gemm_u8s8_requantize(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp, o
     out = np.empty((m, n), np.uint8)
     if m and n:
         tail = (offset, multiplier, np.float32(y_zp), np.float32(lo), np.float32(hi))
-        _run(_gemm_rows_requantize, REQUANTIZE, x, packed, work, out, (w_zp, corr, *tail), tail)
+        out = _run(_gemm_rows_requantize, REQUANTIZE, x, packed, work, out, (w_zp, corr, *tail), tail)
     return out
 
 
@@ -121,8 +121,8 @@ def gemm_u8s8_dequantize(x: np.ndarray, x_zp: int, packed: PackedWeight, w_zp, s
     x, m, n, work, w_zp, corr = _setup(x, x_zp, packed, w_zp)
     out = np.empty((m, n), np.float32)
     if m and n:
-        _run(_gemm_rows_dequantize, DEQUANTIZE, x, packed, work, out, (w_zp, corr, scale, bias),
-             (bias, scale, np.float32(0), np.float32(0), np.float32(0)))
+        out = _run(_gemm_rows_dequantize, DEQUANTIZE, x, packed, work, out, (w_zp, corr, scale, bias),
+                   (bias, scale, np.float32(0), np.float32(0), np.float32(0)))
     return out
 
 

@@ -3,8 +3,9 @@ argmax/argmin, over a whole contiguous array, over its last dim, or over a middl
 ``(outer, n, inner)`` contiguous layout, and the driver that splits large ones over the threads.
 
 Why: numpy reduces on one thread, and its float32 sums accumulate in float32;
-these loops accumulate float32 in float64 (so they are at least as accurate as
-PyTorch's cascade sum) and split large inputs over ``get_num_threads()``
+these loops add float32 terms in runs of ``NARROW`` over many vector lanes and
+the runs' sums in float64 (so they are at least as accurate as PyTorch's
+cascade sum, and no term pays a conversion) and split large inputs over ``get_num_threads()``
 threads (the loops release the GIL). Whole-array max/argmax and row max/argmax
 run numpy's vectorized loops on the split blocks instead: they beat a compiled
 scalar loop with NaN checks several times over.
@@ -29,6 +30,7 @@ from ..backends.cpu.split import run_tasks, split_threads
 
 SUM, SQUARES, ABS, DEV = 0, 1, 2, 3
 BLOCK = 1 << 14  # elements per partial sum of a whole-array reduction
+NARROW = 1024  # float32 terms added in float32 before their sum joins the float64 accumulator
 INNER = 512  # columns of the (outer, n, inner) layout one task accumulates at a time
 _FAST = {"reassoc"}  # lets LLVM vectorize the accumulation; NaN and inf still propagate
 
@@ -54,20 +56,56 @@ def _sum_span(x, mode, c, zero):
     return acc
 
 
+@numba.njit(inline="always")
+def _plain_term(v, mode):
+    """``_term`` without a center (``SUM``, ``SQUARES``, ``ABS``), in ``v``'s own type."""
+    if mode == SUM:
+        return v
+    if mode == SQUARES:
+        return v * v
+    return abs(v)
+
+
+@numba.njit(fastmath=_FAST)
+def _narrow_span(x, mode, narrow_zero):
+    acc = narrow_zero
+    for i in range(x.size):
+        acc += _plain_term(x[i], mode)
+    return acc
+
+
+@numba.njit
+def _sum_span_narrow(x, mode, narrow_zero, zero):
+    """As ``_sum_span`` for float32 terms without a center: runs of ``NARROW`` terms add in float32 over many
+    vector lanes (a few dozen terms per lane), the runs' sums in the wide accumulator, so no term pays a
+    conversion and the error stays that of a float64 sum of a few thousand float32 values."""
+    acc = zero
+    for k in range(0, x.size, NARROW):
+        acc += _narrow_span(x[k:k + NARROW], mode, narrow_zero)
+    return acc
+
+
 @numba.njit(cache=True, nogil=True)
-def sum_blocks(x, parts, b0, b1, mode, c):
-    """``parts[b]`` = the sum of ``mode``'s terms over block ``b`` of a contiguous 1-D ``x``, for b in [b0, b1)."""
+def sum_blocks(x, parts, b0, b1, mode, c, narrow):
+    """``parts[b]`` = the sum of ``mode``'s terms over block ``b`` of a contiguous 1-D ``x``, for b in [b0, b1);
+    ``narrow``: float32 terms summed in runs (``_sum_span_narrow``)."""
     zero = parts.dtype.type(0)
+    narrow_zero = np.zeros(1, x.dtype)[0]
     for b in range(b0, b1):
-        parts[b] = _sum_span(x[b * BLOCK:min(x.size, (b + 1) * BLOCK)], mode, c, zero)
+        block = x[b * BLOCK:min(x.size, (b + 1) * BLOCK)]
+        parts[b] = _sum_span_narrow(block, mode, narrow_zero, zero) if narrow else _sum_span(block, mode, c, zero)
 
 
 @numba.njit(cache=True, nogil=True)
-def sum_rows(x, out, r0, r1, mode, centers):
+def sum_rows(x, out, r0, r1, mode, centers, narrow):
     """``out[r]`` = the sum of ``mode``'s terms over row ``r`` of a contiguous 2-D ``x``, for r in [r0, r1)."""
     zero = out.dtype.type(0)
+    narrow_zero = np.zeros(1, x.dtype)[0]
     for r in range(r0, r1):
-        out[r] = _sum_span(x[r], mode, centers[r if mode == DEV else 0], zero)
+        if narrow:
+            out[r] = _sum_span_narrow(x[r], mode, narrow_zero, zero)
+        else:
+            out[r] = _sum_span(x[r], mode, centers[r if mode == DEV else 0], zero)
 
 
 @numba.njit(inline="always")
@@ -185,30 +223,25 @@ def _mid_tasks(outer: int, inner: int) -> int:
     return outer * ((inner + INNER - 1) // INNER)
 
 
-def _mid_span(outer: int, inner: int):
-    """Where the middle-dim kernels' task ``t`` starts in their flat ``(outer, inner)`` output."""
-    blocks = (inner + INNER - 1) // INNER
-    return lambda t: outer * inner if t == outer * blocks else (t // blocks) * inner + (t % blocks) * INNER
-
-
 def _layout_sums(x: np.ndarray, mode: int, centers) -> np.ndarray:
     """Sums of ``mode``'s terms over the middle dim of a contiguous ``(outer, n, inner)`` ``x``, shaped
     ``(outer, inner)``; ``centers`` (float64, that shape) only for ``DEV``."""
     outer, n, inner = x.shape
     acc = np.int64 if x.dtype.kind in "iu" else np.float64
+    narrow = x.dtype == np.float32 and mode != DEV
     if outer * inner == 1:
         parts = np.empty((n + BLOCK - 1) // BLOCK, acc)
         c = acc(0) if centers is None else centers.flat[0]  # an int64 zero keeps integer sums exact
-        run_tasks(sum_blocks, parts.size, n, (x.reshape(-1),), (parts,), (mode, c))
+        parts, = run_tasks(sum_blocks, parts.size, n, (x.reshape(-1),), (parts,), (mode, c, narrow))
         return (parts.sum() if parts.size > 1 else parts[:1]).reshape(1, 1)
     if inner == 1:
         r = np.empty(outer, acc)
         c = np.zeros(1, acc) if centers is None else centers.reshape(-1)
-        run_tasks(sum_rows, outer, x.size, (x.reshape(outer, n),), (r,), (mode, c))
+        r, = run_tasks(sum_rows, outer, x.size, (x.reshape(outer, n),), (r,), (mode, c, narrow))
         return r.reshape(outer, 1)
     r = np.empty((outer, inner), acc)
     c = np.zeros((1, 1), acc) if centers is None else centers
-    run_tasks(sum_mid, _mid_tasks(outer, inner), x.size, (x,), (r,), (mode, c), _mid_span(outer, inner))
+    r, = run_tasks(sum_mid, _mid_tasks(outer, inner), x.size, (x,), (r,), (mode, c))
     return r
 
 
@@ -302,7 +335,7 @@ def extreme(a: np.ndarray, dim, keepdim: bool, largest: bool, indices: bool = Tr
         nb = 4 * get_num_threads()
         size = -(-n // nb)
         vals, idx = np.empty(nb, a.dtype), np.empty(nb, np.int64) if indices else None
-        run_tasks(_block_extremes, nb, n, (x.reshape(-1),), (vals, idx), (largest, size))
+        vals, idx = run_tasks(_block_extremes, nb, n, (x.reshape(-1),), (vals, idx), (largest, size))
         if indices:
             v, i = _first_extreme(vals, idx, largest)
             vals, idx = np.asarray(v, a.dtype), np.asarray(i, np.int64)
@@ -311,9 +344,9 @@ def extreme(a: np.ndarray, dim, keepdim: bool, largest: bool, indices: bool = Tr
     elif inner == 1:
         vals = np.empty(outer, a.dtype) if values or not indices else None
         idx = np.empty(outer, np.int64) if indices else None
-        run_tasks(_row_extremes, outer, x.size, (x.reshape(outer, n),), (vals, idx), (largest,))
+        vals, idx = run_tasks(_row_extremes, outer, x.size, (x.reshape(outer, n),), (vals, idx), (largest,))
     else:
         vals, idx = np.empty((outer, inner), a.dtype), np.empty((outer, inner), np.int64)
-        run_tasks(arg_mid, _mid_tasks(outer, inner), x.size, (x,), (vals, idx), (largest,), _mid_span(outer, inner))
+        vals, idx = run_tasks(arg_mid, _mid_tasks(outer, inner), x.size, (x,), (vals, idx), (largest,))
     vals = restore_layout(vals, a, kept, dims, keepdim) if values else None
     return vals, restore_layout(idx, a, kept, dims, keepdim) if indices else None

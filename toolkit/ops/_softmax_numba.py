@@ -59,7 +59,7 @@ def _exp32(x):
     # n can reach the subnormal range. NaN stays NaN.
     c = x if x >= np.float32(-104.0) else np.float32(-104.0)
     c = c if c <= np.float32(89.0) else np.float32(89.0)
-    n = math.floor(c * np.float32(1.44269504088896341) + np.float32(0.5))
+    n = np.floor(c * np.float32(1.44269504088896341) + np.float32(0.5))  # float32 (math.floor gives int64)
     r = c - n * np.float32(0.693359375) - n * np.float32(-2.12194440e-4)
     p = np.float32(1.9875691500e-4)
     p = p * r + np.float32(1.3981999507e-3)
@@ -79,7 +79,7 @@ def _exp32(x):
 def _exp64(x):
     c = x if x >= -746.0 else -746.0
     c = c if c <= 710.0 else 710.0
-    n = math.floor(c * 1.4426950408889634073599 + 0.5)
+    n = np.floor(c * 1.4426950408889634073599 + 0.5)
     r = c - n * 6.93145751953125e-1 - n * 1.42860682030941723212e-6
     rr = r * r
     px = r * ((1.26177193074810590878e-4 * rr + 3.02994407707441961300e-2) * rr + 9.99999999999999999910e-1)
@@ -104,36 +104,66 @@ def _exp_overload(x):
     return lambda x: _exp64(x)
 
 
+def _like(x, v):
+    """``v`` converted to ``x``'s float type, so a float64 row total does not turn a float32 loop into a
+    float64 one with a conversion per element."""
+
+
+@overload(_like, inline="always")
+def _like_overload(x, v):
+    if x == types.float32:
+        return lambda x, v: np.float32(v)
+    return lambda x, v: np.float64(v)
+
+
+def _ordered(row, i):
+    """The bits ``i`` of a float in ``row`` (int32 for float32, int64 for float64) as an integer of that width
+    that orders like the float: the magnitude bits of negative floats flipped. Its own inverse."""
+
+
+@overload(_ordered, inline="always")
+def _ordered_overload(row, i):
+    if row.dtype == types.float32:  # numba widens int32 arithmetic to int64: narrow it back
+        return lambda row, i: np.int32(i ^ ((i >> np.int32(31)) & np.int32(0x7FFFFFFF)))
+    return lambda row, i: np.int64(i ^ ((i >> np.int64(63)) & np.int64(0x7FFFFFFFFFFFFFFF)))
+
+
+def _bits(row):
+    """A float32 (float64) row's bits as int32 (int64), a view."""
+
+
+@overload(_bits, inline="always")
+def _bits_overload(row):
+    if row.dtype == types.float32:
+        return lambda row: row.view(np.int32)
+    return lambda row: row.view(np.int64)
+
+
+def _float_from_bits(row, i):
+    """The float of ``row``'s dtype whose bits are ``i``."""
+
+
+@overload(_float_from_bits, inline="always")
+def _float_from_bits_overload(row, i):
+    if row.dtype == types.float32:
+        return lambda row, i: _f32_from_bits(np.int32(i))
+    return lambda row, i: _f64_from_bits(np.int64(i))
+
+
 @numba.njit(cache=True)
 def _row_max(row):
-    """The row's max with eight running maxima (LLVM vectorizes them); a NaN may or may not win, which is
-    fine here: it reaches the row's sum either way."""
-    m = row.shape[0]
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = row[0]
-    n8 = m - m % 8
-    for j in range(0, n8, 8):
-        v = row[j]
-        a0 = v if v > a0 else a0
-        v = row[j + 1]
-        a1 = v if v > a1 else a1
-        v = row[j + 2]
-        a2 = v if v > a2 else a2
-        v = row[j + 3]
-        a3 = v if v > a3 else a3
-        v = row[j + 4]
-        a4 = v if v > a4 else a4
-        v = row[j + 5]
-        a5 = v if v > a5 else a5
-        v = row[j + 6]
-        a6 = v if v > a6 else a6
-        v = row[j + 7]
-        a7 = v if v > a7 else a7
-    for j in range(n8, m):
-        v = row[j]
-        a0 = v if v > a0 else a0
-    for v in (a1, a2, a3, a4, a5, a6, a7):
-        a0 = v if v > a0 else a0
-    return a0
+    """The max of a contiguous float row, as an integer max over order-preserving bit patterns: LLVM
+    vectorizes an integer max reduction, and no float max without fast-math. A NaN may or may not win,
+    which is fine here: it reaches the row's sum either way."""
+    bits = _bits(row)
+    top = _ordered(row, bits[0])
+    for j in range(1, bits.shape[0]):
+        k = _ordered(row, bits[j])
+        top = k if k > top else top
+    return _float_from_bits(row, _ordered(row, top))
+
+
+BLOCK = 512  # elements summed in the input's precision before the block's sum joins the float64 total
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
@@ -152,32 +182,54 @@ def _row_dot(a, b):
     return total
 
 
+@numba.njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract"})
+def _block_sum_exp(x, top):
+    part = _like(top, 0.0)
+    for j in range(x.shape[0]):
+        part += _exp(x[j] - top)
+    return part
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _row_sum_exp(x, top):
+    """sum(exp(x - top)) without storing the exponentials: blocks of ``BLOCK`` sum in x's precision (many
+    vector lanes, each adding a few dozen terms), their sums in float64."""
+    total = 0.0
+    for start in range(0, x.shape[0], BLOCK):
+        total += np.float64(_block_sum_exp(x[start:start + BLOCK], top))
+    return total
+
+
+@numba.njit(cache=True, error_model="numpy", fastmath={"contract"})
+def _exp_store(x, top, out):
+    for j in range(x.shape[0]):
+        out[j] = _exp(x[j] - top)
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _forward_row(x, out, log):
     if x.shape[0] == 0:
         return
     top = _row_max(x)
-    for j in range(x.shape[0]):
-        out[j] = _exp(x[j] - top)
-    total = _row_sum(out)
-    if log:
-        shift = top + math.log(total)
+    if log:  # (x - top) - log(sum(exp(x - top))): two reads of x, one write; top + log(...) would round
+        shift = _like(top, math.log(_row_sum_exp(x, top)))  # away the low bits of x - top near large x
         for j in range(x.shape[0]):
-            out[j] = x[j] - shift
+            out[j] = (x[j] - top) - shift
     else:
-        scale = 1.0 / total
+        _exp_store(x, top, out)
+        scale = _like(top, 1.0 / _row_sum(out))
         for j in range(x.shape[0]):
             out[j] = out[j] * scale
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", fastmath={"contract"})
 def _backward_row(grad, y, out, log):
     if log:  # grad - exp(y) * sum(grad)
-        total = _row_sum(grad)
+        total = _like(grad[0], _row_sum(grad))
         for j in range(grad.shape[0]):
             out[j] = grad[j] - _exp(y[j]) * total
     else:  # y * (grad - sum(grad * y))
-        total = _row_dot(grad, y)
+        total = _like(grad[0], _row_dot(grad, y))
         for j in range(grad.shape[0]):
             out[j] = y[j] * (grad[j] - total)
 
@@ -258,7 +310,7 @@ def softmax_along(x: np.ndarray, dim: int, log: bool) -> np.ndarray:
     parts = _split(x, dim)
     out = np.empty_like(parts)
     kernel = _forward_rows if parts.ndim == 2 else _forward_planes
-    run_slices(kernel, parts.shape[0], parts.size * WORK_PER_ELEMENT, (parts,), (out,), (log,))
+    out, = run_slices(kernel, parts.shape[0], parts.size * WORK_PER_ELEMENT, (parts,), (out,), (log,))
     return out.reshape(x.shape)
 
 
@@ -268,5 +320,5 @@ def softmax_backward_along(grad: np.ndarray, y: np.ndarray, dim: int, log: bool)
     g, r = _split(grad, dim), _split(y, dim)
     out = np.empty_like(g)
     kernel = _backward_rows if g.ndim == 2 else _backward_planes
-    run_slices(kernel, g.shape[0], g.size * WORK_PER_ELEMENT, (g, r), (out,), (log,))
+    out, = run_slices(kernel, g.shape[0], g.size * WORK_PER_ELEMENT, (g, r), (out,), (log,))
     return out.reshape(grad.shape)

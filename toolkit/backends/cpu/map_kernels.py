@@ -83,7 +83,7 @@ class MapKernel:
             def rows(*a):  # split passes (inputs, out, params), the loop takes (out, inputs, params)
                 loop(a[n_in], *a[:n_in], *a[n_in + 1:])
 
-            run_slices(rows, out.size, out.size * self.work, tuple(flat), (out,), tuple(params))
+            out, = run_slices(rows, out.size, out.size * self.work, tuple(flat), (out,), tuple(params))
         elif out.size:
             self.module.serial(out, *flat, *params)
         out = out.reshape(shape)

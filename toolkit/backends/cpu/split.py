@@ -15,8 +15,10 @@ Two ways to hand out work:
 - ``run_slices(kernel, n, work, inputs, outputs, tail)`` calls ``kernel(*inputs[a:b], *outputs[a:b], *tail)``
   on slices along the first dim, for kernels whose rows are independent (softmax rows).
 
-Helpers compute into scratch buffers and copy a finished chunk into the output under the lock, so no helper
-writes into an output after the call has returned it.
+The outputs are fresh arrays the call owns until it returns, and both return the outputs to use: helpers
+write their chunks straight into them, and only when a helper is too late (the caller computes its chunks
+itself) does the call return copies instead, so that a helper still writing into the first arrays never
+touches what the user holds. The common case pays no copy; the late case pays one.
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-
-import numpy as np
 
 from ..._core.threads import get_num_threads
 
@@ -41,8 +41,6 @@ PARALLEL_MIN = 1 << 21
 BUSY_BACKOFF = 8
 _busy = [0, 1]  # serial calls still to run, serial calls after the next late split
 _pool: list = [None]
-_SCRATCH_KEEP = 1 << 23  # bytes of a helper's slice scratch kept between calls (larger ones are freed)
-_scratch = threading.local()
 
 
 def _reset_pool() -> None:
@@ -69,49 +67,51 @@ def split_threads(work: int, ntasks: int) -> int:
     return min(get_num_threads(), ntasks)
 
 
-def run_tasks(kernel, ntasks: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = (), span=None) -> None:
+def run_tasks(kernel, ntasks: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = ()) -> tuple:
     """Call ``kernel(*inputs, *outputs, t0, t1, *tail)`` over the tasks [0, ntasks): at once below
-    ``PARALLEL_MIN`` elements of ``work``, else in chunks shared with helper threads.
+    ``PARALLEL_MIN`` elements of ``work``, else in chunks shared with helper threads, and return the outputs
+    to use (``outputs`` themselves, or copies after a late helper; ``None`` entries stay ``None``).
 
-    Task ``t`` writes the flat elements ``[span(t), span(t + 1))`` of each output (``span`` is the identity by
-    default).
+    The tasks of a range write all of their part of the outputs (whatever it held before) and no other part;
+    the outputs must be fresh arrays nobody else sees until the call returns.
     """
     threads = split_threads(work, ntasks)
     if threads < 2:
         kernel(*inputs, *outputs, 0, ntasks, *tail)
-        return
-    _Split(kernel, ntasks, threads, inputs, outputs, tail, span).run()
+        return outputs
+    return _Split(kernel, ntasks, threads, inputs, outputs, tail).run()
 
 
-def run_slices(kernel, n: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = ()) -> None:
+def run_slices(kernel, n: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = ()) -> tuple:
     """Call ``kernel(*(a[lo:hi] for a in inputs), *(o[lo:hi] for o in outputs), *tail)`` over slices of the
     first dim [0, n): at once below ``PARALLEL_MIN`` elements of ``work``, else in chunks shared with helper
-    threads. Every input and output has ``n`` rows; each output row depends only on the same input rows."""
+    threads, and return the outputs to use (as :func:`run_tasks`). Every input and output has ``n`` rows; each
+    output row depends only on the same input rows; the outputs are fresh arrays."""
     threads = split_threads(work, n)
     if threads < 2:
         kernel(*inputs, *outputs, *tail)
-        return
-    _Slices(kernel, n, threads, inputs, outputs, tail).run()
+        return outputs
+    return _Slices(kernel, n, threads, inputs, outputs, tail).run()
 
 
 class _Split:
     """One call's chunks, taken from a shared counter by the caller and the helpers.
 
-    Helpers compute into their own scratch outputs and copy a finished chunk in under the lock, unless the
-    caller has taken that chunk over. Once the counter runs out, the caller waits about one chunk's time for
-    chunks still in a helper's hands, then computes the rest itself and returns. So when the other cores are
-    busy (a helper not started, or descheduled halfway through a chunk) the call costs what the serial loop
-    costs, where thread pools that wait for every worker lose many times over.
+    Helpers write their chunks straight into the outputs and mark each one done under the lock. Once the
+    counter runs out, the caller waits about one chunk's time for chunks still in a helper's hands; past
+    that it copies the outputs (finished chunks included), computes the late chunks into the copies and
+    returns those, leaving the first arrays to the late helper. So when the other cores are busy (a helper
+    not started, or descheduled halfway through a chunk) the call costs what the serial loop costs, where
+    thread pools that wait for every worker lose many times over.
     """
 
     FREE, HELPER, HELPED, CALLER, TAKEN = 0, 1, 2, 3, 4  # chunk states: by whom it is computed or was
 
-    def __init__(self, kernel, ntasks, threads, inputs, outputs, tail, span=None):
+    def __init__(self, kernel, ntasks, threads, inputs, outputs, tail):
         self.kernel, self.inputs, self.outputs, self.tail = kernel, inputs, outputs, tail
         self.threads = threads
         nchunks = min(ntasks, 4 * threads)
         self.bounds = [ntasks * i // nchunks for i in range(nchunks + 1)]
-        self.span = span or (lambda t: t)
         self.state = [self.FREE] * nchunks
         self.counter = itertools.count()
         self.cond = threading.Condition()
@@ -125,33 +125,21 @@ class _Split:
             return i
 
     def _chunk(self, outputs, i: int) -> None:
-        """Compute chunk ``i`` into ``outputs`` (the real ones, or a helper's scratch)."""
+        """Compute chunk ``i`` into ``outputs``."""
         self.kernel(*self.inputs, *outputs, self.bounds[i], self.bounds[i + 1], *self.tail)
 
-    def _scratch(self) -> tuple:
-        return tuple(None if o is None else np.empty_like(o) for o in self.outputs)
-
-    def _deliver(self, scratch, i: int) -> None:
-        """Copy chunk ``i`` from a helper's scratch into the outputs (called under the lock)."""
-        lo, hi = self.span(self.bounds[i]), self.span(self.bounds[i + 1])
-        for o, s in zip(self.outputs, scratch):
-            if o is not None:
-                o.reshape(-1)[lo:hi] = s.reshape(-1)[lo:hi]
-
     def _help(self) -> None:
-        scratch = None
+        outputs = self.outputs  # a late helper keeps writing into these, never into the copies
         i = self._claim(self.HELPER)
         while i is not None:
-            scratch = scratch or self._scratch()
-            self._chunk(scratch, i)
+            self._chunk(outputs, i)
             with self.cond:
                 if self.state[i] == self.HELPER:
-                    self._deliver(scratch, i)
                     self.state[i] = self.HELPED
                     self.cond.notify_all()
             i = self._claim(self.HELPER)
 
-    def run(self) -> None:
+    def run(self) -> tuple:
         pool = _executor(self.threads - 1)
         for _ in range(self.threads - 1):
             pool.submit(self._help)
@@ -174,38 +162,18 @@ class _Split:
                 _busy[1] = min(2 * _busy[1], BUSY_BACKOFF)
             else:
                 _busy[1] = 1
+        if not late:
+            return self.outputs
+        # A late chunk's rows in the first arrays may still change, the rest are final: copy, then recompute.
+        outputs = tuple(None if o is None else o.copy() for o in self.outputs)
         for i in late:
-            self._chunk(self.outputs, i)
+            self._chunk(outputs, i)
+        return outputs
 
 
 class _Slices(_Split):
-    """Chunks that are slices along the first dim: a helper's scratch holds one chunk (kept between calls
-    while small), not a whole output."""
+    """Chunks that are slices along the first dim."""
 
     def _chunk(self, outputs, i: int) -> None:
         lo, hi = self.bounds[i], self.bounds[i + 1]
-        if outputs is self.outputs:
-            outs = tuple(o[lo:hi] for o in outputs)
-        else:  # a helper's scratch, indexed from 0
-            outs = tuple(s[:hi - lo] for s in outputs)
-        self.kernel(*(a[lo:hi] for a in self.inputs), *outs, *self.tail)
-
-    def _scratch(self) -> tuple:
-        rows = max(b - a for a, b in zip(self.bounds, self.bounds[1:]))
-        shapes = [(rows, *o.shape[1:]) for o in self.outputs]
-        sizes = [int(np.prod(s)) * o.dtype.itemsize for s, o in zip(shapes, self.outputs)]
-        kept = getattr(_scratch, "buffer", None)
-        if kept is None or kept.nbytes < sum(sizes):
-            kept = np.empty(sum(sizes), np.uint8)
-            if kept.nbytes <= _SCRATCH_KEEP:
-                _scratch.buffer = kept
-        views, at = [], 0
-        for shape, size, o in zip(shapes, sizes, self.outputs):
-            views.append(kept[at:at + size].view(o.dtype).reshape(shape))
-            at += size
-        return tuple(views)
-
-    def _deliver(self, scratch, i: int) -> None:
-        lo, hi = self.bounds[i], self.bounds[i + 1]
-        for o, s in zip(self.outputs, scratch):
-            o[lo:hi] = s[:hi - lo]
+        self.kernel(*(a[lo:hi] for a in self.inputs), *(o[lo:hi] for o in outputs), *self.tail)

@@ -1,0 +1,81 @@
+"""The shared-chunk runner: a helper that comes too late never writes into what the call returned."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import toolkit
+from toolkit.backends.cpu import split
+
+
+@pytest.fixture
+def two_threads(monkeypatch):
+    old = toolkit.get_num_threads()
+    toolkit.set_num_threads(2)
+    monkeypatch.setattr(split, "_busy", [0, 1])  # split this call even after an earlier late helper
+    monkeypatch.setattr(split, "PARALLEL_MIN", 1)
+    yield
+    toolkit.set_num_threads(old)
+
+
+def _slow_helper_kernel(done: threading.Event):
+    main = threading.main_thread()
+
+    def kernel(x, out):  # every row: twice its input; a helper's chunk comes long after the caller's
+        if threading.current_thread() is not main:
+            time.sleep(0.3)
+            out[:] = 2 * x
+            done.set()
+        else:  # slow enough that the helper thread claims a chunk before the caller has taken them all
+            time.sleep(0.02)
+            out[:] = 2 * x
+    return kernel
+
+
+def test_late_helper_writes_only_into_the_abandoned_arrays(two_threads):
+    x = np.arange(64.0).reshape(16, 4)
+    out = np.full_like(x, np.nan)
+    done = threading.Event()
+    result, = split.run_slices(_slow_helper_kernel(done), 16, 1 << 30, (x,), (out,))
+    assert result is not out  # the helper's chunk was late, so the call returned a copy
+    np.testing.assert_array_equal(result, 2 * x)
+    result[:] = -1.0  # the user's array now: the late helper must not touch it
+    assert done.wait(5)
+    time.sleep(0.05)
+    assert (result == -1.0).all()
+
+
+def test_helpers_in_time_return_the_given_outputs(two_threads):
+    x = np.arange(40_000.0).reshape(400, 100)
+    out = np.empty_like(x)
+
+    def kernel(a, o):
+        o[:] = a + 1
+
+    results = [split.run_slices(kernel, 400, 1 << 30, (x,), (out,))[0] for _ in range(5)]
+    for r in results:
+        np.testing.assert_array_equal(r, x + 1)
+    assert any(r is out for r in results)  # on a busy machine some calls may still find a helper late
+
+
+def test_tasks_late_helper_returns_copies(two_threads):
+    x = np.arange(32.0)
+    out = np.full(32, np.nan)
+    main = threading.main_thread()
+    done = threading.Event()
+
+    def kernel(a, o, unused, t0, t1):
+        if threading.current_thread() is not main:
+            time.sleep(0.3)
+            done.set()
+        else:
+            time.sleep(0.02)
+        o[t0:t1] = a[t0:t1] * 3
+
+    result, none = split.run_tasks(kernel, 32, 1 << 30, (x,), (out, None))
+    assert none is None
+    np.testing.assert_array_equal(result, 3 * x)
+    assert result is not out
+    assert done.wait(5)
