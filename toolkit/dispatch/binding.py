@@ -135,7 +135,10 @@ def _plan(op: OpDef):
     is_tensor = tuple(p.type == "Tensor" for p in params)
     # What follows two leading tensors (an operator's call, ``a + b``) when binding needs nothing else: defaults.
     pair_tail = tuple(defaults[2:]) if n_min <= 2 <= len(positional) and is_tensor[:2] == (True, True) else None
-    plan = (n_min, len(positional), is_tensor, tuple(defaults), len(params), pair_tail)
+    # The most positional arguments a call may pass: more are packed only into a trailing int list or tensors.
+    packs = op.tensor_varargs is not None or (positional and positional[-1].type.startswith("int["))
+    max_args = float("inf") if packs else len(positional)
+    plan = (n_min, len(positional), is_tensor, tuple(defaults), len(params), pair_tail, max_args)
     op._bind_plan = plan
     return plan
 

@@ -42,7 +42,7 @@ def select_overload(ops: list, args: tuple, kwargs: dict) -> tuple[OpDef, list]:
     for o in ops:
         if o.required_kwargs and any(k not in kwargs for k in o.required_kwargs):
             continue
-        if _number_for_tensor(o, args):
+        if len(args) > (o._bind_plan or _plan(o))[6] or _number_for_tensor(o, args, kwargs):
             continue
         try:
             return o, bind(o, args, kwargs)
@@ -51,12 +51,20 @@ def select_overload(ops: list, args: tuple, kwargs: dict) -> tuple[OpDef, list]:
     raise _no_overload_fits(ops, args, kwargs)
 
 
-def _number_for_tensor(op: OpDef, args: tuple) -> bool:
-    """Whether a positional argument is a Python number where ``op`` takes a tensor that binding would refuse."""
+def _number_for_tensor(op: OpDef, args: tuple, kwargs: dict) -> bool:
+    """Whether an argument is a Python number where ``op`` takes a tensor that binding would refuse
+    (``clamp(x, min=0)`` passes over ``clamp.Tensor``)."""
     params = op.args
     for i, v in enumerate(args):
         if i < len(params) and isinstance(v, NUMBER) and params[i].is_tensor and not takes_number(op, params[i], i):
             return True
+    if kwargs:
+        names = op.arg_names
+        for k, v in kwargs.items():
+            if isinstance(v, NUMBER) and k in names:
+                i = names.index(k)
+                if params[i].is_tensor and not takes_number(op, params[i], i):
+                    return True
     return False
 
 

@@ -22,6 +22,8 @@ never loads numba; the compiled functions are cached on disk.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -189,6 +191,8 @@ def dense_layout(a: np.ndarray, dims):
     middle, without copying, and the order of the kept dims in that view; None where no such view exists."""
     if a.ndim == 0:
         return None
+    if dims is None and a.flags.c_contiguous:  # the whole of a dense array: the common case, without the search
+        return a.reshape(1, a.size, 1), ()
     perm = tuple(range(a.ndim))
     if not a.flags.c_contiguous:
         perm = tuple(sorted(perm, key=lambda d: (-a.strides[d], d)))
@@ -200,8 +204,8 @@ def dense_layout(a: np.ndarray, dims):
     if pos != list(range(pos[0], pos[-1] + 1)):
         return None
     shape = b.shape
-    outer = int(np.prod(shape[:pos[0]]))
-    n = int(np.prod(shape[pos[0]:pos[-1] + 1]))
+    outer = math.prod(shape[:pos[0]])
+    n = math.prod(shape[pos[0]:pos[-1] + 1])
     kept = tuple(d for d in perm if d not in red)
     return b.reshape(outer, n, -1), kept
 

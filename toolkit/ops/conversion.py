@@ -103,10 +103,13 @@ def _(self, src, non_blocking=False):
 
 
 @op("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", kind=INPLACE, function=False, overlap_ok=("self",))
-def fill_(self, value):
-    """Fill ``self`` with ``value`` (cast to ``self``'s dtype)."""
-    out = np.empty_like(self)
-    out.fill(_dt.checked_scalar(value, out.dtype))
+def fill_(self, value, out=None):
+    """Fill ``self`` with ``value`` (cast to ``self``'s dtype; written straight into ``out``, self's own array,
+    where dispatch passes it)."""
+    v = _dt.checked_scalar(value, self.dtype)
+    if out is None:
+        out = np.empty_like(self)
+    out.fill(v)
     return out
 
 
@@ -134,9 +137,12 @@ def _(grad):
 
 
 @op("zero_(Tensor(a!) self) -> Tensor(a!)", kind=INPLACE, function=False, overlap_ok=("self",))
-def zero_(self):
-    """Fill ``self`` with zeros."""
-    return np.zeros_like(self)
+def zero_(self, out=None):
+    """Fill ``self`` with zeros (written straight into ``out``, self's own array, where dispatch passes it)."""
+    if out is None:
+        return np.zeros_like(self)
+    out.fill(0)
+    return out
 
 
 @zero_.grad
