@@ -21,8 +21,9 @@ from .ops import api
 from .tensor import Tensor, wrap
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """Copy ``data`` (numbers, nested lists, numpy arrays, tensors) into a new tensor."""
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
+           names=None) -> Tensor:
+    """Copy ``data`` (numbers, nested lists, numpy arrays, tensors) into a new tensor (with dimension ``names``)."""
     if CREATION_HOOKS:
         for h in CREATION_HOOKS:
             h("tensor")
@@ -32,7 +33,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         d = data.dtype
     else:
         d = _dt.as_dtype(dtype) if dtype is not None else infer_dtype(data)
-    return copy_of_data(data, d, device if device is not None else DEFAULT_DEVICE.device, requires_grad)
+    t = copy_of_data(data, d, device if device is not None else DEFAULT_DEVICE.device, requires_grad)
+    if names is not None:
+        t.names = names
+    return t
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

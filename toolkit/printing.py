@@ -248,4 +248,6 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    if t._extra and t._extra.get("names"):
+        suffixes.append(f"names={t._extra['names']}")
     return _add_suffixes(prefix + body, suffixes, indent)

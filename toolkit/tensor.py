@@ -17,11 +17,13 @@ from ._core import layout_kinds as _layout_kinds
 from ._core.device import CPU, as_device
 from ._core.from_data import to_array
 from ._core.memory_format import is_contiguous_as
+from ._core.names import dim_of
 from ._core.shape import Size, wrap_dim
 from ._core.state import STATE
 from ._core.storage import Storage
 from ._tensor_legacy import TensorLegacy
 from ._tensor_methods import TensorConversions, TensorMemory
+from ._tensor_names import TensorNames
 from .indexing import TensorIndexing
 from .ops.runtime import registry_methods
 from .printing import tensor_repr
@@ -45,7 +47,7 @@ def _dim_index(dim) -> int:
 
 
 @registry_methods
-class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
+class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy, TensorNames):
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = (
@@ -87,7 +89,8 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
         if dim is None:
             return Size(self._data.shape)
         if type(dim) is not int:
-            dim = _dim_index(dim)
+            named = isinstance(dim, str) and self._extra and self._extra.get("names")
+            dim = dim_of(named, self.ndim, dim) if named else _dim_index(dim)
         return self._data.shape[wrap_dim(dim, self._data.ndim, "size")]
 
     @property
@@ -253,7 +256,10 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy):
 
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if self._extra is not None and g is not None and "names" in self._extra and g._extra is None:
+            g._extra = {"names": self._extra["names"]}  # a gradient carries its tensor's names
+        return g
 
     @grad.setter
     def grad(self, value) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 
+from .._core.names import NAME_STATE
 from ..dispatch import STATE
 from .grad_mode import LOCAL, _set_grad
 from .graph import gradient_edge
@@ -191,6 +192,7 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
     prev = LOCAL.grad_enabled
     _set_grad(create_graph)
     prev_callbacks, ENGINE._callbacks = ENGINE._callbacks, []
+    names_were_off, NAME_STATE.off = NAME_STATE.off, True  # derivative rules work on positions, not names
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -256,5 +258,6 @@ def run_backward(roots, grads, retain_graph: bool, create_graph: bool, inputs=No
             callbacks.pop(0)()
     finally:
         ENGINE._callbacks = prev_callbacks
+        NAME_STATE.off = names_were_off
         _set_grad(prev)
     return captures

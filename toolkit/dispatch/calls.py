@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..ops.registry import OpDef
 from ..tensor import Tensor
 from .binding import NUMBER, _plan, bind, takes_number, type_name
+from .names import retry_named
 from .running import execute
 
 
@@ -14,10 +15,13 @@ def call_op(op: OpDef, args: tuple, kwargs: dict):
 
 
 def call_overloads(ops: list, args: tuple, kwargs: dict):
-    """Run the overload ``select_overload`` picks."""
-    if len(ops) == 1:
-        return execute(ops[0], bind(ops[0], args, kwargs))
-    return execute(*select_overload(ops, args, kwargs))
+    """Run the overload ``select_overload`` picks; arguments that fit none may name dimensions of a named
+    tensor (``retry_named``)."""
+    try:
+        op, bound = (ops[0], bind(ops[0], args, kwargs)) if len(ops) == 1 else select_overload(ops, args, kwargs)
+    except TypeError as e:
+        return retry_named(ops, args, kwargs, e, call_overloads)
+    return execute(op, bound)
 
 
 def call_pair(ops: list, a: Tensor, b):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from .. import cuda
 from .._core.device import CPU
+from .._core.names import NAME_STATE
 from ..ops.registry import OpDef
 from ..tensor import Tensor
+from .names import NamedCall
 
 
 class SparseCall(Exception):
@@ -20,6 +22,8 @@ def device_of(op: OpDef, bound: list):
         if isinstance(v, Tensor):
             if v._sparse_key is not None:
                 raise SparseCall
+            if v._extra is not None and "names" in v._extra and not NAME_STATE.off:
+                raise NamedCall
             d = v._storage.device
             if dev is None:
                 dev = d
@@ -33,6 +37,8 @@ def device_of(op: OpDef, bound: list):
                 if e is not None:
                     if e._sparse_key is not None:
                         raise SparseCall
+                    if e._extra is not None and "names" in e._extra and not NAME_STATE.off:
+                        raise NamedCall
                     d = e._storage.device
                     if dev is None:
                         dev = d

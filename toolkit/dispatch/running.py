@@ -11,6 +11,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core.device import CPU, DEFAULT_DEVICE
 from .._core.fp_errors import ignore_fp_errors
+from .._core.names import NAME_STATE
 from .._core.overlap import (
     FULL,
     INTERNAL_OVERLAP_MESSAGE,
@@ -30,6 +31,7 @@ from .binding import type_name
 from .conj import conj_input, is_conj, keeps_conj, write_conj
 from .devices import SparseCall, cuda_device, device_of, kernel_for
 from .layouts import run_sparse
+from .names import NamedCall, run_named
 from .promotion import (
     ELEMENTWISE_KINDS,
     compute_promotion,
@@ -54,6 +56,8 @@ def execute(op: OpDef, bound: list):
         return _run(op, bound)
     except SparseCall:
         return run_sparse(op, bound)
+    except NamedCall:
+        return run_named(op, bound, run)
 
 
 def _observed(op: OpDef, bound: list, i: int):
@@ -129,8 +133,11 @@ def _scan(op: OpDef, bound: list, arrays: list, key: list | None) -> tuple:
         # Subclasses (nn.Parameter) add one layout check; a sparse tensor leaves this path (``SparseCall``).
         if type(v) is Tensor or (isinstance(v, Tensor) and (v._sparse_key is None or _sparse_call())):
             a = arrays[i] = v._data
-            if v._extra is not None and is_conj(v):
-                arrays[i] = conj_input(op, v)
+            if v._extra is not None:
+                if is_conj(v):
+                    arrays[i] = conj_input(op, v)
+                if "names" in v._extra and not NAME_STATE.off:
+                    raise NamedCall
             if key is not None:
                 key.append(a.dtype)
                 key.append(a.ndim == 0)
@@ -186,6 +193,8 @@ def run(op: OpDef, bound: list):
         return _run(op, bound)
     except SparseCall:
         return run_sparse(op, bound)
+    except NamedCall:
+        return run_named(op, bound, run)
 
 
 def _run(op: OpDef, bound: list):
@@ -199,6 +208,9 @@ def _run(op: OpDef, bound: list):
     if op.composite is not None:
         if op.kernels:  # a composite with kernels of its own (a sparse one) takes them for sparse arguments
             device_of(op, bound)
+        elif NAME_STATE.in_use and not NAME_STATE.off and any(
+                isinstance(bound[i], Tensor) and bound[i]._extra is not None for i in op.tensor_args):
+            device_of(op, bound)  # raises NamedCall for a named input: the composite runs under its own rule
         return op.composite(*bound)
     if op.refuse_grad_args and STATE.grad_enabled:
         _refuse_grad(op, bound)

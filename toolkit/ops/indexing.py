@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none, wrap_dim
 from . import api
@@ -191,7 +192,7 @@ def _(rng):
     yield (_samples_float(rng, 0, 3), 1, 1), {}
 
 
-@op("select(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", kind=VIEW)
+@op("select(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", kind=VIEW, name_rule=_names.drop_dim)
 def select(self, dim, index):
     """The slice at ``index`` along ``dim``, with that dim removed (a view)."""
     shape = self.shape

@@ -15,6 +15,7 @@ import numpy as np
 from .._core import blas_threads as _blas
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
+from .._core.names import MATMUL
 from . import (
     _einsum,  # noqa: F401  (registers einsum)
     _flops,
@@ -34,7 +35,7 @@ from .registry import LINALG, op
 # ---------------------------------------------------------------------------------------------
 # Matrix products
 # ---------------------------------------------------------------------------------------------
-@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, autocast="lower", flops=_flops.mm)
+@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower", flops=_flops.mm)
 def mm(self, mat2):
     """Matrix product of two 2-D tensors (no broadcasting; see ``matmul``)."""
     _check_mm(self, mat2)
@@ -60,7 +61,7 @@ def _(rng):
     yield (rng.standard_normal((2, 0)), rng.standard_normal((0, 3))), {}
 
 
-@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, autocast="lower", flops=_flops.bmm)
+@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower", flops=_flops.bmm)
 def bmm(self, mat2):
     """Batched matrix product of two 3-D tensors with equal batch sizes (no broadcasting)."""
     _check_bmm(self, mat2)
@@ -95,7 +96,7 @@ def _matmul_node(bound, outputs) -> str:
     return _MATMUL_NODES.get(dims, "CloneBackward0" if dims[0] == 2 else "UnsafeViewBackward0")
 
 
-@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, autocast="lower", dunders=("matmul", "rmatmul"),
+@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower", dunders=("matmul", "rmatmul"),
     flops=_flops.matmul, grad_fn=_matmul_node)
 def matmul(self, other):
     """Matrix product with torch.matmul's rules: 1-D operands act as vectors, batch dims broadcast."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
+from .._core.names import KEEP
 from .._core.shape import wrap_dim
 from .reduction import dtype_title
 from .registry import NN, op
@@ -47,7 +48,7 @@ def _shifted(x: np.ndarray, d: int | None):
         return acc - np.max(acc, axis=d, keepdims=True)
 
 
-@op("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN, out="exact")
+@op("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN, name_rule=KEEP, out="exact")
 def softmax(self, dim, dtype=None):
     """``exp(x) / exp(x).sum(dim)``, stable for large inputs; ``dtype`` casts the input first."""
     x, d = _softmax_input(self, dim, dtype, "softmax")
@@ -61,7 +62,7 @@ def softmax(self, dim, dtype=None):
     return out.astype(x.dtype, copy=False)
 
 
-@op("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN, out="exact")
+@op("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", kind=NN, name_rule=KEEP, out="exact")
 def log_softmax(self, dim, dtype=None):
     """``x - logsumexp(x, dim)``, stable for large inputs; ``dtype`` casts the input first."""
     x, d = _softmax_input(self, dim, dtype, "log_softmax")

@@ -38,7 +38,11 @@ def public_function(ops: list, plain: Callable) -> Callable:
         def fn(*args, **kwargs):
             if kwargs and "out" in kwargs:
                 return call_with_out(ops, takes, args, kwargs)
-            return _runtime.execute(o, _runtime.bind(o, args, kwargs))
+            try:
+                bound = _runtime.bind(o, args, kwargs)
+            except TypeError:  # ``names=`` or dims by name: ``call_overloads`` retries them
+                return _runtime.call_overloads(ops, args, kwargs)
+            return _runtime.execute(o, bound)
 
     else:
 

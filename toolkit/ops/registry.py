@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from .._core import names as _names
 from . import runtime as _runtime
 from ._meta_rules import elementwise_meta
 from .complex_refusal import complex_refusing
@@ -55,6 +56,10 @@ PROMOTE_INT_TO_FLOAT_REAL = "int_to_float_real"  # int_to_float in, the real dty
 
 # Autocast policies (PyTorch's autocast op lists): what ``toolkit.autocast`` does to an op's floating inputs.
 AUTOCAST_POLICIES = ("lower", "fp32", "promote")  # to the autocast dtype, to float32, to the widest of them
+
+# Name inference by kind (``OpDef.name_rule`` where an op declares none): PyTorch's rules for the common families.
+_KIND_NAME_RULES = {ELEMENTWISE: _names.UNIFY, COMPARISON: _names.UNIFY, REDUCTION: _names.REDUCE,
+                    CONVERSION: _names.KEEP}
 
 _GRAD_EXTRA_PARAMS = ("result", "needs_input_grad")
 
@@ -99,6 +104,7 @@ class OpDef:
         out: bool | str | None = None,
         doc: str | None = None,
         grad_fn: str | Callable | OpDef | None = None,
+        name_rule: str | Callable | None = None,
     ):
         self.schema = schema
         self.name = schema.name
@@ -235,6 +241,10 @@ class OpDef:
         # for the second formula of a name), a rule ``fn(bound, outputs) -> name`` where the name depends on
         # the call, or another op whose name this one shares (an alias). ``toolkit.autograd.naming`` reads it.
         self.grad_fn = grad_fn
+        # How the op names its outputs from named inputs (``toolkit._core.names``): a standard rule (``"keep"``,
+        # ``"unify"``, ``"reduce"``, ``"matmul"``, ``"drop"``) or ``rule(op, bound, out_ndim) -> names``; by default
+        # its kind's. None: the op refuses named inputs, as PyTorch's ops without named-tensor support do.
+        self.name_rule = name_rule if name_rule is not None else _KIND_NAME_RULES.get(kind)
         # How ``toolkit.onnx`` writes the op as ONNX nodes: ``fn(g, *args) -> value(s)`` (see ``symbolic``).
         self.onnx_lowering: Callable | None = None
 
@@ -534,6 +544,7 @@ def _make_inplace(d: OpDef) -> OpDef:
     v.meta = d.meta
     v.samples = None
     v.inplace_of = d
+    v.name_rule = d.name_rule
     d.inplace_variant = v
     return v
 

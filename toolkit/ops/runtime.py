@@ -66,7 +66,11 @@ def function(ops: list):
         o = ops[0]
 
         def fn(*args, **kwargs):
-            return execute(o, bind(o, args, kwargs))
+            try:
+                bound = bind(o, args, kwargs)
+            except TypeError:  # arguments that fit no schema may be names (``names=``, dims by name): retried there
+                return call_overloads(ops, args, kwargs)
+            return execute(o, bound)
 
     else:
 
@@ -130,7 +134,11 @@ def _method(qualname: str, name: str, ops: list):
         o = ops[0]
 
         def method(self, *args, **kwargs):
-            return execute(o, bind(o, (self, *args), kwargs))
+            try:
+                bound = bind(o, (self, *args), kwargs)
+            except TypeError:  # dimensions given by name: ``call_overloads`` retries them as positions
+                return call_overloads(ops, (self, *args), kwargs)
+            return execute(o, bound)
 
     else:
 

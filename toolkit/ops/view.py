@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import infer_size, wrap_dim
 from . import api
@@ -195,6 +196,7 @@ def flatten_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple:
 
 
 @op("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)", kind=VIEW,
+    name_rule=_names.flatten,
     grad_fn=view_or_copy())
 def flatten(self, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when possible); a 0-d tensor becomes 1-d."""
@@ -253,7 +255,7 @@ def unflatten_shape(shape: tuple, dim: int, sizes: tuple) -> tuple:
     return tuple(shape[:d]) + sizes + tuple(shape[d + 1 :])
 
 
-@op("unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", kind=VIEW, grad_fn="ViewBackward0")
+@op("unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", kind=VIEW, name_rule=_names.unflatten, grad_fn="ViewBackward0")
 def unflatten(self, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one of them may be -1); always a view."""
     return np.reshape(self, unflatten_shape(self.shape, dim, sizes))
@@ -299,7 +301,7 @@ def _squeeze_node(bound, outputs) -> str:
     return "SqueezeBackward0" if dim is None else "SqueezeBackward1" if len(dim) == 1 else "SqueezeBackward2"
 
 
-@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW, grad_fn=_squeeze_node)
+@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW, name_rule=_names.squeeze, grad_fn=_squeeze_node)
 def squeeze(self, dim=None):
     """Remove dims of size 1 (all of them, or those in ``dim`` that have size 1)."""
     shape = self.shape

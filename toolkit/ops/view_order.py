@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import names as _names
 from .._core.shape import wrap_dim
 from .registry import VIEW, op
 from .view import _meta
@@ -28,7 +29,7 @@ def permute_dims(ndim: int, dims) -> tuple:
     return wrapped
 
 
-@op("permute(Tensor(a) self, int[] dims) -> Tensor(a)", kind=VIEW)
+@op("permute(Tensor(a) self, int[] dims) -> Tensor(a)", kind=VIEW, name_rule=_names.permute)
 def permute(self, dims):
     """Reorder the dims (a view): ``x.permute(2, 0, 1)``."""
     return np.transpose(self, permute_dims(self.ndim, dims)) if self.ndim else self.view()
@@ -141,7 +142,7 @@ def _swap(self, dim0, dim1, name):
     return np.swapaxes(self, a, b) if n else self.view()
 
 
-@op("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, self_inverse=True)
+@op("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, name_rule=_names.transpose, self_inverse=True)
 def transpose(self, dim0, dim1):
     """Swap two dims (a view): ``x.transpose(0, 1)``."""
     return _swap(self, dim0, dim1, "transpose")

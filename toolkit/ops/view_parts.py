@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
@@ -248,7 +249,7 @@ def _unbind_dim(shape: tuple, dim: int) -> int:
     return wrap_dim(dim, len(shape), "unbind")
 
 
-@op("unbind.int(Tensor(a) self, int dim=0) -> Tensor[]", kind=VIEW)
+@op("unbind.int(Tensor(a) self, int dim=0) -> Tensor[]", kind=VIEW, name_rule=_names.drop_dim)
 def unbind(self, dim=0):
     """The slices along ``dim``, as views with that dim removed."""
     d = _unbind_dim(self.shape, dim)
