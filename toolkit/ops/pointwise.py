@@ -131,7 +131,12 @@ def _(grad, self, exponent, result, needs_input_grad):
     g_self = g_exp = None
     if needs_input_grad[0]:
         if is_number(exponent):
-            g_self = grad * 0 if exponent == 0 else grad * exponent * self ** (exponent - 1)
+            if exponent == 0:
+                g_self = grad * 0
+            elif exponent == 2:  # self ** 1 would be a copy of self: the same products without it
+                g_self = grad * exponent * self
+            else:
+                g_self = grad * exponent * self ** (exponent - 1)
         else:
             g_self = grad * api.where(exponent == 0, 0.0, exponent * self ** (exponent - 1))
     if needs_input_grad[1]:
