@@ -24,6 +24,7 @@ from ._core.from_data import to_array
 from ._core.layout import dim_order
 from ._core.legacy_names import legacy_type, legacy_type_name
 from ._core.memory_format import laid_out
+from ._core.names import repr_names
 from ._core.state import LOCAL
 from ._core.storage import Storage, TypedStorage, legacy_storage_class
 from ._core.tensor_base import TensorBase
@@ -427,6 +428,11 @@ class TensorMemory(TensorBase):
         shape = _sizes(sizes, "resize_")
         if shape == tuple(self.shape):
             return self
+        if self._extra and "names" in self._extra:  # PyTorch resizes named tensors only to their own shape
+            raise RuntimeError(f"Cannot resize named tensor with resize_ or resize_as_ (tried to resize Tensor"
+                               f"{repr_names(self.names)} with size {list(self.shape)} to {list(shape)}). This may "
+                               "be caused by passing a named tensor as an `out=` argument; please ensure that the "
+                               "sizes are the same.")
         if self.device.type != "cpu":
             raise RuntimeError(f"resize_: toolkit resizes CPU tensors only, not tensors on {self.device}")
         dtype, offset = self.dtype, self.storage_offset()

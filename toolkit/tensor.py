@@ -456,8 +456,11 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy, Tens
     def detach(self) -> Tensor:
         """A new tensor sharing storage and version counter, cut from the graph (not a view for autograd)."""
         t = wrap(self._data, self._storage)
-        if self.is_conj():
-            t._extras()["conj"] = True
+        if self._extra:
+            if self.is_conj():
+                t._extras()["conj"] = True
+            if "names" in self._extra:
+                t._extras()["names"] = self._extra["names"]
         return t
 
     def detach_(self) -> Tensor:

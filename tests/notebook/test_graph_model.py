@@ -271,3 +271,13 @@ def test_module_call_results_print_as_plain_tensor_like_pytorch():
     theirs = torch.jit.trace(torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()), (torch.randn(2, 4),))
     assert call_types(str(ours.graph)) == call_types(str(theirs.graph)) == ["Tensor", "Tensor"]
     assert [n["type"] for n in _calls(graph_model(ours.graph))] == ["Float(2, 3)", "Float(2, 3)"]
+
+
+def test_edges_of_named_values_show_their_names():
+    def f(x, y):
+        return (x * y).sum("C")
+
+    tr = toolkit.jit.trace(f, (toolkit.randn(2, 3, names=("N", "C")), toolkit.randn(3)))
+    m = graph_model(tr.graph)
+    assert sorted(e["label"] for e in m["views"][m["root"]]["edges"]) == [
+        "[3]", "[N: 2, C: 3]", "[N: 2, C: 3]", "[N: 2]"]

@@ -84,14 +84,15 @@ def dim_of(names: tuple, ndim: int, name: str) -> int:
     raise RuntimeError(f"Name '{name}' not found in Tensor{shown}.")
 
 
-def unify_from_right(a: tuple, b: tuple) -> tuple:
+def unify_from_right(a: tuple, b: tuple, action: str = "broadcast") -> tuple:
     """Broadcast two name lists as PyTorch does: aligned from the right, None matching anything, a name that
-    matches but sits at another position from the right being an error (``Misaligned dims``)."""
+    matches but sits at another position from the right being an error (``Misaligned dims``). ``action`` is the
+    verb the messages use (``cat`` for concatenation)."""
     out = list(a if len(a) >= len(b) else b)
     for i in range(1, min(len(a), len(b)) + 1):
         x, y = a[-i], b[-i]
         if x is not None and y is not None and x != y:
-            raise RuntimeError(f"Error when attempting to broadcast dims {repr_names(a)} and dims {repr_names(b)}: "
+            raise RuntimeError(f"Error when attempting to {action} dims {repr_names(a)} and dims {repr_names(b)}: "
                                f"dim '{x}' and dim '{y}' are at the same position from the right but do not match.")
         n = x if x is not None else y
         if n is not None:
@@ -99,7 +100,7 @@ def unify_from_right(a: tuple, b: tuple) -> tuple:
                 if side is None and n in other:
                     left, right = (a, b) if other is a else (b, a)
                     raise RuntimeError(
-                        f"Misaligned dims when attempting to broadcast dims {repr_names(left)} and dims "
+                        f"Misaligned dims when attempting to {action} dims {repr_names(left)} and dims "
                         f"{repr_names(right)}: dim '{n}' appears in a different position from the right across "
                         "both lists.")
         out[-i] = n
@@ -148,16 +149,29 @@ def reduce(op, bound, out_ndim: int) -> tuple | None:
 def matmul(op, bound, out_ndim: int) -> tuple | None:
     """PyTorch's ``compute_matmul_outnames``: contract self's last dim with other's second to last (its only one
     for a vector); the batch dims unify."""
-    a, b = full_names(bound[0]), full_names(bound[1])
+    return _stored(matmul_names(op.name, full_names(bound[0]), full_names(bound[1])))
+
+
+def matmul_names(op_name: str, a: tuple, b: tuple) -> tuple:
+    """The output names of ``a @ b`` given the operands' names (all of them, None for unnamed dims)."""
     if not a or not b:
-        raise RuntimeError(f"{op.name}: both arguments to matmul need to be at least 1D, but they are "
+        raise RuntimeError(f"{op_name}: both arguments to matmul need to be at least 1D, but they are "
                            f"{len(a)}D and {len(b)}D")
-    a_keep = a[:-1]
-    b_keep = b[:-2] + b[-1:] if len(b) >= 2 else ()
     if len(a) >= 2 and len(b) >= 2:
-        batch = unify_from_right(a[:-2], b[:-2])
-        return _stored(batch + a[-2:-1] + b[-1:])
-    return _stored(a_keep + b_keep if len(b) >= 2 else a_keep)
+        return check_unique(op_name, unify_from_right(a[:-2], b[:-2]) + a[-2:-1] + b[-1:])
+    return check_unique(op_name, a[:-1] + (b[:-2] + b[-1:] if len(b) >= 2 else ()))
+
+
+def check_unique(op_name: str, names: tuple) -> tuple:
+    """``names`` when no name repeats (a contraction may bring the same name from both sides), else PyTorch's
+    ``checkUnique`` error."""
+    named = [n for n in names if n is not None]
+    for n in named:
+        if named.count(n) > 1:
+            raise RuntimeError(f"{op_name}: Attempted to propagate dims '{n}' and '{n}' to the output, but that "
+                               f"would create a tensor with duplicate names {repr_names(names)}. Please rename your "
+                               "inputs with Tensor.rename to prevent this.")
+    return names
 
 
 def drop(op, bound, out_ndim: int) -> None:
@@ -165,6 +179,72 @@ def drop(op, bound, out_ndim: int) -> None:
 
 
 STANDARD = {KEEP: keep, UNIFY: unify, REDUCE: reduce, MATMUL: matmul, DROP: drop}
+
+
+def keep_right(op, bound, out_ndim: int) -> tuple | None:
+    """``expand``: self's names on the output's last dims, its new leading dims unnamed."""
+    names = names_of(bound[0])
+    if names is None or out_ndim <= len(names):
+        return names
+    return (None,) * (out_ndim - len(names)) + names
+
+
+def reverse(op, bound, out_ndim: int) -> tuple | None:
+    """``t``: a matrix's two names swap (a vector's or a scalar's stay)."""
+    return _stored(full_names(bound[0])[::-1])
+
+
+def addmm(op, bound, out_ndim: int) -> tuple | None:
+    """``addmm``, ``addmv``: the product's names (``matmul``'s rule on ``mat1``, ``mat2``) unified with self's."""
+    product = matmul_names(op.name, full_names(bound[1]), full_names(bound[2]))
+    return _stored(unify_from_right(product, full_names(bound[0])))
+
+
+def linear(op, bound, out_ndim: int) -> tuple | None:
+    """``linear(input, weight, bias)`` as PyTorch computes it, ``input @ weight.t() + bias``: input's last dim
+    gives way to weight's first, and the bias's names unify with the result."""
+    out = matmul_names(op.name, full_names(bound[0]), full_names(bound[1])[::-1])
+    if len(bound) > 2 and hasattr(bound[2], "_extra"):
+        out = unify_from_right(out, full_names(bound[2]))
+    return _stored(out)
+
+
+def cat(op, bound, out_ndim: int) -> tuple | None:
+    """PyTorch's ``compute_cat_outnames``: every input has the same number of dims, their names unify."""
+    out = None
+    for t in bound[0]:
+        names = full_names(t)
+        if not names:
+            raise RuntimeError("zero-dimensional tensor cannot be concatenated")
+        if out is not None and len(out) != len(names):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(out)} and {len(names)}")
+        out = names if out is None else unify_from_right(out, names, "cat")
+    return _stored(out) if out else None
+
+
+def cdist(op, bound, out_ndim: int) -> tuple | None:
+    """PyTorch's ``compute_cdist_outnames``: the batch dims unify, then x1's and x2's row dims (second to last)."""
+    a, b = full_names(bound[0]), full_names(bound[1])
+    if len(a) < 2 or len(b) < 2:  # the op's own check names the problem
+        return None
+    return _stored(check_unique(op.name, unify_from_right(a[:-2], b[:-2], "cdist") + (a[-2], b[-2])))
+
+
+def diagonal(op, bound, out_ndim: int) -> tuple | None:
+    """``diagonal``: ``dim1`` and ``dim2`` go, and the diagonal, appended last, is unnamed."""
+    names = full_names(bound[0])
+    gone = {wrapped(bound[k], len(names)) for k in (2, 3)}
+    return _stored(tuple(n for i, n in enumerate(names) if i not in gone) + (None,))
+
+
+def check_unify(op, bound, out_ndim: int) -> None:
+    """``masked_select``: the inputs' names must unify as a broadcast would; the (flat) output is unnamed."""
+    unify(op, bound, out_ndim)
+
+
+# Rules that read only the inputs run before the op, so a mismatch raises before anything is written.
+for _early in (addmm, linear, cat, cdist, check_unify):
+    _early.early = True
 
 
 def wrapped(d: int, ndim: int) -> int:

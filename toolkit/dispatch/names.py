@@ -39,7 +39,7 @@ def run_named(op: OpDef, bound: list, run):
     """Run ``op`` (by ``run(op, bound)``) with names ignored inside, then name its tensor outputs by its rule.
     Rules that need no output (unify, matmul) check the names before anything runs or is written."""
     rule = _rule(op)
-    early = op.name_rule in (_n.UNIFY, _n.MATMUL)
+    early = op.name_rule in (_n.UNIFY, _n.MATMUL) or getattr(rule, "early", False)
     names = rule(op, bound, -1) if early else None
     with _n.names_off():
         out = run(op, bound)
@@ -53,7 +53,8 @@ def run_named(op: OpDef, bound: list, run):
 
 
 def _self_names(args: tuple, kwargs: dict) -> tuple | None:
-    for v in (*args, kwargs.get("self"), kwargs.get("input")):
+    first = args[0] if args and isinstance(args[0], (list, tuple)) else ()  # cat's list of tensors
+    for v in (*args, *first, kwargs.get("self"), kwargs.get("input"), *kwargs.get("tensors", ())):
         if isinstance(v, Tensor) and _n.names_of(v) is not None:
             return v
     return None

@@ -70,11 +70,15 @@ def traced_type(v: Value) -> JitType:
 
 
 def edge_label(t) -> str:
-    """What an edge carrying a value of type ``t`` is labelled with: the shape, or the type of a non-tensor."""
+    """What an edge carrying a value of type ``t`` is labelled with: the shape (each named dim as ``name: size``,
+    ``[N: 2, 3]``), or the type of a non-tensor."""
     if isinstance(t, T.TensorType):
         if t.sizes is None:
             return ""
-        return "[" + ", ".join("*" if s is None else str(s) for s in t.sizes) + "]"
+        sizes = ["*" if s is None else str(s) for s in t.sizes]
+        if t.names is not None:
+            sizes = [s if n is None else f"{n}: {s}" for n, s in zip(t.names, sizes)]
+        return "[" + ", ".join(sizes) + "]"
     if isinstance(t, T.TupleType):
         return "(" + ", ".join(edge_label(e) or short_type(e) for e in t.elems) + ("," if len(t.elems) == 1 else "") + ")"
     return str(t)

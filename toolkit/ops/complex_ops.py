@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
@@ -43,7 +44,7 @@ def _parts_samples(rng):
 
 
 # ----------------------------------------------------------------------------- parts
-@op("real(Tensor(a) self) -> Tensor(a)", kind=VIEW, method=False)
+@op("real(Tensor(a) self) -> Tensor(a)", kind=VIEW, name_rule=_names.KEEP, method=False)
 def real(self):
     """The real part of each element, as a view; a real tensor is its own real part."""
     return self.real if self.dtype.kind == "c" else self.view()
@@ -62,7 +63,7 @@ def _(grad):
 real.sample_inputs(_parts_samples)
 
 
-@op("imag(Tensor(a) self) -> Tensor(a)", kind=VIEW, method=False)
+@op("imag(Tensor(a) self) -> Tensor(a)", kind=VIEW, name_rule=_names.KEEP, method=False)
 def imag(self):
     """The imaginary part of each element, as a view; real tensors have none (an error, as in PyTorch)."""
     if self.dtype.kind != "c":
@@ -205,7 +206,7 @@ def _(self):
     return TensorMeta(self.shape, self.dtype, self.device)
 
 
-@op("conj(Tensor(a) self) -> Tensor(a)", kind=COMPOSITE, composite=True, out=False)
+@op("conj(Tensor(a) self) -> Tensor(a)", kind=COMPOSITE, name_rule=_names.KEEP, composite=True, out=False)
 def conj(self):
     """The complex conjugate as a lazy view (``is_conj()``): it shares ``self``'s memory, and values are
     conjugated only when an op reads them; a real tensor is returned as it is."""

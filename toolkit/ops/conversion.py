@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
@@ -57,7 +58,8 @@ def _(g, self, memory_format=None):
     return g.op("Identity", self)  # ONNX values have no layout to copy into
 
 
-@op("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", kind=INPLACE, function=False)
+@op("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", kind=INPLACE,
+    name_rule=_names.UNIFY, function=False)
 def copy_(self, src, non_blocking=False):
     """Copy ``src`` into ``self`` (broadcasting ``src``, casting its dtype)."""
     return np.broadcast_to(src, self.shape) if src.shape != self.shape else src
@@ -102,7 +104,8 @@ def _(self, src, non_blocking=False):
     return TensorMeta(self.shape, self.dtype, self.device)
 
 
-@op("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", kind=INPLACE, function=False, overlap_ok=("self",))
+@op("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", kind=INPLACE, name_rule=_names.KEEP,
+    function=False, overlap_ok=("self",))
 def fill_(self, value, out=None):
     """Fill ``self`` with ``value`` (cast to ``self``'s dtype; written straight into ``out``, self's own array,
     where dispatch passes it)."""
@@ -118,7 +121,8 @@ def _(grad):
     return api.zeros_like(grad)
 
 
-@op("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", kind=INPLACE, function=False,
+@op("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", kind=INPLACE, name_rule=_names.KEEP,
+    function=False,
     overlap_ok=("self", "value"))
 def fill_tensor_(self, value):
     """Fill ``self`` with the value of a 0-d tensor."""
@@ -136,7 +140,8 @@ def _(grad):
     return api.zeros_like(grad), grad.sum()
 
 
-@op("zero_(Tensor(a!) self) -> Tensor(a!)", kind=INPLACE, function=False, overlap_ok=("self",))
+@op("zero_(Tensor(a!) self) -> Tensor(a!)", kind=INPLACE, name_rule=_names.KEEP, function=False,
+    overlap_ok=("self",))
 def zero_(self, out=None):
     """Fill ``self`` with zeros (written straight into ``out``, self's own array, where dispatch passes it)."""
     if out is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
@@ -79,8 +80,9 @@ def _cdist_check(x1, x2, p):
     return TensorMeta(tuple(batch) + (x1.shape[-2], x2.shape[-2]), _dtype(x1), x1.device)
 
 
-@op("cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor", kind=LINALG, autocast="fp32", function=False,
-    method=False)
+@op("cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor", kind=LINALG,
+    name_rule=_names.cdist,
+    autocast="fp32", function=False, method=False)
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """p-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M): (..., P, R)."""
     _cdist_check(x1, x2, p)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from . import api
 from .registry import INPLACE, RANDOM, op
@@ -75,7 +76,7 @@ _DOCS = {
 }
 
 
-def _define(name: str, feature: bool, alpha: bool):
+def _define(name: str, feature: bool, alpha: bool, name_rule: str | None = None):
     def functional(input, p, train):
         return _dropout_impl(input, p, train, False, feature, alpha)
 
@@ -86,17 +87,18 @@ def _define(name: str, feature: bool, alpha: bool):
     functional.__doc__ = _DOCS[name]
     inplace.__doc__ = f"In-place version of :func:`{name}`."
     # not training, the op returns its input itself (the JIT's remove_dropout pass reads this identity)
-    d = op(f"{name}(Tensor input, float p, bool train) -> Tensor", kind=RANDOM, out=False, method=False,
-           composite=True, identities=(("input", "train", False, None),))(functional)
+    d = op(f"{name}(Tensor input, float p, bool train) -> Tensor", kind=RANDOM, name_rule=name_rule,
+           out=False,
+           method=False, composite=True, identities=(("input", "train", False, None),))(functional)
     d.meta_rule(_same)
     d.sample_inputs(_samples(feature))
-    v = op(f"{name}_(Tensor(a!) self, float p, bool train) -> Tensor(a!)", kind=INPLACE, method=False,
-           composite=True, identities=(("self", "train", False, None),))(inplace)
+    v = op(f"{name}_(Tensor(a!) self, float p, bool train) -> Tensor(a!)", kind=INPLACE, name_rule=name_rule,
+           method=False, composite=True, identities=(("self", "train", False, None),))(inplace)
     v.meta_rule(_same)
     return d, v
 
 
-dropout, dropout_ = _define("dropout", False, False)
+dropout, dropout_ = _define("dropout", False, False, _names.KEEP)  # the one PyTorch names
 feature_dropout, feature_dropout_ = _define("feature_dropout", True, False)
 alpha_dropout, alpha_dropout_ = _define("alpha_dropout", False, True)
 feature_alpha_dropout, feature_alpha_dropout_ = _define("feature_alpha_dropout", True, True)

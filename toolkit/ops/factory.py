@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.device import CPU
 from .._core.layout import dim_order as stride_order
 from .._core.memory_format import (
@@ -123,15 +124,19 @@ def _like(name, make, fill, doc):
     return kernel
 
 
-empty_like = op(f"empty_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
+empty_like = op(f"empty_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, name_rule=_names.KEEP,
+                method=False,
                 differentiable=False)(_like("empty_like", np.empty, None, "Uninitialized memory shaped like ``self``."))
-zeros_like = op(f"zeros_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
+zeros_like = op(f"zeros_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, name_rule=_names.KEEP,
+                method=False,
                 differentiable=False)(_like("zeros_like", np.zeros, 0, "Zeros shaped like ``self``."))
-ones_like = op(f"ones_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
+ones_like = op(f"ones_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, name_rule=_names.KEEP,
+               method=False,
                differentiable=False)(_like("ones_like", np.ones, 1, "Ones shaped like ``self``."))
 
 
-@op(f"full_like(Tensor self, Scalar fill_value, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY, method=False,
+@op(f"full_like(Tensor self, Scalar fill_value, *, {_LIKE_OPTS}) -> Tensor", kind=FACTORY,
+    name_rule=_names.KEEP, method=False,
     differentiable=False)
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
               memory_format=None):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from .gather_scatter import _INTS, _as_1d, _check_bounds, _rand
@@ -185,7 +186,8 @@ def _fill_checks(self, dim, index, value):
     return d
 
 
-@op("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", kind=INDEXING, out=False,
+@op("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor", kind=INDEXING,
+    name_rule=_names.KEEP, out=False,
     inplace=True, nondiff_args=("index",), overlap_ok=("self", "value"), grad_fn="IndexFillBackward1")
 def index_fill(self, dim, index, value):
     """A copy of ``self`` with the slices along ``dim`` at ``index`` set to the 0-d ``value``."""
@@ -212,7 +214,8 @@ def _(rng):
     yield (_rand(rng, 4, 3).T, 1, np.array([-1, 2, 3]), _rand(rng)), {}
 
 
-@op("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", kind=INDEXING, out=False,
+@op("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", kind=INDEXING,
+    name_rule=_names.KEEP, out=False,
     inplace=True, nondiff_args=("index",), overlap_ok=("self",))
 def index_fill_scalar(self, dim, index, value):
     """A copy of ``self`` with the slices along ``dim`` at ``index`` set to ``value``."""

@@ -151,7 +151,7 @@ def _samples_float(rng, *shape):
 # Basic indexing: views
 # ---------------------------------------------------------------------------------------------
 @op("slice(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
-    kind=VIEW, method=False, function=False)
+    kind=VIEW, name_rule=_names.KEEP, method=False, function=False)
 def slice_op(self, dim=0, start=None, end=None, step=1):
     """Elements ``start:end:step`` along ``dim`` (a view); out-of-range bounds clamp as in Python."""
     nd = self.ndim

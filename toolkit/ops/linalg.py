@@ -35,7 +35,8 @@ from .registry import LINALG, op
 # ---------------------------------------------------------------------------------------------
 # Matrix products
 # ---------------------------------------------------------------------------------------------
-@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower", flops=_flops.mm)
+@op("mm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower",
+    flops=_flops.mm)
 def mm(self, mat2):
     """Matrix product of two 2-D tensors (no broadcasting; see ``matmul``)."""
     _check_mm(self, mat2)
@@ -61,7 +62,8 @@ def _(rng):
     yield (rng.standard_normal((2, 0)), rng.standard_normal((0, 3))), {}
 
 
-@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower", flops=_flops.bmm)
+@op("bmm(Tensor self, Tensor mat2) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower",
+    flops=_flops.bmm)
 def bmm(self, mat2):
     """Batched matrix product of two 3-D tensors with equal batch sizes (no broadcasting)."""
     _check_bmm(self, mat2)
@@ -96,7 +98,8 @@ def _matmul_node(bound, outputs) -> str:
     return _MATMUL_NODES.get(dims, "CloneBackward0" if dims[0] == 2 else "UnsafeViewBackward0")
 
 
-@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower", dunders=("matmul", "rmatmul"),
+@op("matmul(Tensor self, Tensor other) -> Tensor", kind=LINALG, name_rule=MATMUL, autocast="lower",
+    dunders=("matmul", "rmatmul"),
     flops=_flops.matmul, grad_fn=_matmul_node)
 def matmul(self, other):
     """Matrix product with torch.matmul's rules: 1-D operands act as vectors, batch dims broadcast."""
@@ -154,7 +157,7 @@ def _(rng):
     yield (r((0, 3)), r((3, 2))), {}
 
 
-@op("dot(Tensor self, Tensor tensor) -> Tensor", kind=LINALG)
+@op("dot(Tensor self, Tensor tensor) -> Tensor", kind=LINALG, name_rule=MATMUL)
 def dot(self, tensor):
     """Inner product of two 1-D tensors of the same size and dtype (a 0-d result)."""
     _check_dot(self, tensor)
@@ -201,7 +204,7 @@ def _(rng):
     yield (rng.standard_normal(3), rng.standard_normal(3)), {}
 
 
-@op("mv(Tensor self, Tensor vec) -> Tensor", kind=LINALG)
+@op("mv(Tensor self, Tensor vec) -> Tensor", kind=LINALG, name_rule=MATMUL)
 def mv(self, vec):
     """Matrix-vector product of a 2-D and a 1-D tensor."""
     _check_mv(self, vec)

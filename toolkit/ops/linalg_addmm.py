@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import blas_threads as _blas
+from .._core import names as _names
 from .._core.shape import broadcast_shapes_or_none
 from . import _flops
 from ._linalg_checks import _check_bmm, _check_mv, _dtype, _meta, _mm_dims, _no_bool, scalar_name
@@ -58,7 +59,8 @@ def _addmm_check(self, mat1, mat2):
     return shape
 
 
-@op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG, autocast="lower",
+@op("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG,
+    name_rule=_names.addmm, autocast="lower",
     inplace=True, flops=_flops.addmm)
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     """``beta * self + alpha * (mat1 @ mat2)``, with ``self`` broadcast to the product's shape."""
@@ -143,6 +145,7 @@ def _addmv_check(self, mat, vec):
 
 
 @op("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", kind=LINALG,
+    name_rule=_names.addmm,
     inplace=True)
 def addmv(self, mat, vec, beta=1, alpha=1):
     """``beta * self + alpha * (mat @ vec)``, with ``self`` broadcast to the product's shape."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes, broadcast_shapes_or_none
 from . import api
@@ -40,7 +41,8 @@ def _fill_value_check(value):
         )
 
 
-@op("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", kind=INDEXING, out=False, inplace=True,
+@op("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", kind=INDEXING,
+    name_rule=_names.UNIFY, out=False, inplace=True,
     nondiff_args=("mask",), overlap_ok=("self", "value"), grad_fn="MaskedFillBackward1")
 def masked_fill(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
@@ -78,7 +80,8 @@ def _(rng):
     yield (_samples_float(rng, 3, 1), _mask(rng, 2, 3, 4), _samples_float(rng)), {}
 
 
-@op("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", kind=INDEXING, out=False, inplace=True,
+@op("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", kind=INDEXING,
+    name_rule=_names.UNIFY, out=False, inplace=True,
     nondiff_args=("mask",), overlap_ok=("self",))
 def masked_fill_scalar(self, mask, value):
     """``value`` where ``mask`` is True, ``self`` elsewhere (broadcasting ``self`` and ``mask``)."""
@@ -112,7 +115,8 @@ def _(rng):
     yield (_samples_float(rng, 0, 3), _mask(rng, 0, 3), 1.0), {}
 
 
-@op("masked_select(Tensor self, Tensor mask) -> Tensor", kind=INDEXING, nondiff_args=("mask",))
+@op("masked_select(Tensor self, Tensor mask) -> Tensor", kind=INDEXING, name_rule=_names.check_unify,
+    nondiff_args=("mask",))
 def masked_select(self, mask):
     """The elements of ``self`` where ``mask`` is True, as a 1-D tensor (both broadcast first)."""
     if mask.dtype != np.bool_:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._core import blas_threads as _blas
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import _flops, api
@@ -61,7 +62,8 @@ def _linear_node(bound, outputs) -> str:
     return "ViewBackward0" if bias else "SqueezeBackward4" if dim == 1 else "UnsafeViewBackward0"
 
 
-@op("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN, autocast="lower", method=False,
+@op("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", kind=NN, name_rule=_names.linear,
+    autocast="lower", method=False,
     namespace="nn.functional", flops=_flops.linear, grad_fn=_linear_node)
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over any leading dims of ``input``: one matmul."""

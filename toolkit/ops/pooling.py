@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from . import api
 from .grad_fn_rules import adaptive_avg_node
@@ -86,13 +87,15 @@ _MP2 = ("(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, i
         "bool ceil_mode=False)")
 
 
-@op("max_pool2d_with_indices" + _MP2 + " -> (Tensor, Tensor)", kind=NN, method=False, namespace="nn.functional")
+@op("max_pool2d_with_indices" + _MP2 + " -> (Tensor, Tensor)", kind=NN, name_rule=_names.KEEP, method=False,
+    namespace="nn.functional")
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """2-d max pooling returning the values and each maximum's flat index within its (H, W) plane."""
     return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
 
 
-@op("max_pool2d" + _MP2 + " -> Tensor", kind=NN, grad_fn="MaxPool2DWithIndicesBackward0", method=False)
+@op("max_pool2d" + _MP2 + " -> Tensor", kind=NN, name_rule=_names.KEEP,
+    grad_fn="MaxPool2DWithIndicesBackward0", method=False)
 def max_pool2d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """2-d max pooling over a (N, C, H, W) or (C, H, W) input."""
     return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")[0]
@@ -153,7 +156,8 @@ def _(grad, indices):
 
 
 @op("max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, "
-    "bool ceil_mode=False) -> Tensor", kind=NN, grad_fn="SqueezeBackward1", method=False)
+    "bool ceil_mode=False) -> Tensor", kind=NN, name_rule=_names.KEEP, grad_fn="SqueezeBackward1",
+    method=False)
 def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling over a (N, C, L) or (C, L) input."""
     _check_1d(self.shape)
@@ -215,7 +219,8 @@ max_pool2d_with_indices.sample_inputs(_mp_samples)
 
 
 @op("max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, "
-    "int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kind=NN, method=False,
+    "int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", kind=NN, name_rule=_names.KEEP,
+    method=False,
     grad_fn="SqueezeBackward1")
 def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """1-d max pooling returning the values and each maximum's index along the last dimension."""

@@ -16,6 +16,7 @@ import itertools
 
 import numpy as np
 
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from . import api
 from .pooling import define_max_pool_rules, pooling_output_size
@@ -81,13 +82,14 @@ _MP3 = ("(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, i
         "bool ceil_mode=False)")
 
 
-@op("max_pool3d_with_indices" + _MP3 + " -> (Tensor, Tensor)", kind=NN, method=False, namespace="nn.functional")
+@op("max_pool3d_with_indices" + _MP3 + " -> (Tensor, Tensor)", kind=NN, name_rule=_names.KEEP, method=False,
+    namespace="nn.functional")
 def max_pool3d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """3-d max pooling returning the values and each maximum's flat index within its (D, H, W) volume."""
     return _max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@op("max_pool3d" + _MP3 + " -> Tensor", kind=NN, autocast="fp32", method=False,
+@op("max_pool3d" + _MP3 + " -> Tensor", kind=NN, name_rule=_names.KEEP, autocast="fp32", method=False,
     grad_fn="MaxPool3DWithIndicesBackward0")
 def max_pool3d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """3-d max pooling over a (N, C, D, H, W) or (C, D, H, W) input."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.device import CPU
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
@@ -124,7 +125,8 @@ def _(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None, 
 # ---------------------------------------------------------------------------------------------
 # *_like
 # ---------------------------------------------------------------------------------------------
-@op(f"rand_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=RANDOM, method=False, differentiable=False)
+@op(f"rand_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=RANDOM, name_rule=_names.KEEP, method=False,
+    differentiable=False)
 def rand_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
               memory_format=None):
     """``rand`` with ``self``'s shape, dtype and memory layout."""
@@ -132,7 +134,8 @@ def rand_like(self, generator=None, dtype=None, layout=None, device=None, pin_me
     return uniform_.kernels["cpu"](out, 0.0, 1.0, generator)
 
 
-@op(f"randn_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=RANDOM, method=False, differentiable=False)
+@op(f"randn_like(Tensor self, *, {_LIKE_OPTS}) -> Tensor", kind=RANDOM, name_rule=_names.KEEP, method=False,
+    differentiable=False)
 def randn_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
                memory_format=None):
     """``randn`` with ``self``'s shape, dtype and memory layout."""
@@ -172,7 +175,8 @@ def _normal_zero_grads(grad, needs_input_grad):
     return tuple(api.zeros_like(grad) if n else None for n in needs_input_grad)
 
 
-@op("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="cast",
+@op("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM,
+    name_rule=_names.UNIFY, out="cast",
     method=False, differentiable=False)
 def normal_tt(mean, std, generator=None):
     """Samples with per-element ``mean`` and ``std`` (broadcast): ``randn * std + mean`` as PyTorch computes it."""
@@ -182,7 +186,8 @@ def normal_tt(mean, std, generator=None):
     return ((z * std).astype(mean.dtype) + mean).astype(mean.dtype)
 
 
-@op("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="cast",
+@op("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", kind=RANDOM,
+    name_rule=_names.UNIFY, out="cast",
     method=False, differentiable=False)
 def normal_tf(mean, std=1.0, generator=None):
     """Samples with per-element ``mean`` and a common ``std``: ``normal_(0, std) + mean``."""
@@ -190,7 +195,8 @@ def normal_tf(mean, std=1.0, generator=None):
     return (z + mean).astype(mean.dtype)
 
 
-@op("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="cast",
+@op("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM,
+    name_rule=_names.UNIFY, out="cast",
     method=False, differentiable=False)
 def normal_ft(mean, std, generator=None):
     """Samples with a common ``mean`` and per-element ``std``: ``randn * std + mean``."""
@@ -235,7 +241,8 @@ def _(mean, std, generator=None):
 normal_ff.meta_rule(_sized_meta(_dt.get_default_dtype))
 
 
-@op("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", kind=RANDOM, out="any", differentiable=False)
+@op("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", kind=RANDOM, name_rule=_names.KEEP,
+    out="any", differentiable=False)
 def bernoulli(self, generator=None):
     """1 with probability ``self`` (elementwise), else 0, in ``self``'s dtype."""
     check_floating("bernoulli_tensor_cpu_p_", self.dtype)
@@ -243,6 +250,7 @@ def bernoulli(self, generator=None):
 
 
 @op("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", kind=RANDOM,
+    name_rule=_names.KEEP,
     differentiable=False)
 def bernoulli_p(self, p, generator=None):
     """1 with probability ``p``, else 0, shaped like ``self``."""

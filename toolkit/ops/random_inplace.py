@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from . import _distributions as D
 from . import api
@@ -114,6 +115,7 @@ def _zero_grad(grad):
 
 
 @op("uniform_(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP,
     function=False)
 def uniform_(self, low=0.0, high=1.0, generator=None):
     """Fill with numbers drawn uniformly from [from, to); bit-exact with PyTorch's CPU generator."""
@@ -121,6 +123,7 @@ def uniform_(self, low=0.0, high=1.0, generator=None):
 
 
 @op("normal_(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP,
     function=False)
 def normal_(self, mean=0.0, std=1.0, generator=None):
     """Fill with normal samples; bit-exact with PyTorch's CPU generator for float32 and float64 (its
@@ -131,6 +134,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 
 
 @op("exponential_(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP,
     function=False)
 def exponential_(self, lambd=1.0, generator=None):
     """Fill with exponential samples of rate ``lambd`` (``-log1p(-u) / lambd``); bit-exact with PyTorch's
@@ -142,6 +146,7 @@ def exponential_(self, lambd=1.0, generator=None):
 
 
 @op("bernoulli_.Tensor(Tensor self, Tensor p, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP,
     function=False)
 def bernoulli_tensor_(self, p, generator=None):
     """Set each element to 1 with probability ``p`` (a tensor broadcast to ``self``), else 0."""
@@ -155,6 +160,7 @@ def bernoulli_tensor_(self, p, generator=None):
 
 
 @op("bernoulli_.float(Tensor self, float p=0.5, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP,
     function=False)
 def bernoulli_float_(self, p=0.5, generator=None):
     """Set each element to 1 with probability ``p``, else 0. Bit-exact with PyTorch except on Intel CPUs,
@@ -196,6 +202,7 @@ def sample_random(shape, dtype, low, high, generator) -> np.ndarray:
 
 
 @op("random_.from(Tensor self, int from, int? to, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP,
     function=False)
 def random_from_(self, low, high, generator=None):
     """Fill with integers drawn uniformly from [from, to) (to the dtype's maximum when ``to`` is None).
@@ -204,19 +211,22 @@ def random_from_(self, low, high, generator=None):
     return shaped_like(self, sample_random(self.shape, self.dtype, low, high, generator))
 
 
-@op("random_.to(Tensor self, int to, *, Generator? generator=None) -> Tensor", kind=INPLACE, function=False)
+@op("random_.to(Tensor self, int to, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP, function=False)
 def random_to_(self, high, generator=None):
     """Fill with integers drawn uniformly from [0, to)."""
     return shaped_like(self, sample_random(self.shape, self.dtype, 0, high, generator))
 
 
-@op("random_(Tensor self, *, Generator? generator=None) -> Tensor", kind=INPLACE, function=False)
+@op("random_(Tensor self, *, Generator? generator=None) -> Tensor", kind=INPLACE, name_rule=_names.KEEP,
+    function=False)
 def random_(self, generator=None):
     """Fill with integers from [0, dtype max] (from [0, 2**mantissa] for floating dtypes)."""
     return shaped_like(self, D.random_full(get_generator(generator), self.size, self.dtype))
 
 
-@op("cauchy_(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+@op("cauchy_(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor",
+    kind=INPLACE, name_rule=_names.KEEP,
     function=False)
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):
     """Fill with Cauchy samples, ``median + sigma * tan(pi * (u - 1/2))``, drawn as PyTorch's CPU kernel
@@ -231,7 +241,7 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):
 
 
 @op("log_normal_(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor",
-    kind=INPLACE, function=False)
+    kind=INPLACE, name_rule=_names.KEEP, function=False)
 def log_normal_(self, mean=1.0, std=2.0, generator=None):
     """Fill with ``exp(N(mean, std))`` samples from PyTorch's scalar normal sampler (``mean`` and ``std``
     are those of the underlying normal)."""
@@ -241,7 +251,8 @@ def log_normal_(self, mean=1.0, std=2.0, generator=None):
     return shaped_like(self, D.log_normal(get_generator(generator), self.size, self.dtype, mean, std))
 
 
-@op("geometric_(Tensor self, float p, *, Generator? generator=None) -> Tensor", kind=INPLACE, function=False)
+@op("geometric_(Tensor self, float p, *, Generator? generator=None) -> Tensor", kind=INPLACE,
+    name_rule=_names.KEEP, function=False)
 def geometric_(self, p, generator=None):
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...); integer dtypes
     too, as in PyTorch."""

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
@@ -108,7 +109,8 @@ def _cat_samples(rng):
     yield ([a, a],), {"dim": -2}
 
 
-@op("cat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, out="cast", autocast="promote", method=False)
+@op("cat(Tensor[] tensors, int dim=0) -> Tensor", kind=SHAPE, name_rule=_names.cat, out="cast",
+    autocast="promote", method=False)
 def cat(tensors, dim=0):
     """Join tensors along an existing dim; dtypes promote, and 1-D empty tensors are skipped.
 

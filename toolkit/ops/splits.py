@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
@@ -105,7 +106,8 @@ def bounds_grad(grad, self_shape: tuple, d: int, bounds: list):
     return total
 
 
-@op("tensor_split.sections(Tensor(a) self, int sections, int dim=0) -> Tensor[]", kind=VIEW, composite=True)
+@op("tensor_split.sections(Tensor(a) self, int sections, int dim=0) -> Tensor[]", kind=VIEW,
+    name_rule=_names.KEEP, composite=True)
 def tensor_split_sections(self, sections, dim=0):
     """Cut into ``sections`` views along ``dim`` whose sizes differ by at most one (NumPy's ``array_split``).
 
@@ -116,7 +118,8 @@ def tensor_split_sections(self, sections, dim=0):
     return _take(self, d, bounds)
 
 
-@op("tensor_split.indices(Tensor(a) self, int[] indices, int dim=0) -> Tensor[]", kind=VIEW, composite=True)
+@op("tensor_split.indices(Tensor(a) self, int[] indices, int dim=0) -> Tensor[]", kind=VIEW,
+    name_rule=_names.KEEP, composite=True)
 def tensor_split_indices(self, indices, dim=0):
     """Cut along ``dim`` at ``indices`` (views): ``x[:i0], x[i0:i1], ..., x[ik:]``."""
     d, bounds = index_bounds(self.shape, indices, dim)
@@ -124,7 +127,8 @@ def tensor_split_indices(self, indices, dim=0):
 
 
 @op("tensor_split.tensor_indices_or_sections(Tensor(a) self, Tensor tensor_indices_or_sections, int dim=0) "
-    "-> Tensor[]", kind=VIEW, composite=True, nondiff_args=("tensor_indices_or_sections",))
+    "-> Tensor[]", kind=VIEW, name_rule=_names.KEEP, composite=True,
+    nondiff_args=("tensor_indices_or_sections",))
 def tensor_split_tensor(self, tensor_indices_or_sections, dim=0):
     """``tensor_split`` with the sections (a 0-d long tensor) or indices (a 1-d one) given as a tensor."""
     d, bounds = _tensor_bounds(self.shape, tensor_indices_or_sections, dim)
@@ -286,19 +290,21 @@ def _part_shapes(shape: tuple, d: int, sizes) -> list:
     return [tuple(shape[:d]) + (s,) + tuple(shape[d + 1:]) for s in sizes]
 
 
-@op("unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", kind=SHAPE)
+@op("unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]", kind=SHAPE,
+    name_rule=_names.KEEP)
 def unsafe_split(self, split_size, dim=0):
     """``split``'s parts, sharing memory with the input but not tracked as its views by autograd."""
     return _cut(self, *split_sizes(self.shape, split_size, dim))
 
 
-@op("unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", kind=SHAPE)
+@op("unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", kind=SHAPE,
+    name_rule=_names.KEEP)
 def unsafe_split_with_sizes(self, split_sizes, dim=0):
     """``split_with_sizes``'s parts, sharing memory with the input but not tracked as its views by autograd."""
     return _cut(self, *split_with_sizes_check(self.shape, split_sizes, dim))
 
 
-@op("unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", kind=SHAPE,
+@op("unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", kind=SHAPE, name_rule=_names.KEEP,
     grad_fn=chunk_node("UnsafeSplitBackward0", "UnsafeSplitWithSizesBackward0"))
 def unsafe_chunk(self, chunks, dim=0):
     """``chunk``'s parts, sharing memory with the input but not tracked as its views by autograd."""

@@ -255,7 +255,8 @@ def unflatten_shape(shape: tuple, dim: int, sizes: tuple) -> tuple:
     return tuple(shape[:d]) + sizes + tuple(shape[d + 1 :])
 
 
-@op("unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", kind=VIEW, name_rule=_names.unflatten, grad_fn="ViewBackward0")
+@op("unflatten.int(Tensor(a) self, int dim, int[] sizes) -> Tensor(a)", kind=VIEW, name_rule=_names.unflatten,
+    grad_fn="ViewBackward0")
 def unflatten(self, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one of them may be -1); always a view."""
     return np.reshape(self, unflatten_shape(self.shape, dim, sizes))
@@ -301,7 +302,8 @@ def _squeeze_node(bound, outputs) -> str:
     return "SqueezeBackward0" if dim is None else "SqueezeBackward1" if len(dim) == 1 else "SqueezeBackward2"
 
 
-@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW, name_rule=_names.squeeze, grad_fn=_squeeze_node)
+@op("squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)", kind=VIEW, name_rule=_names.squeeze,
+    grad_fn=_squeeze_node)
 def squeeze(self, dim=None):
     """Remove dims of size 1 (all of them, or those in ``dim`` that have size 1)."""
     shape = self.shape
@@ -400,7 +402,8 @@ def expand_shape(shape: tuple, size, name: str = "expand") -> tuple:
     return tuple(target)
 
 
-@op("expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)", kind=VIEW, function=False)
+@op("expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)", kind=VIEW,
+    name_rule=_names.keep_right, function=False)
 def expand(self, size, implicit=False):
     """Broadcast to ``size`` without copying (-1 keeps a dim); the result's new dims have stride 0."""
     return np.broadcast_to(self, expand_shape(self.shape, size))
@@ -471,7 +474,8 @@ def _(rng):  # the tensors as separate arguments, as torch.broadcast_tensors(*te
     yield (rng.standard_normal((0, 1)), rng.standard_normal(3)), {}
 
 
-@op("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, function=False, nondiff_args=("other",),
+@op("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", kind=VIEW, name_rule=_names.keep_right,
+    function=False, nondiff_args=("other",),
     grad_fn="ExpandBackward0")
 def expand_as(self, other):
     """``self.expand(other.size())``."""

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import infer_size
 from . import api
@@ -271,7 +272,8 @@ def _(rng):
 # ---------------------------------------------------------------------------------------------
 # detach (the function), type_as
 # ---------------------------------------------------------------------------------------------
-@op("detach(Tensor(a) self) -> Tensor(a)", kind=VIEW, method=False, composite=True, differentiable=False)
+@op("detach(Tensor(a) self) -> Tensor(a)", kind=VIEW, name_rule=_names.KEEP, method=False, composite=True,
+    differentiable=False)
 def detach(self):
     """``self.detach()``: the same storage and version counter, cut from the autograd graph."""
     return self.detach()

@@ -142,7 +142,8 @@ def _swap(self, dim0, dim1, name):
     return np.swapaxes(self, a, b) if n else self.view()
 
 
-@op("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, name_rule=_names.transpose, self_inverse=True)
+@op("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", kind=VIEW, name_rule=_names.transpose,
+    self_inverse=True)
 def transpose(self, dim0, dim1):
     """Swap two dims (a view): ``x.transpose(0, 1)``."""
     return _swap(self, dim0, dim1, "transpose")
@@ -206,7 +207,7 @@ def _t_shape(shape: tuple) -> tuple:
     return tuple(reversed(shape))
 
 
-@op("t(Tensor(a) self) -> Tensor(a)", kind=VIEW, self_inverse=True)
+@op("t(Tensor(a) self) -> Tensor(a)", kind=VIEW, name_rule=_names.reverse, self_inverse=True)
 def t(self):
     """Transpose a matrix; 0-d and 1-d tensors come back as they are."""
     _t_shape(self.shape)

@@ -93,7 +93,8 @@ def _part_shapes(shape: tuple, d: int, sizes) -> list:
     return [tuple(shape[:d]) + (s,) + tuple(shape[d + 1 :]) for s in sizes]
 
 
-@op("split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]", kind=VIEW, function=False)
+@op("split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]", kind=VIEW, name_rule=_names.KEEP,
+    function=False)
 def split(self, split_size, dim=0):
     """Cut into parts of ``split_size`` along ``dim`` (the last may be smaller); the parts are views.
 
@@ -103,7 +104,8 @@ def split(self, split_size, dim=0):
     return _cut(self, d, sizes)
 
 
-@op("split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]", kind=VIEW, function=False,
+@op("split.sizes(Tensor(a) self, int[] split_size, int dim=0) -> Tensor[]", kind=VIEW, name_rule=_names.KEEP,
+    function=False,
     grad_fn="SplitWithSizesBackward0")
 def split_sizes_op(self, split_size, dim=0):
     """Cut into parts of the given sizes along ``dim`` (views); the sizes must add up to the dim's size."""
@@ -112,6 +114,7 @@ def split_sizes_op(self, split_size, dim=0):
 
 
 @op("split_function.Tensor(Tensor(a) tensor, int split_size_or_sections, int dim=0) -> Tensor[]", kind=VIEW,
+    name_rule=_names.KEEP,
     method=False, function="split", grad_fn="SplitBackward0")
 def split_function(tensor, split_size_or_sections, dim=0):
     """``toolkit.split``: ``Tensor.split`` under ``torch.split``'s argument names (``tensor``, ``split_size_or_sections``).
@@ -123,6 +126,7 @@ def split_function(tensor, split_size_or_sections, dim=0):
 
 
 @op("split_function.sizes(Tensor(a) tensor, int[] split_size_or_sections, int dim=0) -> Tensor[]", kind=VIEW,
+    name_rule=_names.KEEP,
     method=False, function="split", grad_fn="SplitWithSizesBackward0")
 def split_function_sizes(tensor, split_size_or_sections, dim=0):
     """``toolkit.split`` with a list of sizes that must add up to the dim's size."""
@@ -130,14 +134,15 @@ def split_function_sizes(tensor, split_size_or_sections, dim=0):
     return _cut(tensor, d, sizes)
 
 
-@op("split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]", kind=VIEW)
+@op("split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]", kind=VIEW,
+    name_rule=_names.KEEP)
 def split_with_sizes(self, split_sizes, dim=0):
     """Cut into parts of the given sizes along ``dim`` (views)."""
     d, sizes = split_with_sizes_check(self.shape, split_sizes, dim)
     return _cut(self, d, sizes)
 
 
-@op("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[]", kind=VIEW,
+@op("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor[]", kind=VIEW, name_rule=_names.KEEP,
     grad_fn=chunk_node("SplitBackward0", "SplitWithSizesBackward0"))
 def chunk(self, chunks, dim=0):
     """At most ``chunks`` equal parts along ``dim`` (views), as ``split(ceil(n / chunks))``."""
@@ -299,7 +304,7 @@ def narrow_range(shape: tuple, dim: int, start: int, length: int) -> tuple:
     return d, start
 
 
-@op("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", kind=VIEW,
+@op("narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", kind=VIEW, name_rule=_names.KEEP,
     grad_fn="SliceBackward0")
 def narrow(self, dim, start, length):
     """``length`` elements of ``dim`` from ``start`` (a view); ``start`` may be a 0-d integer tensor."""

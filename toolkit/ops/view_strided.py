@@ -14,6 +14,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
@@ -159,7 +160,8 @@ def diag_view(a: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
     return strided_view(a, shape, strides)
 
 
-@op("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", kind=VIEW)
+@op("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", kind=VIEW,
+    name_rule=_names.diagonal)
 def diagonal(self, offset=0, dim1=0, dim2=1):
     """The diagonal over ``dim1`` and ``dim2`` (a view), appended as the last dim; ``offset`` > 0 is above it."""
     return diag_view(self, offset, dim1, dim2)

@@ -24,6 +24,7 @@ import numpy as np
 from .._core import dtypes as _dt
 from .._core import qscheme as _qs
 from .._core.device import device
+from .._core.names import names_of
 from .._core.shape import Size
 from .._core.storage import Storage
 from .._quantized import QuantizedTensor
@@ -181,6 +182,9 @@ class CheckpointPickler(pickle._Pickler):
     def _tensor_reduce(self, t: Tensor) -> tuple:
         ref, offset, strides = self._tensor_storage(t)
         args = (ref, offset, tuple(int(s) for s in t._data.shape), strides, bool(t.requires_grad), OrderedDict())
+        names = names_of(t)
+        if names is not None:  # in the rebuild's metadata dict (PyTorch itself refuses to save named tensors)
+            args += ({"names": names},)
         return (torch_name(REBUILD_TENSOR_V2), args)
 
     def _qtensor_reduce(self, q: QuantizedTensor) -> tuple:

@@ -122,7 +122,7 @@ def rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any,
                       backward_hooks: Any = None, metadata: Any = None) -> Tensor:
     """``torch._utils._rebuild_tensor_v2``: what ``torch.save`` writes for every dense tensor."""
     _check_hooks(backward_hooks)
-    return _finish(_view(storage, storage_offset, size, stride, None), storage, requires_grad)
+    return _named(_finish(_view(storage, storage_offset, size, stride, None), storage, requires_grad), metadata)
 
 
 def rebuild_tensor_v3(storage: Any, storage_offset: Any, size: Any, stride: Any, requires_grad: Any,
@@ -130,7 +130,22 @@ def rebuild_tensor_v3(storage: Any, storage_offset: Any, size: Any, stride: Any,
     """``torch._utils._rebuild_tensor_v3``: a view of an untyped storage with the dtype given apart."""
     _check_hooks(backward_hooks)
     _check(isinstance(dtype, _dt.dtype), f"a tensor in the file has a bad dtype {dtype!r:.40}")
-    return _finish(_view(storage, storage_offset, size, stride, dtype), storage, requires_grad)
+    return _named(_finish(_view(storage, storage_offset, size, stride, dtype), storage, requires_grad), metadata)
+
+
+def _named(t: Tensor, metadata: Any) -> Tensor:
+    """Names saved in the rebuild's ``metadata`` dict (``{"names": ("N", None)}``); its other keys, PyTorch's
+    conjugation and negation bits, are not read here."""
+    names = metadata.get("names") if isinstance(metadata, dict) else None
+    if names is None:
+        return t
+    _check(isinstance(names, tuple) and all(n is None or isinstance(n, str) for n in names),
+           f"a tensor in the file has bad names {names!r:.60}")
+    try:
+        t.names = names
+    except RuntimeError as e:
+        raise _Corrupt(f"a tensor in the file has bad names ({e})") from e
+    return t
 
 
 def _parameter(data: Any, requires_grad: Any) -> Parameter:

@@ -11,6 +11,7 @@ import numbers
 
 from ..._core import dtypes as _dt
 from ..._core.meta import TensorMeta
+from ..._core.names import names_of, repr_names
 from ...tensor import Tensor
 
 
@@ -185,22 +186,25 @@ class TensorType(JitType):
 
     ``sizes`` is None when the rank is unknown; inside it, None marks one unknown
     dimension (a partial shape). Printing follows TorchScript:
-    ``Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu)``, ``Float(*, 3)``, ``Tensor``.
+    ``Float(3, 20, strides=[20, 1], requires_grad=0, device=cpu)``, ``Float(*, 3)``, ``Tensor``. A named
+    tensor's type also prints its names after the sizes, as ``Tensor.names`` reads:
+    ``Float(2, 3, names=['N', None], ...)`` (TorchScript has no such field: it never traced named tensors).
     """
 
-    __slots__ = ("dtype", "sizes", "strides", "device", "requires_grad")
+    __slots__ = ("dtype", "sizes", "strides", "device", "requires_grad", "names")
 
-    def __init__(self, dtype=None, sizes=None, strides=None, device=None, requires_grad=None):
+    def __init__(self, dtype=None, sizes=None, strides=None, device=None, requires_grad=None, names=None):
         self.dtype = dtype
         self.sizes = None if sizes is None else tuple(sizes)
         self.strides = None if strides is None else tuple(strides)
         self.device = device
         self.requires_grad = requires_grad
+        self.names = names  # a tuple of str or None per dim, only for a named tensor
 
     @classmethod
     def of(cls, t) -> TensorType:
         """The complete type of a concrete tensor."""
-        return cls(t.dtype, tuple(t.shape), t.stride(), t.device, t.requires_grad)
+        return cls(t.dtype, tuple(t.shape), t.stride(), t.device, t.requires_grad, names_of(t))
 
     @classmethod
     def from_meta(cls, m: TensorMeta, requires_grad=None) -> TensorType:
@@ -243,7 +247,7 @@ class TensorType(JitType):
     def dimensioned(self) -> TensorType:
         """The same type with only the rank kept: what a graph looks like before specialization."""
         sizes = None if self.sizes is None else (None,) * len(self.sizes)
-        return TensorType(self.dtype, sizes, None, self.device, self.requires_grad)
+        return TensorType(self.dtype, sizes, None, self.device, self.requires_grad, self.names)
 
     def matches(self, t) -> bool:
         """Whether a concrete tensor fits this type (unknown parts fit anything)."""
@@ -270,6 +274,8 @@ class TensorType(JitType):
         parts = []
         if self.sizes is not None:
             parts += ["*" if s is None else str(s) for s in self.sizes]
+        if self.names is not None:
+            parts.append("names=" + repr_names(self.names))
         if self.strides:  # a 0-dim tensor's empty strides print as nothing, as TorchScript prints them
             parts.append("strides=[" + ", ".join(str(s) for s in self.strides) + "]")
         if self.requires_grad is not None:

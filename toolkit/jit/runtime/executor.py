@@ -31,6 +31,7 @@ import warnings
 
 from ... import dispatch
 from ..._core import dtypes as _dt
+from ..._core import names as _names
 from ...autograd.grad_mode import LOCAL as _GRAD_MODE
 from ...nn.modules.module import Module
 from ...tensor import Tensor
@@ -206,6 +207,8 @@ class ProfilingExecutor:
     def run(self, inputs: list) -> list:
         if dispatch.STATE.observers and any(getattr(o, "records_graph", False) for o in dispatch.STATE.observers):
             return self.fallback.run(inputs)  # being traced: run op by op so the tracer sees (and inlines) them
+        if _names.NAME_STATE.in_use and any(_names.names_of(v) is not None for v in inputs):
+            return self.fallback.run(inputs)  # named: op by op, each op naming its outputs (fused kernels cannot)
         key = input_signature(inputs)
         entry = self._entries.get(key)
         if entry is not None and entry.plan is not None:
