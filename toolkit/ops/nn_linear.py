@@ -96,6 +96,8 @@ def _(grad, input, weight, bias, needs_input_grad):
             gw = (grad.unsqueeze(-1) * input).reshape(-1, weight.shape[0]).sum(0)
         elif input.ndim == 1:
             gw = grad.unsqueeze(-1) * input.unsqueeze(0)
+        elif input.ndim == 2:  # a batch of rows: no reshapes to dispatch
+            gw = grad.t().matmul(input)
         else:
             gw = grad.reshape(-1, weight.shape[0]).t().matmul(input.reshape(-1, weight.shape[1]))
     if bias is not None and needs_input_grad[2]:
