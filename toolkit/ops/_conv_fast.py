@@ -28,15 +28,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..backends.cpu.split import run_tasks
-
 FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 ROWS_RATIO = 64  # few output positions per reduction (the weight gradient): per-channel products
 # Output positions per sample below which one GEMM spans the batch: 5-10% faster for 4x4 to 8x8 outputs (a
 # batch of 64 or 128, 10 to 64 channels), even at 16x16, 2.6x slower at 32x32 (the result's transpose).
 FOLD_LENGTH = 256
 SERIAL_MNK = 1 << 18  # OpenBLAS runs a GEMM of at most this many multiply-adds on the calling thread
-COPY_WORK = 3  # an element the im2col/im2row/col2im loops write costs about three of a float32 sum (split's unit)
 
 
 def long_product(a, b):
@@ -62,18 +59,6 @@ def long_product(a, b):
     if cut < k:
         res += np.matmul(a[..., cut:], b[..., cut:, :])
     return res
-
-
-def _shared(scratch, kernel, ntasks: int, x, buf, tail: tuple):
-    """``kernel(x, buf.reshape(-1), t0, t1, *tail)`` over its planes ``[0, ntasks)``, shared out over the cores
-    when large, filling the reused work buffer ``buf``; returns the buffer holding the result. After a late
-    helper that is a copy, and ``buf`` (which the helper may still be writing) leaves the scratch pool."""
-    flat = buf.reshape(-1)
-    out, = run_tasks(kernel, ntasks, buf.size * COPY_WORK, (x,), (flat,), tail)
-    if out is flat:
-        return buf
-    scratch.forget(buf)
-    return out.reshape(buf.shape)
 
 
 def _flat(a):
@@ -116,7 +101,7 @@ def _channel_products(x4, w4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo, groups, sc
     g, cg, kk, length = groups, c // groups, kh * kw, ho * wo
     rows = scratch((c, n, length, kk), x4.dtype)
     flat, st = _flat(x4)
-    rows = _shared(scratch, k.im2row, c * n, flat, rows, (*st, n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo))
+    k.im2row(flat, *st, rows.reshape(-1), n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
     wm = w4.reshape(g, o // g, cg, kk).transpose(0, 2, 1, 3)  # (g, cg, O/g, kh*kw), in place when w4 is
     if not (wm.strides[-1] == wm.itemsize and wm.strides[-2] % wm.itemsize == 0 and wm.strides[-2] > 0):
         wm = _dense(wm, scratch)  # a broadcast gradient (strides 0) would send matmul off BLAS
@@ -153,8 +138,8 @@ def conv2d(x4, w4, b, stride, dilation, pad_lo, out_hw, groups, scratch):
         strides = (g * rows * length, rows * length, length)
         if extra:
             buf[:, :, red] = 1
-    buf = _shared(scratch, k.im2col, n * c, np.ascontiguousarray(x4).reshape(-1), buf,
-                  (*strides, n, c, x4.shape[2], x4.shape[3], cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo))
+    k.im2col(np.ascontiguousarray(x4).reshape(-1), buf.reshape(-1), *strides, n, c, x4.shape[2], x4.shape[3], cg,
+             kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
     wm = np.empty((g, og, red + extra), dtype)
     wm[:, :, :red] = w4.reshape(g, og, red)
     if extra:
@@ -188,6 +173,6 @@ def conv_transpose2d(x4, w4, b, stride, dilation, padding, out_hw, groups, scrat
     ho, wo = out_hw
     out = np.empty((n, g * og, ho, wo), dtype)
     bias = np.zeros(0, dtype) if b is None else np.ascontiguousarray(b, dtype)
-    out, = run_tasks(k.col2im, n * g * og, out.size * COPY_WORK, (cols.reshape(-1), bias), (out.reshape(-1),),
-                     (sample_stride, row_stride, n, g * og, kh, kw, sh, sw, ph, pw, dh, dw, h, w, ho, wo))
-    return out.reshape(n, g * og, ho, wo)
+    k.col2im(cols.reshape(-1), sample_stride, row_stride, bias, out.reshape(-1), n, g * og, kh, kw, sh, sw, ph, pw,
+             dh, dw, h, w, ho, wo)
+    return out

@@ -159,16 +159,6 @@ def _scratch(shape: tuple, dtype) -> np.ndarray:
     return buf
 
 
-def _forget_scratch(buf: np.ndarray) -> None:
-    """Drop ``buf`` from the pool: a late helper thread may still write into it (``backends.cpu.split``)."""
-    for key, kept in list(_scratch_buffers.items()):
-        if kept is buf:
-            del _scratch_buffers[key]
-
-
-_scratch.forget = _forget_scratch
-
-
 def conv_forward(x, w, b, stride, pad_lo, pad_hi, dilation, groups):
     """Batched convolution of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *kernel), 1-d, 2-d or 3-d."""
     _blas.fit_blas_threads(x.size * w.shape[0])

@@ -17,10 +17,9 @@ against 0.27; the same convolution's im2col: 1.23 against 0.23), their rows of
 8 to 32 elements too short to pay for the per-element checks. numpy's strided
 copy of the same windows measured in between (0.30 ms).
 
-Each loop runs over a range of planes, so ``backends.cpu.split.run_tasks``
-shares large ones out over the cores; never ``prange``: on two cores shared
-with other processes a ``prange`` form measured 8-20x slower than the serial
-one (its threads wait for a core, as BLAS's do around them). Imported
+The loops are serial on purpose: they are memory-bound, and on two cores
+shared with other processes a ``prange`` form measured 8-20x slower than the
+serial one (its threads wait for a core, as BLAS's do around them). Imported
 only when a convolution first runs, so ``import toolkit`` never loads numba;
 compiled code is cached on disk.
 """
@@ -41,15 +40,14 @@ def _first_last(off, step, size, count):
     return lo, max(lo, hi)
 
 
-@numba.njit(cache=True, nogil=True)
-def col2im(cols, bias, out, t0, t1, sample_stride, row_stride, n, c, kh, kw, sh, sw, ph, pw, dh, dw, h, w, ho, wo):
+@numba.njit(cache=True)
+def col2im(cols, sample_stride, row_stride, bias, out, n, c, kh, kw, sh, sw, ph, pw, dh, dw, h, w, ho, wo):
     """``out[s, ch, i*sh + a*dh - ph, j*sw + b*dw - pw] += cols[s*sample_stride + r*row_stride + i*w + j]`` with
-    ``r = (ch*kh + a)*kw + b``, starting from ``bias[ch]`` (zeros when ``bias`` is empty), for taps inside ``out``,
-    for the output planes ``t = s*c + ch`` in ``[t0, t1)`` (of ``n * c``).
+    ``r = (ch*kh + a)*kw + b``, starting from ``bias[ch]`` (zeros when ``bias`` is empty), for taps inside ``out``.
 
     ``cols`` and ``out`` are flat (``out`` C-ordered ``(n, c, ho, wo)``)."""
     plane = ho * wo
-    for t in range(t0, t1):
+    for t in range(n * c):
         s, ch = t // c, t % c
         obase = t * plane
         start = bias[ch] if bias.size else 0
@@ -75,15 +73,13 @@ def col2im(cols, bias, out, t0, t1, sample_stride, row_stride, n, c, kh, kw, sh,
                             out[drow + j * numba.uint64(sw)] += cols[srow + j]
 
 
-@numba.njit(cache=True, nogil=True)
-def im2col(x, cols, t0, t1, sample_stride, group_stride, row_stride, n, c, h, w, cg, kh, kw, sh, sw, ph, pw, dh, dw,
-           ho, wo):
+@numba.njit(cache=True)
+def im2col(x, cols, sample_stride, group_stride, row_stride, n, c, h, w, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
     """``cols[s*sample_stride + gi*group_stride + ((cl*kh + a)*kw + b)*row_stride + i*wo + j] =
-    x[s, gi*cg + cl, i*sh + a*dh - ph, j*sw + b*dw - pw]``, zero where the tap falls outside the image, for the
-    input planes ``t = s*c + gi*cg + cl`` in ``[t0, t1)`` (of ``n * c``).
+    x[s, gi*cg + cl, i*sh + a*dh - ph, j*sw + b*dw - pw]``, zero where the tap falls outside the image.
 
     ``x`` and ``cols`` are flat (``x`` C-ordered ``(n, c, h, w)``)."""
-    for t in range(t0, t1):
+    for t in range(n * c):
         s, ch = t // c, t % c
         gi, cl = ch // cg, ch % cg
         xbase = t * h * w
@@ -113,16 +109,15 @@ def im2col(x, cols, t0, t1, sample_stride, group_stride, row_stride, n, c, h, w,
                         cols[drow + j] = 0
 
 
-@numba.njit(cache=True, nogil=True)
-def im2row(x, rows, t0, t1, s0, s1, s2, s3, n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
+@numba.njit(cache=True)
+def im2row(x, s0, s1, s2, s3, rows, n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
     """``rows[((ch*n + s)*ho*wo + i*wo + j)*kh*kw + a*kw + b] = x4[s, ch, i*sh + a*dh - ph, j*sw + b*dw - pw]``,
-    zero where the tap falls outside the image: each output position's window laid out contiguously, per channel,
-    for ``t = ch*n + s`` in ``[t0, t1)`` (of ``c * n``).
+    zero where the tap falls outside the image: each output position's window laid out contiguously, per channel.
 
     ``x`` is flat, ``x4``'s element strides ``s0..s3`` placing ``x4[s, ch, y, z]`` at ``s*s0 + ch*s1 + y*s2 +
     z*s3``; ``rows`` is flat. (The weight gradient's windows: the kernel taps run along the image rows.)"""
     kk = kh * kw
-    for t in range(t0, t1):
+    for t in range(c * n):
         ch, s = t // n, t % n
         xbase = s * s0 + ch * s1
         for i in range(ho):
