@@ -58,21 +58,11 @@ def _sum_span(x, mode, c, zero):
     return acc
 
 
-@numba.njit(inline="always")
-def _plain_term(v, mode):
-    """``_term`` without a center (``SUM``, ``SQUARES``, ``ABS``), in ``v``'s own type."""
-    if mode == SUM:
-        return v
-    if mode == SQUARES:
-        return v * v
-    return abs(v)
-
-
 @numba.njit(fastmath=_FAST)
 def _narrow_span(x, mode, narrow_zero):
     acc = narrow_zero
     for i in range(x.size):
-        acc += _plain_term(x[i], mode)
+        acc += _term(x[i], mode, narrow_zero)  # a center of x's own type keeps every term in it
     return acc
 
 
