@@ -109,10 +109,10 @@ def _prepack(weight, bias, stride, padding, dilation, groups):
     return Conv2dPackedParamsBase(weight, bias, stride, padding, dilation, groups)
 
 
-def _patches(x: np.ndarray, zp: int, p: Conv2dPackedParamsBase, kh: int, kw: int) -> tuple:
+def _patches(x: np.ndarray, zp: int, p: Conv2dPackedParamsBase, kh: int, kw: int, channels_last: bool) -> tuple:
     """im2col of uint8 ``x`` (N, C, H, W): (groups, N * Ho * Wo, kp), its first ``k = C / groups * kh * kw``
     columns the patches and the rest zeros up to whole int32 words where the dot-product instructions read the
-    rows in place (``_qconv_im2col``), with ``k`` and (Ho, Wo)."""
+    rows in place (``_qconv_im2col``), with ``k`` and (Ho, Wo); ``channels_last`` is ``_channels_last(x, p)``."""
     from . import _qconv_im2col, _qgemm_vnni  # optional: numba, never loaded by import toolkit
 
     (sh, sw), (ph, pw), (dh, dw) = p._stride, p._padding, p._dilation
@@ -124,7 +124,7 @@ def _patches(x: np.ndarray, zp: int, p: Conv2dPackedParamsBase, kh: int, kw: int
                            f"kernel ({dh * (kh - 1) + 1}x{dw * (kw - 1) + 1})")
     k = c // p._groups * kh * kw
     kp = -(-k // 4) * 4 if p.packs[0].wv is not None and _qgemm_vnni.STEP == 4 else k
-    if _channels_last(x, p):
+    if channels_last:
         return _qconv_im2col.im2col_channels_last(x, kh, kw, kp), k, ho, wo
     return _qconv_im2col.im2col(x, zp, p._stride, p._padding, p._dilation, p._groups, kh, kw, kp), k, ho, wo
 
@@ -150,10 +150,11 @@ def _conv(qx, p, scale, zero_point, relu: bool, fn: str):
                            f"({cg} per group, {p._groups} groups)")
     from . import _qgemm_numba as G  # optional: numba, never loaded by import toolkit
 
-    cols, k, ho, wo = _patches(qx._data, qx._zero_point, p, kh, kw)
+    hwc = _channels_last(qx._data, p)
+    cols, k, ho, wo = _patches(qx._data, qx._zero_point, p, kh, kw, hwc)
     og, zp = o // p._groups, int(zero_point)
     offset, mult = requantization(qx._scale, p.w_scale, p.bias_np, scale)
-    packs = [p.pack_channels_last()] if _channels_last(qx._data, p) else p.packs
+    packs = [p.pack_channels_last()] if hwc else p.packs
     parts = [G.gemm_u8s8_requantize(cols[g], qx._zero_point, packs[g], p.w_zp[g * og:(g + 1) * og],
                                     offset[g * og:(g + 1) * og], mult[g * og:(g + 1) * og], zp, zp if relu else 0,
                                     255, k) for g in range(p._groups)]
