@@ -3,7 +3,7 @@
 A tensor's names live in its rarely used ``_extra`` dict (``_extra["names"]``, a tuple of str or None), so an
 unnamed tensor carries nothing and the dispatcher's one ``_extra is not None`` check is all it pays. Each op's
 rule is its ``OpDef.name_rule``: one of the standard rules named here (``KEEP``, ``UNIFY``, ``REDUCE``,
-``MATMUL``, ``DROP``) or a function ``rule(op, bound) -> names``; ``toolkit.dispatch.names`` applies it.
+``MATMUL``) or a function ``rule(op, bound, out_ndim) -> names``; ``toolkit.dispatch.names`` applies it.
 
 Example::
 
@@ -20,8 +20,6 @@ KEEP = "keep"  # the output has self's names (unary elementwise, clone, contiguo
 UNIFY = "unify"  # names of all tensor inputs unified from the right (binary elementwise, broadcasting)
 REDUCE = "reduce"  # self's names less the reduced dims (``dim``; all of them when None), kept with keepdim
 MATMUL = "matmul"  # the contracted dims drop, batch dims unify (mm, bmm, matmul)
-DROP = "drop"  # the output is unnamed whatever the inputs (factories from a tensor's shape, ``*_like``)
-STANDARD_RULES = (KEEP, UNIFY, REDUCE, MATMUL, DROP)
 
 ELLIPSIS = "..."
 
@@ -174,11 +172,7 @@ def check_unique(op_name: str, names: tuple) -> tuple:
     return names
 
 
-def drop(op, bound, out_ndim: int) -> None:
-    return None
-
-
-STANDARD = {KEEP: keep, UNIFY: unify, REDUCE: reduce, MATMUL: matmul, DROP: drop}
+STANDARD = {KEEP: keep, UNIFY: unify, REDUCE: reduce, MATMUL: matmul}
 
 
 def keep_right(op, bound, out_ndim: int) -> tuple | None:
@@ -243,7 +237,7 @@ def check_unify(op, bound, out_ndim: int) -> None:
 
 
 # Rules that read only the inputs run before the op, so a mismatch raises before anything is written.
-for _early in (addmm, linear, cat, cdist, check_unify):
+for _early in (unify, matmul, addmm, linear, cat, cdist, check_unify):
     _early.early = True
 
 

@@ -37,9 +37,9 @@ def _rule(op: OpDef):
 
 def run_named(op: OpDef, bound: list, run):
     """Run ``op`` (by ``run(op, bound)``) with names ignored inside, then name its tensor outputs by its rule.
-    Rules that need no output (unify, matmul) check the names before anything runs or is written."""
+    Rules that need no output (marked ``early``) check the names before anything runs or is written."""
     rule = _rule(op)
-    early = op.name_rule in (_n.UNIFY, _n.MATMUL) or getattr(rule, "early", False)
+    early = getattr(rule, "early", False)
     names = rule(op, bound, -1) if early else None
     with _n.names_off():
         out = run(op, bound)

@@ -242,7 +242,7 @@ class OpDef:
         # the call, or another op whose name this one shares (an alias). ``toolkit.autograd.naming`` reads it.
         self.grad_fn = grad_fn
         # How the op names its outputs from named inputs (``toolkit._core.names``): a standard rule (``"keep"``,
-        # ``"unify"``, ``"reduce"``, ``"matmul"``, ``"drop"``) or ``rule(op, bound, out_ndim) -> names``; by default
+        # ``"unify"``, ``"reduce"``, ``"matmul"``) or ``rule(op, bound, out_ndim) -> names``; by default
         # its kind's. None: the op refuses named inputs, as PyTorch's ops without named-tensor support do.
         self.name_rule = name_rule if name_rule is not None else _KIND_NAME_RULES.get(kind)
         # How ``toolkit.onnx`` writes the op as ONNX nodes: ``fn(g, *args) -> value(s)`` (see ``symbolic``).
