@@ -78,7 +78,6 @@ std::vector<Tensor> lltm_backward(Tensor grad_h, Tensor grad_cell, Tensor new_ce
                             weights.size(0) == 3 * S && weights.size(1) == K,
                         "X, gate_weights and weights must be [", B, ", I + ", S, "], [", B, ", ", 3 * S, "] and [",
                         3 * S, ", I + ", S, "]");
-    const auto type = grad_h.scalar_type();
 
     auto d_output_gate = toolkit::tanh(new_cell) * grad_h;
     auto d_tanh_new_cell = output_gate * grad_h;

@@ -37,7 +37,6 @@ class CustomOpDef:
             raise duplicate_error(parsed)
         for o in taken:  # an earlier custom_op of this name (a re-run cell, a reloaded module): replaced, as torch's
             R.unregister(o)
-        self._init_fn = fn
         self._entry = LibraryOp(parsed, (fn.__doc__ or "") if fn is not None else "", custom=True)
         R.register(self._entry.op)
         if fn is not None:
@@ -75,12 +74,7 @@ class CustomOpDef:
 
     def register_kernel(self, device_types: str | Iterable[str] | None, fn: Callable | None = None):
         """A kernel for some device types (``"cpu"``, ``"cuda"``); usable as a decorator."""
-
-        def inner(f: Callable) -> Callable:
-            self._entry.set_kernel(device_types, f)
-            return f
-
-        return inner if fn is None else inner(fn)
+        return register_kernel(self, device_types, fn)
 
     def _destroy(self) -> None:
         """Remove the op from the registry."""

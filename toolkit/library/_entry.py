@@ -49,8 +49,6 @@ class BackwardContext(FunctionCtx):
         return tuple(self.to_save)
 
 
-
-
 class LibraryOp:
     """A registry op defined through ``toolkit.library``, with the user's kernels, fake and autograd functions."""
 

@@ -216,12 +216,6 @@ LONG_LINE = 40
 (TorchScript's ``isLongLine``)."""
 
 
-def _transparent(n: Node, assigned: frozenset) -> bool:
-    """Whether ``n`` always prints inside the expressions that use it (a constant, a list, an attribute read): the
-    scan for inlinable calls passes over it, as TorchScript's passes over constants."""
-    return n.kind == K.CONSTANT or prints_inline(n, assigned)
-
-
 def _is_expression(n: Node) -> bool:
     """Whether ``n`` prints as an expression that can stand inside another: a call (a submodule's too), a tuple or a
     dict."""
@@ -282,10 +276,12 @@ class _CodeWriter:
         return True
 
     def _previous(self, b: Block, i: int) -> Node | None:
-        """The last node before position ``i`` of ``b`` that is not passed over (see ``_transparent``)."""
+        """The last node before position ``i`` of ``b`` that is not passed over: the scan for inlinable calls passes
+        over the nodes that always print inside the expressions using them (``prints_inline``: a constant, a list, an
+        attribute read), as TorchScript's passes over constants."""
         nodes = b.nodes
         i -= 1
-        while i >= 0 and _transparent(nodes[i], self.assigned):
+        while i >= 0 and prints_inline(nodes[i], self.assigned):
             i -= 1
         return nodes[i] if i >= 0 else None
 
@@ -295,7 +291,7 @@ class _CodeWriter:
         for v in reversed(b.outputs):
             point = self._scan_value(point, v)
         for n in reversed(b.nodes):
-            if n not in self.inline_calls and not _transparent(n, self.assigned):
+            if n not in self.inline_calls and not prints_inline(n, self.assigned):
                 self._scan_node(n)
 
     def _scan_node(self, n: Node) -> Node | None:
@@ -320,7 +316,11 @@ class _CodeWriter:
 
     def inlined(self, n: Node) -> bool:
         """Whether ``n`` prints inside the expressions that use it rather than as a statement."""
-        return prints_inline(n, self.assigned) or (n in self.inline_calls and n not in self.split)
+        return prints_inline(n, self.assigned) or self.inlined_call(n)
+
+    def inlined_call(self, n: Node) -> bool:
+        """Whether ``n`` is a call printed inside the expression using it (inlined, and not split back out)."""
+        return n in self.inline_calls and n not in self.split
 
     # -- long inlined expressions ----------------------------------------------------------------------------------
     def _split_long(self, v: Value, lines: list, indent: str) -> None:

@@ -116,8 +116,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
                 raise CodeError(f"unknown name {e.id!r} at {_where(e)}")
             return self.env[e.id]
         text = ast.unparse(e)
-        if old is not None and old.node in self.writer.inline_calls and old.node not in self.writer.split \
-                and self.writes(old.node, e):
+        if old is not None and self.writer.inlined_call(old.node) and self.writes(old.node, e):
             self.expression(old.node, e, e)  # a call printed where it is used: rewire it from its expression
             self.matched.add(old.node)
             return old
@@ -166,7 +165,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
         path = _dotted(e.func) or ""
         if node.op is not None or (node.kind.startswith("aten::") and path.startswith("torch.")):
             return True
-        return path in (printed_path(node.kind), "ops." + node.kind.replace("::", "."))
+        return path in _builtin_paths(node.kind)
 
     def new_call(self, e: ast.Call, old: Value | None, before: Node | Block) -> Value:
         """A registry op call written where the graph has no call printed inline (the code moved or added one): a
@@ -196,7 +195,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             n = stack.pop().node
             if n is not None and n.kind == K.LIST_CONSTRUCT and self.inlined(n):
                 stack.extend(n.inputs)
-            elif n in self.writer.inline_calls and n not in self.writer.split and n not in self.matched:
+            elif self.writer.inlined_call(n) and n not in self.matched:
                 pending.append(n)
                 stack.extend(n.inputs)
         block = user if isinstance(user, Block) else user.owning_block
@@ -265,7 +264,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             return True
         path = _dotted(e.func) if isinstance(e, ast.Call) else None
         want = printed_path(node.kind)
-        if path in (want, "ops." + node.kind.replace("::", ".")):
+        if path in _builtin_paths(node.kind):
             if e.keywords:
                 raise CodeError(f"{path} at {_where(e)} takes no keyword arguments")
             self.rewire(node, list(e.args))
@@ -450,6 +449,12 @@ class _Rebuilder(AttributeStatements, BlockStatements):
                     n.destroy()
                     self.lines.pop(n, None)
                     dropped = True
+
+
+def _builtin_paths(kind: str) -> tuple[str, str]:
+    """The names a built-in kind's call is read under: as the printer writes it (``printed_path``) and as archives of
+    earlier versions wrote it (``ops.aten.add.int``)."""
+    return printed_path(kind), "ops." + kind.replace("::", ".")
 
 
 def _is_annotated_empty_list(e: ast.expr) -> bool:
