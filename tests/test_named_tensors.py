@@ -80,9 +80,7 @@ def test_flatten_unflatten_by_name():
     (lambda t: t.select("width", 1), ("batch", "height"), lambda t: t.select(2, 1)),
     (lambda t: t.max("width").values, ("batch", "height"), lambda t: t.max(2).values),
     (lambda t: t.min("batch").indices, ("height", "width"), lambda t: t.min(0).indices),
-    (lambda t: t.argmax("width"), ("batch", "height"), lambda t: t.argmax(2)),
     (lambda t: t.cumsum("width"), NCHW, lambda t: t.cumsum(2)),
-    (lambda t: t.permute(2, 0, 1), ("width", "batch", "height"), lambda t: t.permute(2, 0, 1)),
     (lambda t: t.sum(), (), lambda t: t.sum()),
     (lambda t: t.abs().clone(), NCHW, lambda t: t.abs().clone()),
 ])
@@ -110,7 +108,7 @@ def test_unify():
     with pytest.raises(RuntimeError) as e:
         x + toolkit.randn(3, names=("Z",))
     assert str(e.value) == ("Error when attempting to broadcast dims ['X'] and dims ['Z']: dim 'X' and dim 'Z' are "
-                            "at the same position from the right but do not match.")
+                            "at the same position from the right but do not match. (in aten::add, on tensors of shape [3] and [3])")
 
 
 def test_broadcasting_mistake_caught():
@@ -120,7 +118,8 @@ def test_broadcasting_mistake_caught():
     with pytest.raises(RuntimeError) as e:
         a.rename("batch", "x") - b.rename("batch")
     assert str(e.value) == ("Error when attempting to broadcast dims ['batch', 'x'] and dims ['batch']: dim 'x' and "
-                            "dim 'batch' are at the same position from the right but do not match.")
+                            "dim 'batch' are at the same position from the right but do not match. (in aten::sub, on tensors "
+                            "of shape [10, 1] and [10])")
 
 
 def test_misaligned():
@@ -144,7 +143,7 @@ def test_matmul_family():
         "n", "a", "d")
     assert a.matmul(toolkit.randn(3, names=("c",))).names == ("a",)
     np.testing.assert_allclose(a.mm(b).rename(None).numpy(), torch.from_numpy(a.rename(None).numpy()).mm(
-        torch.from_numpy(b.rename(None).numpy())).numpy(), rtol=1e-5)
+        torch.from_numpy(b.rename(None).numpy())).numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_unsupported_op_raises_as_pytorch():

@@ -4,6 +4,7 @@ and the traced function on named inputs gives eager's names (the interpreter run
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 import toolkit
@@ -46,8 +47,8 @@ def test_traced_module_names():
 
 
 def test_named_runs_stay_named_after_profiling():
-    """Past the profiling runs the executor fuses; named inputs still run op by op, so names survive, and
-    unnamed calls in between keep their fused plan's values."""
+    """Past the profiling run the executor fuses; named inputs run their own fused plan and get the names their
+    profiling run gave, and unnamed calls in between keep their fused plan's values."""
     def f(x, y):
         return ((x * y).sigmoid() + 1).tanh() * 2
 
@@ -61,3 +62,52 @@ def test_named_runs_stay_named_after_profiling():
         plain = traced(x.rename(None), y.rename(None))
         assert not plain.has_names()
         np.testing.assert_allclose(plain.numpy(), want.rename(None).numpy(), rtol=1e-6)
+
+
+def _chain(x, y):
+    return ((x * y).sigmoid() + 1).tanh() * 2
+
+
+def test_fusion_groups_keep_names_and_run_fused():
+    x, y = _inputs()
+    traced = toolkit.jit.trace(_chain, (x, y))
+    g = str(traced.graph_for(x, y))
+    assert "prim::FusionGroup" in g
+    group = g[g.index("with prim::FusionGroup_0"):]
+    assert "Float(2, 3, names=['N', 'C'], strides=[3, 1]" in group and "aten::tanh" in group
+    plans = traced._executor.plans
+    assert len(plans) == 1
+    (plan,) = plans.values()
+    before = plan.runs
+    got = traced(x, y)
+    assert plan.runs == before + 1  # the fused plan served the named call
+    assert got.names == ("N", "C")
+    tx, ty = (torch.from_numpy(t.rename(None).numpy()) for t in (x, y))
+    np.testing.assert_allclose(got.rename(None).numpy(), _chain(tx, ty).numpy(), rtol=1e-6)
+
+
+def test_named_signatures_are_their_own_and_still_checked():
+    x, y = _inputs()
+    traced = toolkit.jit.trace(_chain, (x, y))
+    for _ in range(3):
+        traced(x, y)
+    renamed = traced(x.rename("B", "C"), y)
+    assert renamed.names == ("B", "C")
+    assert traced(x, y.rename(None)).names == ("N", "C")
+    with pytest.raises(RuntimeError, match="do not match"):  # a new signature profiles op by op, names checked
+        traced(x, y.rename("D"))
+    assert len(traced._executor.plans) == 1  # only the first signature ran often enough to be planned
+
+
+def test_fused_plan_with_gradients_keeps_names():
+    x = toolkit.randn(2, 3, names=("N", "C"), requires_grad=True)
+    y = toolkit.randn(3, names=("C",))
+    traced = toolkit.jit.trace(_chain, (x, y))
+    for _ in range(3):
+        x.grad = None
+        out = traced(x, y)
+        out.sum().backward()
+    assert out.names == ("N", "C") and x.grad.names == ("N", "C")
+    tx = torch.from_numpy(x.rename(None).detach().numpy()).requires_grad_()
+    _chain(tx, torch.from_numpy(y.rename(None).numpy())).sum().backward()
+    np.testing.assert_allclose(x.grad.rename(None).numpy(), tx.grad.numpy(), rtol=1e-5)

@@ -12,6 +12,8 @@ import pytest
 import toolkit
 from toolkit.ops import registry as R
 
+from .samples import float_first_samples, named, tensors
+
 
 def _cases():
     for op in R.all_ops():
@@ -20,44 +22,33 @@ def _cases():
         yield pytest.param(op, id=str(op.schema.name) + ("." + op.overload if op.overload else ""))
 
 
-def _tensor(a):
-    return toolkit.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a
-
-
 @pytest.mark.parametrize("op", list(_cases()))
 def test_named_first_input_runs_as_unnamed_or_refuses(op):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            samples = list(op.samples(np.random.default_rng(0)))[:3]
-        except Exception:  # samples that need a device or an optional library this machine lacks
-            pytest.skip("no samples here")
-        checked = 0
-        for args, kw in samples:
-            if not args or not isinstance(args[0], np.ndarray) or args[0].ndim == 0 or args[0].dtype.kind != "f":
-                continue
-            rest = [_tensor(a) for a in args[1:]]
+    checked = 0
+    for args, kw in float_first_samples(op):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rest = [tensors(a) for a in args[1:]]
             try:
                 toolkit.manual_seed(0)
-                plain = op(_tensor(args[0]), *rest, **kw)
+                plain = op(tensors(args[0]), *rest, **kw)
             except Exception:  # the sample is an error case of the op itself
                 continue
-            named = _tensor(args[0]).refine_names(*(f"d{i}" for i in range(args[0].ndim)))
             try:
                 toolkit.manual_seed(0)
-                out = op(named, *[_tensor(a) for a in args[1:]], **kw)
+                out = op(named(args[0]), *[tensors(a) for a in args[1:]], **kw)
             except RuntimeError:
                 checked += 1
                 continue
-            assert op.name_rule is not None or op.composite is not None, f"{op.name} has no name rule but ran"
-            outs = out if isinstance(out, (tuple, list)) else (out,)
-            plains = plain if isinstance(plain, (tuple, list)) else (plain,)
-            for o, p in zip(outs, plains):
-                if isinstance(o, toolkit.Tensor):
-                    assert tuple(o.shape) == tuple(p.shape)
-                    assert len(o.names) == o.ndim
-                    if o.dtype.is_floating_point and op.kind is not R.RANDOM:
-                        np.testing.assert_allclose(o.rename(None).numpy(), p.numpy(), equal_nan=True)
-            checked += 1
-        if not checked:
-            pytest.skip("no sample with a floating first tensor")
+        assert op.name_rule is not None or op.composite is not None, f"{op.name} has no name rule but ran"
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        plains = plain if isinstance(plain, (tuple, list)) else (plain,)
+        for o, p in zip(outs, plains):
+            if isinstance(o, toolkit.Tensor):
+                assert tuple(o.shape) == tuple(p.shape)
+                assert len(o.names) == o.ndim
+                if o.dtype.is_floating_point and op.kind is not R.RANDOM:
+                    np.testing.assert_allclose(o.rename(None).numpy(), p.numpy(), equal_nan=True)
+        checked += 1
+    if not checked:
+        pytest.skip("no sample with a floating first tensor")

@@ -82,6 +82,16 @@ def dim_of(names: tuple, ndim: int, name: str) -> int:
     raise RuntimeError(f"Name '{name}' not found in Tensor{shown}.")
 
 
+def check_written(have: tuple, computed: tuple | None) -> None:
+    """PyTorch's rule for a named tensor an op writes its result into (``out=``, an in-place op's ``self``): it
+    must already have exactly the computed names (an unnamed one simply takes them)."""
+    computed = computed if computed is not None else (None,) * len(have)
+    if tuple(have) != tuple(computed):
+        raise RuntimeError(f"Name mismatch: specified out tensor with names {repr_names(have)} are not the same as "
+                           f"the computed output names {repr_names(computed)}. Please rename the out tensor's dims "
+                           "with `Tensor.rename`.")
+
+
 def unify_from_right(a: tuple, b: tuple, action: str = "broadcast") -> tuple:
     """Broadcast two name lists as PyTorch does: aligned from the right, None matching anything, a name that
     matches but sits at another position from the right being an error (``Misaligned dims``). ``action`` is the
@@ -109,7 +119,8 @@ def _stored(names: tuple) -> tuple | None:
     return names if any(n is not None for n in names) else None
 
 
-def _tensors(op, bound) -> list:
+def tensors_of(op, bound) -> list:
+    """The call's tensor arguments, those in lists included."""
     out = []
     for i in op.tensor_args:
         v = bound[i]
@@ -126,7 +137,7 @@ def keep(op, bound, out_ndim: int) -> tuple | None:
 
 def unify(op, bound, out_ndim: int) -> tuple | None:
     acc = ()
-    for t in _tensors(op, bound):
+    for t in tensors_of(op, bound):
         acc = unify_from_right(acc, full_names(t))
     return _stored(acc)
 
@@ -173,6 +184,11 @@ def check_unique(op_name: str, names: tuple) -> tuple:
 
 
 STANDARD = {KEEP: keep, UNIFY: unify, REDUCE: reduce, MATMUL: matmul}
+
+
+def unnamed(op, bound, out_ndim: int) -> None:
+    """``as_strided``: a view of the storage in any geometry, which PyTorch gives no names."""
+    return None
 
 
 def keep_right(op, bound, out_ndim: int) -> tuple | None:

@@ -40,16 +40,31 @@ def run_named(op: OpDef, bound: list, run):
     Rules that need no output (marked ``early``) check the names before anything runs or is written."""
     rule = _rule(op)
     early = getattr(rule, "early", False)
-    names = rule(op, bound, -1) if early else None
+    # An in-place op's self is its result: named already, it must keep its names (PyTorch's out= rule).
+    written = _n.names_of(bound[0]) if op.kind == R.INPLACE else None
+    names = _names_by(rule, op, bound, -1) if early else None
+    if early and written is not None:
+        _n.check_written(written, names)
     with _n.names_off():
         out = run(op, bound)
     outputs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, Tensor)]
     if outputs:
         if not early:
-            names = rule(op, bound, outputs[0].ndim)
+            names = _names_by(rule, op, bound, outputs[0].ndim)
+            if written is not None:
+                _n.check_written(written, names)
         for t in outputs:
             _n.set_names(t, names if names is not None and len(names) == t.ndim else None)
     return out
+
+
+def _names_by(rule, op: OpDef, bound: list, out_ndim: int):
+    """``rule``'s names for the call; a mismatch's error (PyTorch's words) also says the op and the shapes."""
+    try:
+        return rule(op, bound, out_ndim)
+    except RuntimeError as e:
+        shapes = " and ".join(str(list(t.shape)) for t in _n.tensors_of(op, bound))
+        raise RuntimeError(f"{e} (in {op.qualified_name}, on tensors of shape {shapes})") from None
 
 
 def _self_names(args: tuple, kwargs: dict) -> tuple | None:
@@ -103,7 +118,10 @@ def retry_named(ops: list, args: tuple, kwargs: dict, error: TypeError, call):
         raise error
     for o in ops:
         form = getattr(o.name_rule, "dimname_form", None)
-        moved = form(t, args[1:], kwargs) if form is not None else _by_position(o, t, args, kwargs)
+        if form is not None:
+            moved = form(t, args[1:], kwargs)
+        else:
+            moved = _by_position(o, t, args, kwargs) if o.dim_names else None
         if moved is None:
             continue
         try:

@@ -47,6 +47,8 @@ class Parameter(Tensor):
         p._view_chain = None
         p._output_nr = 0
         p._extra = None
+        if data._extra and "names" in data._extra:  # PyTorch's Parameter keeps the data's names
+            p._extra = {"names": data._extra["names"]}
         if requires_grad:
             if data._data.dtype.kind != "f":
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

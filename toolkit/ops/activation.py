@@ -20,7 +20,7 @@ from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import float_samples, formula_kernel, not_implemented, reject_dtypes, unary_samples
-from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op, runs_on_sparse_values
+from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op, refuses_names, runs_on_sparse_values
 
 _SQRT1_2 = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -303,3 +303,6 @@ runs_on_sparse_values(("relu",))
 def _(g, self):
     from .elementwise import onnx_promote  # defined beside the elementwise ops, imported after them
     return g.op("Sigmoid", *onnx_promote(g, self, floating=True))
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("gelu", "silu", "softplus"))

@@ -20,7 +20,7 @@ from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import refuse_complex
 from .elementwise import not_implemented, reject_dtypes, unary_samples
-from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op
+from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op, refuses_names
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -474,3 +474,6 @@ def _(rng):
 
 # PyTorch refuses complex input for these, with its own messages
 refuse_complex(("hardtanh",), "clamp is not supported for complex types")
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("celu", "elu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "mish", "softshrink"))

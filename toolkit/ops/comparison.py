@@ -27,6 +27,7 @@ from .registry import (
     PROMOTE_NONE,
     REDUCTION,
     op,
+    refuses_names,
     runs_on_sparse_values,
 )
 
@@ -386,3 +387,7 @@ for _op_def, _lower in ((eq, _onnx_compare("Equal")), (ne, _onnx_compare("Equal"
 @logical_not.symbolic
 def _(g, self):
     return g.op("Not", _onnx_bool(g, self))
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("allclose", "bitwise_and", "bitwise_or", "bitwise_xor", "isneginf", "isposinf", "eq_", "ge_", "gt_",
+               "le_", "lt_", "ne_"))

@@ -28,7 +28,7 @@ from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes
 from . import api
-from .registry import COMPOSITE, ELEMENTWISE, PROMOTE_INT_TO_FLOAT_REAL, VIEW, op
+from .registry import COMPOSITE, ELEMENTWISE, PROMOTE_INT_TO_FLOAT_REAL, VIEW, op, refuses_names
 
 
 def _complex_samples(rng, *shape):
@@ -351,3 +351,6 @@ def _(grad, result, abs):  # noqa: A002
 def _(rng):
     yield (rng.uniform(0.5, 2, (2, 3)).astype(np.float32), rng.uniform(-3, 3, (2, 3)).astype(np.float32)), {}
     yield (rng.uniform(0.5, 2, (3,)), rng.uniform(-3, 3, (2, 1))), {}
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("complex", "polar", "conj_physical_"))

@@ -17,7 +17,7 @@ from . import api
 from ._linalg_checks import _dtype, scalar_name
 from .norms import _vector_norm, matrix_norm_grad, vector_norm_grad
 from .products import _broadcast_or_raise, _promoted
-from .registry import LINALG, NN, REDUCTION, op
+from .registry import LINALG, NN, REDUCTION, op, refuses_names
 
 _INF = float("inf")
 
@@ -467,3 +467,6 @@ def _(rng):
     yield (r((2, 3, 2)),), {}
     yield (r((2, 3, 2)), 2, 1), {}
     yield (r((2, 3)), 3, -1), {}
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("dist",))

@@ -105,7 +105,7 @@ feature_alpha_dropout, feature_alpha_dropout_ = _define("feature_alpha_dropout",
 
 
 @op("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", kind=RANDOM, out=False, method=False,
-    composite=True)
+    composite=True, name_rule=_names.KEEP)
 def native_dropout(input, p, train):
     """Dropout that also returns its boolean keep-mask, as ATen's CPU ``native_dropout``: with ``train`` true or
     None, ``input * mask / (1 - p)`` for a mask drawn with ``bernoulli_(1 - p)``; else a copy and an all-true mask."""

@@ -31,6 +31,7 @@ from .registry import (
     VIEW,
     get,
     op,
+    refuses_names,
     runs_on_sparse_values,
 )
 
@@ -653,3 +654,6 @@ def _(g, self):
 @absolute.symbolic
 def _(g, self):
     return g.op("Abs", self)
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("round.decimals",))

@@ -15,7 +15,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .reduction import axes, dim_arange, fast_reducible, reduce_meta, restore_dims
-from .registry import ELEMENTWISE, REDUCTION, get, op
+from .registry import ELEMENTWISE, REDUCTION, get, op, refuses_names, takes_dim_names
 from .selection import maximum, minimum
 
 
@@ -380,3 +380,9 @@ for _name, _reduce_op, _arg_op, _pairwise in (("max", "ReduceMax", "ArgMax", "Ma
     get("a" + _name).symbolic(_lower_dims)
     get("arg" + _name).symbolic(_lower_arg)
     get(_name, "other").symbolic(_onnx_pairwise(_pairwise))
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("amax", "amin", "aminmax", "argmax", "argmin", "maximum", "minimum"))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("max", "min"))

@@ -33,6 +33,7 @@ from .registry import (
     PROMOTE_INT_TO_FLOAT,
     PROMOTE_NONE,
     op,
+    refuses_names,
     runs_on_sparse_values,
 )
 
@@ -372,3 +373,7 @@ refuse_complex(("heaviside",), "heaviside is not yet implemented for complex ten
 
 # PyTorch's sparse kernels for these map the values (each maps zero to zero).
 runs_on_sparse_values(("nan_to_num", "signbit"))
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("bitwise_left_shift", "bitwise_right_shift", "copysign.Tensor", "frexp.Tensor", "gcd", "heaviside",
+               "lcm", "ldexp.Tensor", "nan_to_num"))

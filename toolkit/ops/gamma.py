@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from . import api
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import (
@@ -22,7 +23,7 @@ from .elementwise import (
     not_implemented,
     unary_samples,
 )
-from .registry import ELEMENTWISE, INPLACE, PROMOTE_INT_TO_FLOAT, op
+from .registry import ELEMENTWISE, INPLACE, PROMOTE_INT_TO_FLOAT, op, refuses_names
 
 lgamma = float_unary("lgamma", lambda a: formula_kernel("lgamma")(a), "lgamma(self)",
                      "``log|gamma(self)|``; ``inf`` at 0 and the negative integers.")
@@ -58,7 +59,8 @@ def _(grad, n, self):
     return grad * api.polygamma(n + 1, self)
 
 
-@op("polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", kind=INPLACE, function=False, composite=True)
+@op("polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", kind=INPLACE, function=False, composite=True,
+    name_rule=_names.KEEP)
 def polygamma_(self, n):
     """In-place version of :func:`polygamma` (``x.polygamma_(n)``: the tensor comes first here)."""
     return self.copy_(api.polygamma(n, self)) if self.dtype.is_floating_point else _refuse_inplace(self)
@@ -183,3 +185,6 @@ igammac.sample_inputs(_incomplete_gamma_samples)
 # PyTorch refuses complex input for these, with its own messages
 refuse_complex(("lgamma",), no_complex_kernel("lgamma_vml_cpu"))
 refuse_complex(("digamma",), no_complex_kernel("digamma"))
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("mvlgamma", "special_i1"))

@@ -22,7 +22,7 @@ import numpy as np
 from .. import return_types
 from .._core import dtypes as _dt
 from .._core.meta import TensorMeta
-from .registry import REDUCTION, op
+from .registry import REDUCTION, op, refuses_names
 
 
 def _linspace(left: float, right: float, n: int, dtype) -> np.ndarray:
@@ -264,3 +264,6 @@ def _(rng):
     yield (rng.integers(0, 5, 10).astype(np.uint8), rng.uniform(0, 1, 10).astype(np.float32)), {"minlength": 2}
     yield (rng.integers(0, 5, 10), rng.integers(0, 3, 10)), {}  # integer weights sum in float64
     yield (np.zeros(0, np.int64),), {"minlength": 3}
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("bincount", "histc", "histogram"))

@@ -13,7 +13,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from .gather_scatter import _INTS, _as_1d, _check_bounds, _rand
 from .indexing import _np_dtype, dtype_title
-from .registry import INDEXING, op
+from .registry import INDEXING, op, takes_dim_names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,3 +246,6 @@ def _(g, self, dim, index):
     if g.rank(self) == 0:
         raise g.unsupported("indexing a 0-dim tensor")
     return g.op("Gather", self, index, axis=dim)
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("index_fill",))

@@ -17,7 +17,7 @@ from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none, wrap_dim
 from . import api
-from .registry import INDEXING, VIEW, op
+from .registry import INDEXING, VIEW, op, takes_dim_names
 
 _INT_INDEX = (np.dtype(np.int64), np.dtype(np.int32))
 MASK_INDEX_DTYPES = (np.dtype(np.bool_), np.dtype(np.uint8))  # an index of these dtypes is a mask
@@ -440,3 +440,6 @@ def _(g, self, indices):
         raise g.unsupported("indexing with several index tensors or a mask (one integer index tensor is exported)")
     dim, idx = used[0]
     return g.op("Gather", self, idx, axis=dim)
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("select",))

@@ -17,7 +17,7 @@ from .norms import (
     vector_norm_grad,
 )
 from .reduction import axes, fast_reducible, reduce_meta, reduced_count, restore_dims
-from .registry import REDUCTION, get, op
+from .registry import REDUCTION, get, op, refuses_names, takes_dim_names
 
 
 # ----------------------------------------------------------------------------- var, std, var_mean, std_mean
@@ -256,3 +256,9 @@ def _onnx_moment(sqrt: bool):
 for _name, _sqrt in (("var", False), ("std", True)):
     for _overload, _lower in zip(("", "dim", "correction"), _onnx_moment(_sqrt)):
         get(_name, _overload).symbolic(_lower)
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("norm",))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("var", "std", "var_mean", "std_mean"))

@@ -21,7 +21,7 @@ from .._core.shape import wrap_dim
 from .complex_refusal import refuse_complex
 from .extrema import check_nonempty_dims, evenly_distribute, select_backward
 from .reduction import axes, expand_back, int_to_long, reduce_meta, restore_dims
-from .registry import REDUCTION, op
+from .registry import REDUCTION, op, refuses_names, takes_dim_names
 from .sorting import stable_argsort
 
 _NAN = float("nan")
@@ -232,3 +232,9 @@ def _(rng):
 
 # PyTorch refuses complex input for these, with its own messages
 refuse_complex(("nansum", "nanmean"), "nansum on CPU does not support complex inputs", RuntimeError)
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("nansum",))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("nanmedian",))

@@ -14,7 +14,7 @@ from .._core.meta import TensorMeta
 from .._core.names import KEEP
 from .._core.shape import wrap_dim
 from .reduction import dtype_title
-from .registry import NN, op
+from .registry import NN, op, takes_dim_names
 
 
 def _softmax_input(self: np.ndarray, dim: int, dtype, name: str):
@@ -244,3 +244,6 @@ def _onnx_softmax(op_type):
 
 softmax.symbolic(_onnx_softmax("Softmax"))
 log_softmax.symbolic(_onnx_softmax("LogSoftmax"))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("softmax", "log_softmax"))

@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Callable
 
 from .._core import dtypes as _dt
+from .._core import names as _names
 from .._core.state import LOCAL, STATE
 from .._core.tensor_base import TensorBase
 from . import registry as _registry
@@ -93,6 +94,8 @@ def _write(o, bound: list, out):
                            f"{len(results)}, got size {len(outs)}")
     for t, r in zip(outs, results):
         _check(rule, t, r)
+        if t._extra and r._extra and "names" in t._extra and "names" in r._extra:  # named out, named result
+            _names.check_written(t._extra["names"], r._extra["names"])
     copy_ = _registry.get("copy_")
     for t, r in zip(outs, results):
         if tuple(t.shape) != tuple(r.shape):

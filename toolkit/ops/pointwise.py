@@ -35,7 +35,15 @@ from .elementwise import (
     trunc,
 )
 from .grad_fn_rules import by_number_at, by_scalar_operand
-from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, PROMOTE_NONE, OpDef, op, runs_on_sparse_values
+from .registry import (
+    ELEMENTWISE,
+    PROMOTE_INT_TO_FLOAT,
+    PROMOTE_NONE,
+    OpDef,
+    op,
+    refuses_names,
+    runs_on_sparse_values,
+)
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -511,3 +519,6 @@ def _(g, self, exponent):
 def _(g, self, other):
     from .elementwise import div  # defined beside the elementwise ops, imported after them
     return div.onnx_lowering(g, self, other, rounding_mode="floor")
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("fmod", "lerp", "remainder", "sgn"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core import names as _names
 from .gather_scatter import _rand
 from .registry import COMPOSITE, INPLACE, op
 
@@ -23,7 +24,8 @@ def _predicate(schema: str, method: str, doc: str):
     def answer(self, *rest):
         return getattr(self, method)(*rest)
 
-    return op(schema, kind=COMPOSITE, composite=True, method=False, differentiable=False, doc=doc)(answer)
+    return op(schema, kind=COMPOSITE, composite=True, method=False, differentiable=False, name_rule=_names.KEEP,
+              doc=doc)(answer)
 
 
 def _plain_samples(rng):
@@ -73,6 +75,6 @@ def _(rng):
 
 # ``toolkit.resize_as_``: PyTorch has it as a function too; the work is ``Tensor.resize_as_``'s.
 resize_as_ = op("resize_as_(Tensor(a!) self, Tensor the_template, *, str? memory_format=None) -> Tensor(a!)",
-                kind=INPLACE, composite=True, method=False,
+                kind=INPLACE, composite=True, method=False, name_rule=_names.KEEP,
                 doc="Resize ``self`` in place to the shape of ``the_template`` (see ``Tensor.resize_``).")(
     lambda self, the_template, memory_format=None: self.resize_as_(the_template))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import dtypes as _dt
-from .registry import CONVERSION, FACTORY, op
+from .registry import CONVERSION, FACTORY, op, refuses_names
 from .sparse_coo import strided_refusal
 
 # The quantized tensor kind's constructor, ``make(ints, qdtype, scheme, scale, zero_point, axis, device)``, filled
@@ -243,3 +243,7 @@ for _composite in (quantize_per_tensor, quantize_per_tensor_tensor_qparams, quan
                    quantize_per_channel, _make_per_tensor_quantized_tensor, _make_per_channel_quantized_tensor,
                    dequantize_tensors):
     _composite.tested_elsewhere(_TESTED_ELSEWHERE)
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("quantize_per_tensor", "quantize_per_channel", "dequantize", "int_repr", "q_scale", "q_zero_point",
+               "q_per_channel_scales", "q_per_channel_zero_points", "q_per_channel_axis", "qscheme"))

@@ -15,7 +15,7 @@ from .._core.shape import wrap_dims
 from . import api
 from ._meta_rules import reduced_shape
 from .grad_fn_rules import by_dim_given
-from .registry import REDUCTION, op
+from .registry import REDUCTION, op, refuses_names, takes_dim_names
 
 dtype_title = _dt.title
 
@@ -580,3 +580,9 @@ def _(g, self, dim, dtype=None):
     if g.rank(self) == 0:  # the running sum of one element
         return g.op("Identity", x)
     return g.op("CumSum", x, g.constant(dim, _dt.int64))
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("all.dim", "all.dims", "any.dim", "any.dims", "count_nonzero", "cumprod_", "cumsum_"))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("sum", "mean", "prod", "logsumexp", "cumsum", "cumprod"))

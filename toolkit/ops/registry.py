@@ -245,6 +245,9 @@ class OpDef:
         # ``"unify"``, ``"reduce"``, ``"matmul"``) or ``rule(op, bound, out_ndim) -> names``; by default
         # its kind's. None: the op refuses named inputs, as PyTorch's ops without named-tensor support do.
         self.name_rule = name_rule if name_rule is not None else _KIND_NAME_RULES.get(kind)
+        # Whether a named tensor's dimension arguments may be given by name (``x.sum('C')``): PyTorch's ops with
+        # Dimname overloads, declared by ``takes_dim_names`` beside their definitions.
+        self.dim_names = False
         # How ``toolkit.onnx`` writes the op as ONNX nodes: ``fn(g, *args) -> value(s)`` (see ``symbolic``).
         self.onnx_lowering: Callable | None = None
 
@@ -577,6 +580,37 @@ def runs_on_sparse_values(names) -> None:
             raise KeyError(f"runs_on_sparse_values: no op named {name!r}")
         for o in found:
             o.sparse_values_wise = True
+
+
+def _declared(names, declaration: str) -> list[OpDef]:
+    """The ops a declaration names, in-place variants included: ``"op"`` is every overload of ``op``,
+    ``"op.overload"`` one overload, ``"op_"`` an in-place variant alone."""
+    out = []
+    for name in names:
+        found = [get(name)] if "." in name else overloads(name)
+        if not found:
+            raise KeyError(f"{declaration}: no op named {name!r}")
+        for o in found:
+            out.append(o)
+            if o.inplace_variant is not None and o.inplace_of is None:
+                out.append(o.inplace_variant)
+    return out
+
+
+def refuses_names(names) -> None:
+    """Declare, beside their definitions, the ops PyTorch never taught names although their kind would give
+    them a rule (``gelu``, ``maximum``, ``cumsum_``): a named input raises PyTorch's "not yet supported with
+    named tensors"."""
+    for o in _declared(names, "refuses_names"):
+        o.name_rule = None
+
+
+def takes_dim_names(names) -> None:
+    """Declare, beside their definitions, the ops whose dimension arguments a named tensor may give by name
+    (PyTorch's ops with ``Dimname`` overloads: ``sum``, ``softmax``, ``transpose``...). Other ops take
+    positions only, as PyTorch's do."""
+    for o in _declared(names, "takes_dim_names"):
+        o.dim_names = True
 
 
 def all_ops() -> list[OpDef]:

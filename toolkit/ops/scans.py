@@ -23,7 +23,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
 from .complex_refusal import no_complex_kernel, refuse_complex
-from .registry import REDUCTION, op
+from .registry import REDUCTION, op, takes_dim_names
 
 
 def _running_extreme(self: np.ndarray, d: int, largest: bool):
@@ -146,3 +146,6 @@ def _(rng):
 
 # PyTorch refuses complex input for these, with its own messages
 refuse_complex(("cummax", "cummin"), no_complex_kernel("{name}_cpu"))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("cummax", "cummin", "logcumsumexp"))

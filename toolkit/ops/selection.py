@@ -20,7 +20,7 @@ from .complex_refusal import refuse_complex
 from .elementwise import not_implemented
 from .masked import nonzero_numpy
 from .pointwise import alias, compute_dtype
-from .registry import ELEMENTWISE, INDEXING, op
+from .registry import ELEMENTWISE, INDEXING, op, refuses_names
 
 
 # ----------------------------------------------------------------------------- where
@@ -478,3 +478,6 @@ def _(g, self, min):
 @clamp_max_tensor.symbolic
 def _(g, self, max):
     return onnx_extremum(g, "Min", self, max)
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("fmax", "fmin", "where.self"))

@@ -16,7 +16,7 @@ from .._core import names as _names
 from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
-from .registry import SHAPE, op
+from .registry import SHAPE, op, takes_dim_names
 
 
 def promoted_dtype(dtypes) -> _dt.dtype:
@@ -556,3 +556,6 @@ def _(g, self, dims):
     if rank is None or g.is_value(dims):
         raise g.unsupported("tile of a tensor of unknown rank or by a list computed at run time")
     return _onnx_tile(g, self, tile_reps(rank, dims))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("cat",))

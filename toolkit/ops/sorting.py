@@ -17,7 +17,7 @@ from . import api
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .extrema import check_nonempty_dims, evenly_distribute, select_backward
 from .reduction import reduce_meta
-from .registry import REDUCTION, SHAPE, op
+from .registry import REDUCTION, SHAPE, op, refuses_names, takes_dim_names
 
 
 def stable_argsort(a: np.ndarray, d: int, descending: bool) -> np.ndarray:
@@ -472,3 +472,9 @@ for _o, _indices_only, _stable in ((sort, False, False), (sort_stable, False, Tr
 @topk.symbolic
 def _(g, self, k, dim=-1, largest=True, sorted=True):
     return _onnx_top(g, self, k, dim, largest)
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("topk",))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("median", "mode", "kthvalue"))

@@ -12,7 +12,7 @@ parts, and the gradient reaching a sparse leaf keeps its pattern::
 from __future__ import annotations
 
 from .linalg import mm as _mm
-from .registry import CONVERSION, LINALG, NN, REDUCTION, op
+from .registry import CONVERSION, LINALG, NN, REDUCTION, op, refuses_names
 from .sparse_coo import strided_refusal
 
 _TESTED_ELSEWHERE = ("The generated comparisons feed strided tensors, which these ops refuse; tests/sparse checks them on "
@@ -83,3 +83,6 @@ def _(rng):
 op("to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_grad=None) -> Tensor", kind=CONVERSION,
    doc="The strided tensor with a sparse tensor's elements (duplicates summed).", **_OPTIONS)(
     strided_refusal("to_dense")).tested_elsewhere(_TESTED_ELSEWHERE)
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("_sparse_sum.dim",))

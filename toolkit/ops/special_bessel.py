@@ -16,6 +16,7 @@ import numpy as np
 
 from . import special_bessel_scalar  # noqa: F401  (adds the formulas' helpers)
 from .elementwise import unary_samples
+from .registry import refuses_names
 from .special_functions import special_op
 
 # torch.special name -> (argument name in PyTorch's schema, formula, what it is, sample range)
@@ -59,3 +60,6 @@ def _bessel(public: str, arg: str, formula: str, doc: str, bounds: tuple):
 
 
 FUNCTIONS = {public: _bessel(public, *spec) for public, spec in _FUNCTIONS.items()}
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(f"special_{public}" for public in _FUNCTIONS)

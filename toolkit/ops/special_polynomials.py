@@ -14,7 +14,7 @@ import numpy as np
 from .._core.fp_errors import ignore_fp_errors
 from ..backends.cpu.map_kernels import map_kernel
 from . import special_scalar  # noqa: F401  (adds the formulas' helpers)
-from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op
+from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op, refuses_names
 
 # torch.special name -> (its value as a call of a helper of special_scalar, ``{n}`` for the degree; what it is)
 _POLYNOMIALS = {
@@ -65,3 +65,6 @@ def _samples(rng):
 
 
 POLYNOMIALS = {public: _polynomial(public, *spec) for public, spec in _POLYNOMIALS.items()}
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(f"special_{public}" for public in _POLYNOMIALS)

@@ -27,7 +27,7 @@ from .elementwise import (
 )
 from .grad_fn_rules import by_scalar_operand
 from .pointwise import alias
-from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op, runs_on_sparse_values
+from .registry import ELEMENTWISE, PROMOTE_INT_TO_FLOAT, op, refuses_names, runs_on_sparse_values
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -420,3 +420,6 @@ for _op_def, _onnx_op in ((exp, "Exp"), (log, "Log"), (sqrt, "Sqrt"), (tanh, "Ta
 @rsqrt.symbolic
 def _(g, self):
     return g.op("Reciprocal", _onnx_unary("Sqrt")(g, self))
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("exp2", "logit", "sinc", "xlogy.Tensor"))

@@ -22,7 +22,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import infer_size, wrap_dim
 from . import api
 from .grad_fn_rules import view_or_copy
-from .registry import VIEW, op
+from .registry import VIEW, op, takes_dim_names
 
 
 def _meta(t, shape, dtype=None) -> TensorMeta:
@@ -580,3 +580,6 @@ def _(g, self, dim, sizes):
         raise g.unsupported("unflatten of a tensor of unknown rank")
     head, tail = _onnx_dims_around(g, self, dim % rank, dim % rank, rank)
     return g.op("Reshape", self, g.op("Concat", head, onnx_ints(g, sizes), tail, axis=0))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("squeeze", "flatten", "unflatten"))

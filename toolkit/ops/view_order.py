@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core import names as _names
 from .._core.shape import wrap_dim
-from .registry import VIEW, op
+from .registry import VIEW, op, refuses_names, takes_dim_names
 from .view import _meta
 
 
@@ -257,3 +257,9 @@ def _(g, self, dims):
     if rank == 0:
         return self
     return g.op("Transpose", self, perm=[d % rank for d in dims])
+
+# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
+refuses_names(("permute",))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("transpose",))

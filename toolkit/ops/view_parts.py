@@ -15,7 +15,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import wrap_dim
 from . import api
 from .grad_fn_rules import chunk_node
-from .registry import VIEW, op
+from .registry import VIEW, op, takes_dim_names
 
 
 def _along(dim: int, index) -> tuple:
@@ -408,3 +408,6 @@ def _(g, self, dim, start, length):
     else:  # a negative start running to the end: ONNX reads an end of 0 as the first index
         end = [2 ** 63 - 1 if start < 0 and start + length == 0 else start + length]
     return g.op("Slice", self, onnx_ints(g, [start]), onnx_ints(g, end), onnx_ints(g, [dim]))
+
+# PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
+takes_dim_names(("unbind", "diagonal"))

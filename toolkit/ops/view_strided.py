@@ -312,7 +312,7 @@ def _geometry(t) -> tuple:
 
 
 @op("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
-    kind=VIEW)
+    kind=VIEW, name_rule=_names.unnamed)
 def as_strided_op(self, size, stride, storage_offset=None):
     """A view of ``self``'s storage with any geometry: ``size``, element ``stride`` and ``storage_offset``
     (``self``'s own offset by default). Elements may overlap; the geometry must fit in the storage."""

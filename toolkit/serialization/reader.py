@@ -22,6 +22,7 @@ import numpy as np
 from .. import nn
 from .._core import dtypes as _dt
 from .._core.device import CPU, device
+from .._core.names import check_names, set_names
 from .._core.shape import Size
 from .._core.storage import Storage
 from ..tensor import Tensor, wrap
@@ -237,6 +238,11 @@ class _Reader:
                 t.requires_grad_(True)
         elif requires_grad:
             t.requires_grad_(True)
+        if rec.get("names") is not None:
+            try:
+                set_names(t, check_names(rec["names"], len(shape)))
+            except (RuntimeError, TypeError) as e:
+                raise _Corrupt(f"tensor {idx} has bad names ({e})") from e
         self.tensors[idx] = t
         return t
 

@@ -21,6 +21,7 @@ import numpy as np
 from .. import nn
 from .._core import dtypes as _dt
 from .._core.device import device
+from .._core.names import names_of
 from .._core.shape import Size
 from .._core.storage import Storage
 from ..tensor import Tensor
@@ -110,6 +111,9 @@ class _Writer:
             "parameter": bool(isinstance(param_cls, type) and isinstance(t, param_cls)),
             "device": str(t.device),
         }
+        names = names_of(t)
+        if names is not None:
+            record["names"] = list(names)
         self.tensors.append(record)
         self.keep.append(t)
         idx = self.tensor_ids[id(t)] = len(self.tensors) - 1

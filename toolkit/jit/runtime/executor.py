@@ -79,8 +79,8 @@ def fusion_enabled() -> bool:
 
 def _signature_of(x):
     if isinstance(x, Tensor):
-        a = x._data
-        return (a.dtype, a.shape, x._storage.device, x._requires_grad)
+        a, extra = x._data, x._extra
+        return (a.dtype, a.shape, x._storage.device, x._requires_grad, extra.get("names") if extra else None)
     if isinstance(x, (tuple, list)):
         return (type(x), tuple(_signature_of(e) for e in x))
     if isinstance(x, dict):
@@ -93,7 +93,8 @@ def _signature_of(x):
 
 
 def input_signature(inputs) -> tuple:
-    """What a plan is specialized to: each input's dtype, shape, device and requires_grad, and the grad mode.
+    """What a plan is specialized to: each input's dtype, shape, device, requires_grad and names, and the grad
+    mode.
 
     A module input contributes which of its parameters require grad, since
     that decides which gradients the plan's backward computes.
@@ -126,7 +127,36 @@ def _merge(a: T.TensorType, b: T.TensorType) -> T.TensorType:
         tuple(same(x, y) for x, y in zip(a.sizes, b.sizes)) if a.sizes is not None and b.sizes is not None
         and len(a.sizes) == len(b.sizes) else None)
     return T.TensorType(same(a.dtype, b.dtype), sizes, same(a.strides, b.strides), same(a.device, b.device),
-                        same(a.requires_grad, b.requires_grad))
+                        same(a.requires_grad, b.requires_grad), same(a.names, b.names))
+
+
+def _has_names(x) -> bool:
+    if isinstance(x, Tensor):
+        return _names.names_of(x) is not None
+    if isinstance(x, (list, tuple)):
+        return any(_has_names(e) for e in x)
+    if isinstance(x, dict):
+        return any(_has_names(e) for e in x.values())
+    return False
+
+
+def _output_names(outputs: list) -> list:
+    """What a named profiling run's outputs were named: names (or None) per tensor, lists for lists."""
+    return [_names.names_of(o) if isinstance(o, Tensor) else
+            [_names.names_of(e) if isinstance(e, Tensor) else None for e in o] if isinstance(o, (list, tuple))
+            else None for o in outputs]
+
+
+def _name_outputs(outputs: list, names: list) -> list:
+    """Put a named signature's names (``_output_names`` of its profiling run) on a plan's outputs."""
+    for o, n in zip(outputs, names):
+        if isinstance(o, Tensor):
+            _names.set_names(o, n)
+        elif isinstance(n, list):
+            for e, m in zip(o, n):
+                if isinstance(e, Tensor):
+                    _names.set_names(e, m)
+    return outputs
 
 
 class _Observations:
@@ -184,11 +214,22 @@ class ExecutionPlan:
 
 
 class _Entry:
-    __slots__ = ("profiles", "plan")
+    __slots__ = ("profiles", "plan", "named", "output_names")
 
-    def __init__(self):
+    def __init__(self, named: bool = False):
         self.profiles = 0
         self.plan: ExecutionPlan | None = None
+        # A signature with named inputs: its plan runs with names off (fused kernels know nothing of them), and
+        # its outputs then get the names the profiling run gave them (names depend on the signature alone).
+        self.named = named
+        self.output_names: list | None = None
+
+    def run_plan(self, inputs: list) -> list:
+        if not self.named:
+            return self.plan.run(inputs)
+        with _names.names_off():
+            outputs = self.plan.run(inputs)
+        return _name_outputs(outputs, self.output_names)
 
 
 class ProfilingExecutor:
@@ -207,23 +248,27 @@ class ProfilingExecutor:
     def run(self, inputs: list) -> list:
         if dispatch.STATE.observers and any(getattr(o, "records_graph", False) for o in dispatch.STATE.observers):
             return self.fallback.run(inputs)  # being traced: run op by op so the tracer sees (and inlines) them
-        if _names.NAME_STATE.in_use and any(_names.names_of(v) is not None for v in inputs):
-            return self.fallback.run(inputs)  # named: op by op, each op naming its outputs (fused kernels cannot)
         key = input_signature(inputs)
         entry = self._entries.get(key)
         if entry is not None and entry.plan is not None:
-            return entry.plan.run(inputs)
+            return entry.run_plan(inputs)
         if entry is None:
             if len(self._entries) >= MAX_SPECIALIZATIONS:
                 self._warn_too_many()
                 return self.fallback.run(inputs)
-            entry = self._entries.setdefault(key, _Entry())
+            entry = self._entries.setdefault(key, _Entry(_names.NAME_STATE.in_use and _has_names(inputs)))
         if entry.profiles < PROFILING_RUNS:
-            outputs = self._profile(key, inputs)
+            outputs = self._profile(key, inputs)  # named inputs: each op names its outputs (and checks names)
             entry.profiles += 1  # counted once it ran: a run that raised observed nothing to specialize on
+            if entry.named:
+                entry.output_names = _output_names(outputs)
             return outputs
-        entry.plan = self._specialize(key, inputs)
-        return entry.plan.run(inputs)
+        if entry.named:
+            with _names.names_off():
+                entry.plan = self._specialize(key, inputs)
+        else:
+            entry.plan = self._specialize(key, inputs)
+        return entry.run_plan(inputs)
 
     def _profile(self, key: tuple, inputs: list) -> list:
         observed = _Observations()
@@ -330,7 +375,8 @@ def _check_with_meta(g: Graph) -> None:
             seen = o.type
             if isinstance(seen, T.TensorType) and seen.is_complete():
                 if (seen.dtype, seen.sizes, seen.device) != (t.dtype, t.sizes, t.device):
-                    o.type = T.TensorType(t.dtype, t.sizes, None, t.device, seen.requires_grad)
+                    names = seen.names if t.sizes is not None and len(t.sizes) == len(seen.sizes) else None
+                    o.type = T.TensorType(t.dtype, t.sizes, None, t.device, seen.requires_grad, names)
             else:
                 o.type = t
 

@@ -81,7 +81,8 @@ def _enc_type(t: T.JitType):
         return {"k": "Tensor", "dtype": None if t.dtype is None else t.dtype.name,
                 "sizes": None if t.sizes is None else list(t.sizes),
                 "strides": None if t.strides is None else list(t.strides),
-                "device": None if t.device is None else str(t.device), "requires_grad": t.requires_grad}
+                "device": None if t.device is None else str(t.device), "requires_grad": t.requires_grad,
+                **({"names": list(t.names)} if t.names is not None else {})}
     if isinstance(t, T.ListType):
         return {"k": "List", "elem": _enc_type(t.elem)}
     if isinstance(t, T.TupleType):

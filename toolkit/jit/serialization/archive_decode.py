@@ -13,6 +13,7 @@ from __future__ import annotations
 from ... import serialization as S
 from ..._core import dtypes as _dt
 from ..._core.device import as_device
+from ..._core.names import check_names
 from ...nn.parameter import Parameter
 from ...ops import registry as R
 from ...tensor import Tensor
@@ -59,6 +60,17 @@ def _sizes(v, what: str):
     return v
 
 
+def _type_names(v, sizes) -> tuple | None:
+    """A tensor type's dimension names (present for a named tensor only): one str or None per dim."""
+    if v is None:
+        return None
+    _check(isinstance(v, list) and len(v) <= _MAX_DIMS, f"bad names in a tensor type: {v!r:.80}")
+    try:
+        return check_names(v, len(v) if sizes is None else len(sizes))
+    except (RuntimeError, TypeError) as e:
+        raise _Corrupt(f"bad names in a tensor type: {v!r:.80} ({e})") from e
+
+
 def decode_type(d) -> T.JitType:
     if isinstance(d, str):
         _check(d in SIMPLE_TYPES, f"unknown type {d!r:.80}")
@@ -77,7 +89,8 @@ def decode_type(d) -> T.JitType:
                 raise _Corrupt(f"unsupported device {d['device']!r:.80} in a tensor type ({e})") from e
         rg = d["requires_grad"]
         _check(rg is None or isinstance(rg, bool), "bad requires_grad in a tensor type")
-        return T.TensorType(dtype, _sizes(d["sizes"], "sizes"), _sizes(d["strides"], "strides"), dev, rg)
+        sizes = _sizes(d["sizes"], "sizes")
+        return T.TensorType(dtype, sizes, _sizes(d["strides"], "strides"), dev, rg, _type_names(d.get("names"), sizes))
     if k == "List":
         return T.ListType(decode_type(d["elem"]))
     if k == "Tuple":
