@@ -59,6 +59,7 @@ from ._core.flags import (
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
+from ._core.heap import keep_freed_memory as _keep_freed_memory
 from ._core.memory_format import (
     channels_last,
     channels_last_3d,
@@ -230,3 +231,5 @@ def __getattr__(name: str):
     if name in _ON_FIRST_USE:
         return _importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'toolkit' has no attribute '{name}'")
+
+_keep_freed_memory()  # warm pages for a training loop's arrays (toolkit._core.heap)
