@@ -2,7 +2,7 @@
 
 Prints markdown tables; ``--write`` also stores them in benchmarks/RESULTS.md
 with the machine they came from. ``--suite NAME`` (``core``, ``nn``, ``train``, ``jit``, ``fusion``, ``profiler``,
-``script``, ``tensorboard``, ``graph_view``, ``distributed``, ``cuda``, ``serialization``, ``onnx``, ``quantized``, ``extensions``) runs one suite only and
+``script``, ``tensorboard``, ``graph_view``, ``distributed``, ``rpc``, ``cuda``, ``serialization``, ``onnx``, ``quantized``, ``extensions``) runs one suite only and
 just prints it. ``--busy N`` runs the benchmarks beside N processes that each keep a core busy (a loaded
 machine: a parallel kernel must not lose to its serial form there; read the medians).
 ``TOOLKIT_BENCH_ROUNDS`` and ``TOOLKIT_BENCH_REPEAT`` set the rounds of fresh processes and the timed
@@ -31,6 +31,7 @@ from benchmarks import (  # noqa: E402
     bench_onnx,
     bench_profiler,
     bench_quantized,
+    bench_rpc,
     bench_script,
     bench_serialization,
     bench_tensorboard,
@@ -40,7 +41,7 @@ from benchmarks.common import machine  # noqa: E402
 from benchmarks.harness import REPEAT, ROUNDS  # noqa: E402
 
 SUITES = [bench_core, bench_nn, bench_train, bench_jit, bench_fusion, bench_profiler, bench_script, bench_tensorboard,
-          bench_graph_view, bench_distributed, bench_cuda, bench_serialization, bench_onnx, bench_quantized,
+          bench_graph_view, bench_distributed, bench_rpc, bench_cuda, bench_serialization, bench_onnx, bench_quantized,
           bench_extensions]
 
 

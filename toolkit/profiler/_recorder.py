@@ -150,6 +150,17 @@ class Recorder:
         ev[_END] = time.perf_counter_ns()
         self._tops[ev[_TID]] = ev[_PARENT]
 
+    def open_async(self, name: str) -> int:
+        """A range that ends on another thread (an RPC's, when its reply arrives): it nests in this thread's
+        current range but does not become the thread's top, so this thread's later ranges are not its children."""
+        tid = threading.get_native_id()
+        i = len(self._raw)
+        self._raw.append([name, time.perf_counter_ns(), 0, self._tops.get(tid, -1), tid, _ANNOTATION, None])
+        return i
+
+    def close_async(self, i: int) -> None:
+        self._raw[i][_END] = time.perf_counter_ns()
+
     def on_call(self, op, bound: list, run):
         """Every op dispatch: one range named ``aten::<op>``."""
         tid = threading.get_native_id()

@@ -18,6 +18,7 @@ import numpy as np
 import toolkit
 import toolkit.distributed.rpc as rpc
 
+from . import _dist_autograd_jobs as da
 from . import _funcs as f
 
 
@@ -159,7 +160,9 @@ def duplicate(rank: int, world: int, port: int) -> dict:
 
 
 SCENARIOS = {"basic": basic, "errors": _driven(errors), "rrefs": _driven(rrefs),
-             "nested": _driven(nested, num_worker_threads=4), "killed": killed, "duplicate": duplicate}
+             "nested": _driven(nested, num_worker_threads=4), "killed": killed, "duplicate": duplicate,
+             "dist_autograd_chain": _driven(da.chain), "dist_autograd_dmp": _driven(da.dmp),
+             "profiled": _driven(da.profiled)}
 
 
 def main() -> int:

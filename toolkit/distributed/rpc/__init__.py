@@ -45,11 +45,15 @@ How it is built, and why:
 - **RRefs** (``rref``): ``remote`` leaves the value on the callee, its owner, which counts the workers holding a
   user RRef to it (RRefs inside RPC arguments and results count too) and frees the value when the last is
   deleted. ``_rref_context_get_debug_info()`` reads a worker's counts.
-- **Message kinds** (``wire.Kind``) each have one handler on the agent (``RpcAgent.handlers``): distributed
-  autograd or profiling are new kinds and handlers, not changes to the existing ones.
+- **Message kinds** (``wire.Kind``) each have one handler on the agent (``RpcAgent.handlers``).
+- **Distributed autograd** (``toolkit.distributed.autograd``): a message sent inside a context carries the
+  context's id in its header (and, with tensors requiring grad, an autograd id recorded on both ends); the
+  callee runs the function inside the same context, and tensors requiring grad arrive behind a
+  ``RecvRpcBackward`` node. ``toolkit.distributed.optim.DistributedOptimizer`` steps parameters held as RRefs.
+- **Profiling**: under ``toolkit.autograd.profiler.profile`` each call is an event named as PyTorch names it
+  (``rpc_async#aten::add(worker0 -> worker1)``), from its send until its reply.
 
-Not here yet: distributed autograd, ``DistributedOptimizer``, the RPC profiler, ``@rpc.functions.async_execution``,
-CUDA tensors (send host tensors), TorchScript functions.
+Not here yet: ``@rpc.functions.async_execution``, CUDA tensors (send host tensors), TorchScript functions.
 """
 
 from .api import (

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...futures import Future
+from ..autograd import contexts as dist_context
 from . import rendezvous
 from .functions import describe_error, qualified_name, rebuild_error, resolve
 from .options import UNSET_RPC_TIMEOUT, TensorPipeRpcBackendOptions, WorkerInfo
@@ -53,6 +54,7 @@ class _SendContext:
     dest: int
     forks: list = field(default_factory=list)
     created: list = field(default_factory=list)
+    requiring_grad: list = field(default_factory=list)  # tensors distributed autograd records as sent
 
 
 class RpcAgent:
@@ -245,6 +247,11 @@ class RpcAgent:
             raise
         if ctx.forks:
             msg.meta["forks"] = ctx.forks
+        context_id = dist_context.current_id()
+        if context_id is not None:  # inside a distributed autograd context: the receiver joins it
+            msg.meta["ctx"] = context_id
+            if ctx.requiring_grad:
+                msg.meta["ag"] = dist_context.record_sent(context_id, dest, ctx.requiring_grad)
 
     def _send(self, dest: int, msg: Message, token: bytes | None = None) -> None:
         self._transport.send(dest, encode(msg, self._token if token is None else token))
@@ -253,7 +260,8 @@ class RpcAgent:
         reply = Message(Kind.RESULT, request.id, self.info.id)
         if error is None:
             try:
-                self._encode_into(reply, value, request.src)
+                with dist_context.using(request.meta.get("ctx")):  # a value requiring grad goes back recorded
+                    self._encode_into(reply, value, request.src)
             except Exception as e:  # noqa: BLE001 - a result that cannot be sent is the caller's error
                 error = e
         if error is not None:
@@ -288,11 +296,17 @@ class RpcAgent:
             self._complete(pending.future, error=rebuild_error(msg.meta["error"]))
             return
         try:
-            value = self.codec.loads(msg.payload, msg.tensors)
+            value = self._load(msg)
         except Exception as e:  # noqa: BLE001 - e.g. a result type the caller cannot import
             self._complete(pending.future, error=e)
             return
         self._complete(pending.future, value)
+
+    def _load(self, msg: Message):
+        """A message's value; tensors requiring grad that came inside a distributed autograd context join it."""
+        context_id = msg.meta.get("ctx")
+        adopt = None if context_id is None else dist_context.receiver(context_id, msg.src, msg.meta.get("ag"))
+        return self.codec.loads(msg.payload, msg.tensors, adopt)
 
     def _on_call(self, msg: Message) -> None:
         self.pool.submit(self._serve, msg, None)
@@ -305,8 +319,9 @@ class RpcAgent:
         """Run a CALL or REMOTE on a pool thread; a REMOTE keeps the value in its owner entry (``into``)."""
         try:
             func = resolve(*msg.meta["fn"])
-            args, kwargs = self.codec.loads(msg.payload, msg.tensors)
-            value = func(*args, **kwargs)
+            args, kwargs = self._load(msg)
+            with dist_context.using(msg.meta.get("ctx")):  # the caller's distributed autograd context
+                value = func(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001 - every error goes back to the caller
             self._reply(msg, error=e)
             if into is not None:

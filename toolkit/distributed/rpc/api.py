@@ -9,6 +9,8 @@ import threading
 from typing import Any
 
 from ...futures import Future
+from ...profiler import _recorder
+from .functions import qualified_name
 from .options import (
     DEFAULT_SHUTDOWN_TIMEOUT,
     UNSET_RPC_TIMEOUT,
@@ -93,19 +95,47 @@ def rpc_async(to, func, args: tuple | None = None, kwargs: dict | None = None,
 
     ``timeout`` in seconds: -1 for ``rpc_timeout``, 0 for none.
     """
-    return current_agent().rpc(to, func, args, kwargs, timeout)
+    agent = current_agent()
+    fut = agent.rpc(to, func, args, kwargs, timeout)
+    return _profiled(fut, "rpc_async", agent, to, func) if _recorder.ACTIVE else fut
 
 
 def rpc_sync(to, func, args: tuple | None = None, kwargs: dict | None = None,
              timeout: float = UNSET_RPC_TIMEOUT) -> Any:
     """Run ``func(*args, **kwargs)`` on worker ``to`` and return its value (its error is raised here)."""
-    return rpc_async(to, func, args, kwargs, timeout).wait()
+    agent = current_agent()
+    fut = agent.rpc(to, func, args, kwargs, timeout)
+    return (_profiled(fut, "rpc_sync", agent, to, func) if _recorder.ACTIVE else fut).wait()
 
 
 def remote(to, func, args: tuple | None = None, kwargs: dict | None = None,
            timeout: float = UNSET_RPC_TIMEOUT) -> RRef:
     """Run ``func(*args, **kwargs)`` on worker ``to`` and return at once an RRef to the value it will keep there."""
-    return current_agent().remote(to, func, args, kwargs, timeout)
+    agent = current_agent()
+    rref = agent.remote(to, func, args, kwargs, timeout)
+    if _recorder.ACTIVE and rref._created is not None:
+        _profiled(rref._created, "rpc_remote", agent, to, func)
+    return rref
+
+
+def _profiled(fut: Future, kind: str, agent, to, func) -> Future:
+    """Record the call in every running profiler as ``kind#function(caller -> callee)``, PyTorch's event name,
+    from now until ``fut`` completes."""
+    ops = getattr(func, "__wrapped_ops__", None)  # a toolkit op: its aten name, as PyTorch's builtins show
+    if ops:
+        fn = ops[0].qualified_name
+    else:
+        module, qualname = qualified_name(func)
+        fn = qualname if module == "builtins" else f"{module}.{qualname}"
+    name = f"{kind}#{fn}({agent.info.name} -> {agent.worker_info(to).name})"
+    opened = [(r, r.open_async(name)) for r in _recorder.ACTIVE]
+
+    def close(_):
+        for r, i in opened:
+            r.close_async(i)
+
+    fut.add_done_callback(close)
+    return fut
 
 
 def shutdown(graceful: bool = True, timeout: float = DEFAULT_SHUTDOWN_TIMEOUT) -> None:

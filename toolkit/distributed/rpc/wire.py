@@ -85,8 +85,10 @@ class Codec:
         pickler.dump(obj)
         return buf.getvalue(), pickler.arrays
 
-    def loads(self, payload: bytes, arrays: list[np.ndarray]):
-        return _Unpickler(io.BytesIO(payload), self._handlers, arrays).load()
+    def loads(self, payload: bytes, arrays: list[np.ndarray], adopt: Callable | None = None):
+        """The value pickled in ``payload``; ``adopt(tensor)`` gives what stands for each tensor requiring grad
+        (distributed autograd's receiving end)."""
+        return _Unpickler(io.BytesIO(payload), self._handlers, arrays, adopt).load()
 
 
 class _Pickler(pickle.Pickler):
@@ -97,6 +99,8 @@ class _Pickler(pickle.Pickler):
     def persistent_id(self, o):
         if isinstance(o, Tensor):
             self.arrays.append(_sendable(o))
+            if o.requires_grad and self.context is not None:  # distributed autograd records what was sent
+                self.context.requiring_grad.append(o)
             return ("T", len(self.arrays) - 1, bool(o.requires_grad))
         for cls, to_wire, _, tag in self.handlers:
             if isinstance(o, cls):
@@ -105,15 +109,18 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, buf, handlers: list, arrays: list):
+    def __init__(self, buf, handlers: list, arrays: list, adopt: Callable | None):
         super().__init__(buf)
         self.by_tag = {tag: from_wire for _, _, from_wire, tag in handlers}
-        self.arrays = arrays
+        self.arrays, self.adopt = arrays, adopt
 
     def persistent_load(self, pid):
         if pid[0] == "T":
             t = from_numpy(self.arrays[pid[1]])
-            return t.requires_grad_(True) if pid[2] else t
+            if not pid[2]:
+                return t
+            t.requires_grad_(True)
+            return t if self.adopt is None else self.adopt(t)
         return self.by_tag[pid[0]](pid[1])
 
 
