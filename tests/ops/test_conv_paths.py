@@ -30,7 +30,7 @@ CONV2D = [
     ((7, 2, 5, 9), (3, 2, 1, 1), {"stride": 2}),
     ((3, 4, 8, 7), (4, 4, 4, 3), {"padding": "same", "dilation": (1, 2)}),
     ((2, 3, 20, 20), (4, 3, 3, 3), {"stride": 2, "padding": 1}),  # 100 positions: folded, padded, strided
-    ((2, 2, 65, 65), (16, 2, 3, 3), {"padding": 1}),  # weight gradient: a reduction of 4225 cut into chunks
+    ((2, 2, 65, 65), (16, 2, 3, 3), {"padding": 1}),  # weight gradient: a reduction of 4225, the compiled products
     # padding past the dilated kernel's reach: whole rows of taps fall outside (their zeros stay in their row)
     ((1, 1, 1, 1), (1, 1, 1, 2), {"padding": (0, 3), "dilation": (1, 6)}),
     ((2, 1, 1, 1), (1, 1, 2, 1), {"padding": (3, 0), "dilation": (6, 1)}),

@@ -12,9 +12,11 @@ on one core of the reference machine), so what this module saves is copies:
   the batch joins the columns, ``(g, C/g*kh*kw+1, N*L)``, one GEMM per group,
   and the small result is copied back into NCHW (contiguous, as PyTorch's).
 - weight gradient (few output positions, a long reduction: the call the
-  derivative makes with the input and the output gradient transposed):
+  derivative makes with the input and the output gradient transposed): the
+  register-tiled products of ``_conv_weight_grad``, no GEMM; for short output
+  planes, where those products' sums cost more than they save,
   ``_channel_products``, one GEMM per input channel over windows copied by
-  ``_conv_numba.im2row``, reading the output gradient in place.
+  ``_conv_numba.im2row``. Both read the output gradient in place.
 - transposed convolution (the input gradient): one GEMM into columns, per
   sample or over the whole batch as above, then ``_conv_numba.col2im`` sums
   them into the cropped output starting from the bias.
@@ -33,32 +35,6 @@ ROWS_RATIO = 64  # few output positions per reduction (the weight gradient): per
 # Output positions per sample below which one GEMM spans the batch: 5-10% faster for 4x4 to 8x8 outputs (a
 # batch of 64 or 128, 10 to 64 channels), even at 16x16, 2.6x slower at 32x32 (the result's transpose).
 FOLD_LENGTH = 256
-SERIAL_MNK = 1 << 18  # OpenBLAS runs a GEMM of at most this many multiply-adds on the calling thread
-
-
-def long_product(a, b):
-    """``a @ b`` (stacks of matrices) for a small result and a long reduction, as single-threaded GEMMs over chunks
-    of it, summed.
-
-    One GEMM with a reduction of tens of thousands makes OpenBLAS's threads meet
-    at a barrier per block of it; on two cores shared with other processes each
-    meeting waits for a time slice, and the weight gradient of the seed's first
-    convolution took 0.7-9 s instead of 1.5 ms. Chunks small enough to run on
-    one thread never wait.
-    """
-    m, k = a.shape[-2:]
-    n = b.shape[-1]
-    step = max(1024, SERIAL_MNK // max(1, m * n))  # 1024: as fast as one GEMM on one thread, 4x on two busy
-    q = k // step
-    if q <= 1:
-        return np.matmul(a, b)
-    cut = q * step
-    chunks_a = a[..., :cut].reshape(a.shape[:-1] + (q, step)).swapaxes(-3, -2)  # (..., q, m, step)
-    chunks_b = b[..., :cut, :].reshape(b.shape[:-2] + (q, step, n))
-    res = np.matmul(chunks_a, chunks_b).sum(-3)
-    if cut < k:
-        res += np.matmul(a[..., cut:], b[..., cut:, :])
-    return res
 
 
 def _flat(a):
@@ -85,14 +61,27 @@ def _dense(a, scratch):
     return out
 
 
+def _plane_runs(w4, scratch):
+    """``w4`` with each ``(kh, kw)`` plane one contiguous run: itself, or its distinct planes copied (a gradient
+    broadcast along the batch or channels, ``y.sum()``'s, keeps strides 0 there, so one plane serves them all)."""
+    o, c, kh, kw = w4.shape
+    st = w4.strides
+    if (kw == 1 or st[3] == w4.itemsize) and (kh == 1 or st[2] == kw * w4.itemsize):
+        return w4
+    dense = _dense(w4[:o if st[0] else 1, :c if st[1] else 1], scratch)
+    return as_strided(dense, w4.shape, (dense.strides[0] if st[0] else 0, dense.strides[1] if st[1] else 0)
+                      + dense.strides[2:], writeable=False)
+
+
 def _channel_products(x4, w4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo, groups, scratch):
     """``(N, C, H, W) * (O, C/g, kh, kw)`` for few output positions and a long reduction (the weight gradient,
-    where ``C`` is the batch of the forward convolution and the kernel its output plane), as ``(g, O/g, N*L)``.
+    where ``C`` is the batch of the forward convolution and the kernel its output plane), as ``(g, O/g, N*L)``;
+    taken where the kernel (the forward output plane) is too short for ``_conv_weight_grad``'s products.
 
     One GEMM per input channel (``(O/g, kh*kw) @ (kh*kw, N*L)``) summed over the channels: the operand
     ``w4[:, c]`` is then a plane of the output gradient as the engine holds it, so it is read in place instead
-    of being transposed into one long ``(O, C*kh*kw)`` matrix (a copy of the whole gradient), and each product
-    runs on one thread (``long_product``). The windows are copied once with the reduction contiguous.
+    of being transposed into one long ``(O, C*kh*kw)`` matrix (a copy of the whole gradient). The windows are
+    copied once with the reduction contiguous.
     """
     from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
 
@@ -105,7 +94,7 @@ def _channel_products(x4, w4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo, groups, sc
     wm = w4.reshape(g, o // g, cg, kk).transpose(0, 2, 1, 3)  # (g, cg, O/g, kh*kw), in place when w4 is
     if not (wm.strides[-1] == wm.itemsize and wm.strides[-2] % wm.itemsize == 0 and wm.strides[-2] > 0):
         wm = _dense(wm, scratch)  # a broadcast gradient (strides 0) would send matmul off BLAS
-    prods = long_product(wm, rows.reshape(g, cg, n * length, kk).transpose(0, 1, 3, 2))  # (g, cg, O/g, N*L)
+    prods = np.matmul(wm, rows.reshape(g, cg, n * length, kk).transpose(0, 1, 3, 2))  # (g, cg, O/g, N*L)
     return prods.sum(1)
 
 
@@ -118,6 +107,16 @@ def conv2d(x4, w4, b, stride, dilation, pad_lo, out_hw, groups, scratch):
     o, cg, kh, kw = w4.shape
     g, og, red, length = groups, o // groups, cg * kh * kw, ho * wo
     if length * ROWS_RATIO < red:
+        from . import _conv_weight_grad as wg  # optional: numba, never loaded by import toolkit
+
+        if wg.applies(kh * kw, og):
+            flat, st = _flat(x4)
+            wflat, wst = _flat(_plane_runs(w4, scratch))
+            out = wg.conv2d(flat, st, wflat, wst, n, c, x4.shape[2], x4.shape[3], o, g, kh, kw, sh, sw, ph, pw,
+                            dh, dw, ho, wo, scratch)
+            if b is not None:
+                out += b.astype(dtype, copy=False)[:, None, None]
+            return out
         out = _channel_products(x4, w4, ph, pw, sh, sw, dh, dw, kh, kw, ho, wo, g, scratch)
         out = out.reshape(o, n, length).transpose(1, 0, 2)
         if b is not None:
