@@ -256,10 +256,7 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy, Tens
 
     @property
     def grad(self):
-        g = self._grad
-        if self._extra is not None and g is not None and "names" in self._extra and g._extra is None:
-            g._extra = {"names": self._extra["names"]}  # a gradient carries its tensor's names
-        return g
+        return self._grad
 
     @grad.setter
     def grad(self, value) -> None:

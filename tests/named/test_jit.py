@@ -111,3 +111,32 @@ def test_fused_plan_with_gradients_keeps_names():
     tx = torch.from_numpy(x.rename(None).detach().numpy()).requires_grad_()
     _chain(tx, torch.from_numpy(y.rename(None).numpy())).sum().backward()
     np.testing.assert_allclose(x.grad.rename(None).numpy(), tx.grad.numpy(), rtol=1e-5)
+
+
+def _nested(x):
+    return ((x.sigmoid() * 2, x.tanh() + 1), {"a": x.exp() * 3})
+
+
+def test_nested_outputs_keep_names_past_profiling():
+    x = toolkit.randn(2, 3, names=("A", "B"))
+    traced = toolkit.jit.trace(_nested, (x,), strict=False)
+    for _ in range(4):
+        (u, v), d = traced(x)
+        assert u.names == v.names == d["a"].names == ("A", "B")
+
+
+class _ScaledByNamedBuffer(toolkit.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", toolkit.ones(3, names=("C",)))
+
+    def forward(self, x):
+        return (x * self.scale).relu()
+
+
+def test_module_with_named_buffer_keeps_names_past_profiling():
+    m = _ScaledByNamedBuffer()
+    x = toolkit.randn(2, 3)
+    traced = toolkit.jit.trace(m, (x,))
+    for _ in range(4):
+        assert traced(x).names == m(x).names == (None, "C")

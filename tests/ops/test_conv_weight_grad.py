@@ -55,6 +55,12 @@ def _weight_grads(fn, x, w, g=None, grad="dense", **kw):
         corner = (slice(None), slice(None)) + (slice(0, 1),) * (g.ndim - 2)
         y.backward(toolkit.tensor(g[corner]).expand(*y.shape))
         ey.backward(torch.tensor(g[corner]).expand(*ey.shape))
+    elif grad == "transposed":  # the output gradient as a non-contiguous view (a tensor copies an array's layout
+        # away, so the view is made on the tensors themselves)
+        tg = toolkit.tensor(np.ascontiguousarray(g.swapaxes(0, 1))).transpose(0, 1)
+        assert not tg.is_contiguous()
+        y.backward(tg)
+        ey.backward(torch.tensor(np.ascontiguousarray(g.swapaxes(0, 1))).transpose(0, 1))
     else:
         y.backward(toolkit.tensor(g))
         ey.backward(torch.tensor(g))
@@ -67,8 +73,6 @@ def _check(fn, x_shape, w_shape, dtype, seed, grad="dense", **kw):
     w = rng.standard_normal(w_shape).astype(dtype)
     y_shape = tuple(getattr(torch.nn.functional, fn)(torch.tensor(x), torch.tensor(w), **kw).shape)
     g = rng.standard_normal(y_shape).astype(dtype)
-    if grad == "transposed":  # the output gradient as a non-contiguous view
-        g = np.ascontiguousarray(g.swapaxes(0, 1)).swapaxes(0, 1)
     got, expected, _ = _weight_grads(fn, x, w, g, grad, **kw)
     batch = x_shape[0] if len(x_shape) == len(w_shape) else 1
     assert_close(got, expected, accum=batch * math.prod(y_shape[2:]))

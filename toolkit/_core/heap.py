@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 
 # glibc's mallopt parameters (malloc.h)
 _M_TRIM_THRESHOLD = -1
@@ -41,7 +40,10 @@ def keep_freed_memory() -> bool:
 def _apply() -> bool:
     if os.environ.get("TOOLKIT_KEEP_HEAP", "1").strip().lower() in ("0", "false", "off"):
         return False
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    try:  # glibc answers with its version; other C libraries and systems raise or answer nothing
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return False
+    except (ValueError, OSError, AttributeError):
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt

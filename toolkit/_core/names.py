@@ -268,11 +268,6 @@ def transpose(op, bound, out_ndim: int) -> tuple | None:
     return _stored(tuple(names))
 
 
-def permute(op, bound, out_ndim: int) -> tuple | None:
-    names = full_names(bound[0])
-    return _stored(tuple(names[wrapped(d, len(names))] for d in bound[1]))
-
-
 def drop_dim(op, bound, out_ndim: int) -> tuple | None:
     """``select``, ``unbind``: the ``dim`` argument's dimension goes."""
     names = full_names(bound[0])

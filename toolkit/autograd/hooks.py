@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 
+from .._core.names import names_of, set_names
 from ..ops import api
 from ..tensor import Tensor
 from .graph import gradient_edge
@@ -43,6 +44,7 @@ def _retain_hook(t: Tensor):
             return
 
         owner._grad = api.clone(grad) if owner._grad is None else owner._grad + grad
+        set_names(owner._grad, names_of(owner))  # a gradient carries its tensor's names
 
     return retain
 

@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from .._core.names import set_names
 from ..factories import tensor
 from ..ops import api
 from ..tensor import Tensor, wrap
@@ -117,6 +118,8 @@ def accumulate_grad(t: Tensor, grad) -> None:
             t._grad = g + grad
     ex = t._extra
     if ex:
+        if "names" in ex:  # a gradient carries its tensor's names
+            set_names(t._grad, ex["names"])
         for hook in tuple(ex.get("post_accumulate_hooks", ())):
             hook(t)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.names import names_of, set_names
 from ..ops import api as _api
 from ..tensor import Tensor, wrap
 
@@ -47,8 +48,7 @@ class Parameter(Tensor):
         p._view_chain = None
         p._output_nr = 0
         p._extra = None
-        if data._extra and "names" in data._extra:  # PyTorch's Parameter keeps the data's names
-            p._extra = {"names": data._extra["names"]}
+        set_names(p, names_of(data))  # PyTorch's Parameter keeps the data's names
         if requires_grad:
             if data._data.dtype.kind != "f":
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

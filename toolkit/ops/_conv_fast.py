@@ -31,7 +31,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-ROWS_RATIO = 64  # few output positions per reduction (the weight gradient): per-channel products
+ROWS_RATIO = 64  # few output positions per reduction (the weight gradient): tiled or per-channel products
 # Output positions per sample below which one GEMM spans the batch: 5-10% faster for 4x4 to 8x8 outputs (a
 # batch of 64 or 128, 10 to 64 channels), even at 16x16, 2.6x slower at 32x32 (the result's transpose).
 FOLD_LENGTH = 256

@@ -62,7 +62,7 @@ def _sum_span(x, mode, c, zero):
 def _narrow_span(x, mode, narrow_zero):
     acc = narrow_zero
     for i in range(x.size):
-        acc += _term(x[i], mode, narrow_zero)  # a center of x's own type keeps every term in it
+        acc += _term(x[i], mode, narrow_zero)  # never DEV here: narrow_zero only keeps the terms in x's type
     return acc
 
 

@@ -113,35 +113,24 @@ def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
     cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
     ignored, safe = _targets(target, ignore_index, self.shape[cdim])
-    if weight is None and self.ndim == 2:  # a batch of class scores, every class weighing 1: the common case
-        return _unweighted_rows(self, ignored, safe, reduction)
-    picked = np.take_along_axis(self, np.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
-    w = np.ones((), self.dtype) if weight is None else weight.reshape(-1)[safe]
-    w = np.where(ignored, 0, w).astype(self.dtype, copy=False)
-    loss = np.where(ignored, 0, -w * picked).astype(self.dtype, copy=False)
+    if weight is None and self.ndim == 2:  # a batch of class scores, every class weighing 1: the common case,
+        loss = -self[np.arange(self.shape[0]), safe]  # in a few numpy calls instead of a dozen
+        if ignored.any():
+            loss[ignored] = 0
+        weights = None  # the mean divides by the count of rows not ignored
+    else:
+        picked = np.take_along_axis(self, np.expand_dims(safe, cdim), axis=cdim).squeeze(cdim)
+        w = np.ones((), self.dtype) if weight is None else weight.reshape(-1)[safe]
+        weights = np.where(ignored, 0, w).astype(self.dtype, copy=False)
+        loss = np.where(ignored, 0, -weights * picked).astype(self.dtype, copy=False)
     if reduction == NONE:
         return loss
     total = np.sum(loss, dtype=np.float64 if self.dtype == np.float64 else np.float32)
     if reduction == SUM:
         return np.asarray(total, dtype=self.dtype)
+    count = self.shape[0] - np.count_nonzero(ignored) if weights is None else np.sum(weights, dtype=total.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(total / np.sum(w, dtype=total.dtype), dtype=self.dtype)
-
-
-def _unweighted_rows(self: np.ndarray, ignored: np.ndarray, safe: np.ndarray, reduction: int) -> np.ndarray:
-    """``nll_loss_nd`` of an (N, C) ``self`` without weights: the general path's values with a few numpy calls
-    instead of a dozen (its per-call cost was most of a small batch's loss)."""
-    loss = -self[np.arange(self.shape[0]), safe]
-    if ignored.any():
-        loss[ignored] = 0
-    if reduction == NONE:
-        return loss
-    total = np.sum(loss, dtype=np.float64 if self.dtype == np.float64 else np.float32)
-    if reduction == SUM:
-        return np.asarray(total, dtype=self.dtype)
-    count = total.dtype.type(self.shape[0] - np.count_nonzero(ignored))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(total / count, dtype=self.dtype)
+        return np.asarray(total / total.dtype.type(count), dtype=self.dtype)
 
 
 @nll_loss_nd.meta_rule

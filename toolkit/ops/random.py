@@ -36,7 +36,7 @@ from .random_inplace import (  # registers the in-place fills
     shaped_like,
     uniform_,
 )
-from .registry import RANDOM, op, refuses_names
+from .registry import RANDOM, op
 
 _OPTS = ("ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
          "bool requires_grad=False")
@@ -176,7 +176,7 @@ def _normal_zero_grads(grad, needs_input_grad):
 
 
 @op("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM,
-    name_rule=_names.UNIFY, out="cast",
+    out="cast",
     method=False, differentiable=False)
 def normal_tt(mean, std, generator=None):
     """Samples with per-element ``mean`` and ``std`` (broadcast): ``randn * std + mean`` as PyTorch computes it."""
@@ -187,7 +187,7 @@ def normal_tt(mean, std, generator=None):
 
 
 @op("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor", kind=RANDOM,
-    name_rule=_names.UNIFY, out="cast",
+    out="cast",
     method=False, differentiable=False)
 def normal_tf(mean, std=1.0, generator=None):
     """Samples with per-element ``mean`` and a common ``std``: ``normal_(0, std) + mean``."""
@@ -196,7 +196,7 @@ def normal_tf(mean, std=1.0, generator=None):
 
 
 @op("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor", kind=RANDOM,
-    name_rule=_names.UNIFY, out="cast",
+    out="cast",
     method=False, differentiable=False)
 def normal_ft(mean, std, generator=None):
     """Samples with a common ``mean`` and per-element ``std``: ``randn * std + mean``."""
@@ -250,7 +250,6 @@ def bernoulli(self, generator=None):
 
 
 @op("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", kind=RANDOM,
-    name_rule=_names.KEEP,
     differentiable=False)
 def bernoulli_p(self, p, generator=None):
     """1 with probability ``p``, else 0, shaped like ``self``."""
@@ -492,6 +491,3 @@ def _(rng):
 def _(rng):
     yield (np.floor(rng.random((3, 4)) * 50), rng.random((3, 4))), {}
     yield (np.full((2, 1), 30.0, dtype=np.float32), rng.random((1, 3)).astype(np.float32)), {}
-
-# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
-refuses_names(("bernoulli.p", "normal.Tensor_Tensor", "normal.Tensor_float", "normal.float_Tensor"))

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._core import names as _names
 from .._core.shape import wrap_dim
-from .registry import VIEW, op, refuses_names, takes_dim_names
+from .registry import VIEW, op, takes_dim_names
 from .view import _meta
 
 
@@ -29,7 +29,7 @@ def permute_dims(ndim: int, dims) -> tuple:
     return wrapped
 
 
-@op("permute(Tensor(a) self, int[] dims) -> Tensor(a)", kind=VIEW, name_rule=_names.permute)
+@op("permute(Tensor(a) self, int[] dims) -> Tensor(a)", kind=VIEW)
 def permute(self, dims):
     """Reorder the dims (a view): ``x.permute(2, 0, 1)``."""
     return np.transpose(self, permute_dims(self.ndim, dims)) if self.ndim else self.view()
@@ -257,9 +257,6 @@ def _(g, self, dims):
     if rank == 0:
         return self
     return g.op("Transpose", self, perm=[d % rank for d in dims])
-
-# Ops PyTorch never taught names (its named-tensor registrations leave them out): a named input raises.
-refuses_names(("permute",))
 
 # PyTorch's Dimname overloads: a named tensor's dims may be given by name here.
 takes_dim_names(("transpose",))

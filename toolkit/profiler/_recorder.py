@@ -137,29 +137,26 @@ class Recorder:
                 ev[_END] = now
 
     # -- ranges --------------------------------------------------------------------------------
-    def push(self, name: str, kind: int = _ANNOTATION, detail=None) -> int:
+    def push(self, name: str, kind: int = _ANNOTATION, detail=None, top: bool = True) -> int:
+        """Open a range on this thread. ``top=False``: a range that ends on another thread (an RPC's, when its
+        reply arrives): it nests in this thread's current range without becoming the thread's top, so this
+        thread's later ranges are not its children; ``close`` ends it."""
         tid = threading.get_native_id()
         parent = self._tops.get(tid, -1)
         i = len(self._raw)
         self._raw.append([name, time.perf_counter_ns(), 0, parent, tid, kind, detail])
-        self._tops[tid] = i
+        if top:
+            self._tops[tid] = i
         return i
 
     def pop(self, i: int) -> None:
-        ev = self._raw[i]
-        ev[_END] = time.perf_counter_ns()
+        ev = self.close(i)
         self._tops[ev[_TID]] = ev[_PARENT]
 
-    def open_async(self, name: str) -> int:
-        """A range that ends on another thread (an RPC's, when its reply arrives): it nests in this thread's
-        current range but does not become the thread's top, so this thread's later ranges are not its children."""
-        tid = threading.get_native_id()
-        i = len(self._raw)
-        self._raw.append([name, time.perf_counter_ns(), 0, self._tops.get(tid, -1), tid, _ANNOTATION, None])
-        return i
-
-    def close_async(self, i: int) -> None:
-        self._raw[i][_END] = time.perf_counter_ns()
+    def close(self, i: int) -> list:
+        ev = self._raw[i]
+        ev[_END] = time.perf_counter_ns()
+        return ev
 
     def on_call(self, op, bound: list, run):
         """Every op dispatch: one range named ``aten::<op>``."""

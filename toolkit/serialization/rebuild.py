@@ -19,6 +19,7 @@ from .. import _quantized
 from .._core import dtypes as _dt
 from .._core import qscheme as _qs
 from .._core.device import CPU
+from .._core.names import check_names, set_names
 from .._core.storage import Storage
 from ..nn.parameter import Parameter
 from ..ops import quantized as _qk
@@ -139,11 +140,10 @@ def _named(t: Tensor, metadata: Any) -> Tensor:
     names = metadata.get("names") if isinstance(metadata, dict) else None
     if names is None:
         return t
-    _check(isinstance(names, tuple) and all(n is None or isinstance(n, str) for n in names),
-           f"a tensor in the file has bad names {names!r:.60}")
+    _check(isinstance(names, tuple), f"a tensor in the file has bad names {names!r:.60}")
     try:
-        t.names = names
-    except RuntimeError as e:
+        set_names(t, check_names(names, t.ndim))
+    except (RuntimeError, TypeError) as e:
         raise _Corrupt(f"a tensor in the file has bad names ({e})") from e
     return t
 

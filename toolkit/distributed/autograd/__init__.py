@@ -41,7 +41,7 @@ class context:
 
 def get_gradients(context_id: int) -> dict:
     """This worker's leaves' gradients accumulated in context ``context_id``: ``{tensor: gradient}``."""
-    return _context.get(context_id)._get_grads()
+    return _context.get(context_id).gradients()
 
 
 def _release_everywhere(context_id: int) -> None:

@@ -38,12 +38,12 @@ class DistAutogradContext:
         self.id = context_id
         self.lock = threading.RLock()
         self.sends: dict[int, list] = {}
-        self.received: dict[int, tuple[int, int, int]] = {}  # id(tensor) -> (sender, autograd id, position)
-        self._received_tensors: list = []  # keeps the received leaves (and so their ids) alive
+        self.received: dict = {}  # received leaf -> (sender, autograd id, position)
         self.grads: dict = {}
         self.peers: set[int] = set()
 
-    def _get_grads(self) -> dict:
+    def gradients(self) -> dict:
+        """A copy of the gradients summed so far: ``{leaf: gradient}``."""
         with self.lock:
             return dict(self.grads)
 
@@ -121,8 +121,7 @@ def receiver(context_id: int, src: int, autograd_id: int | None):
         if autograd_id is None:
             return t
         with ctx.lock:
-            ctx.received[id(t)] = (src, autograd_id, next(positions))
-            ctx._received_tensors.append(t)
+            ctx.received[t] = (src, autograd_id, next(positions))
         return RecvRpc.apply(t)
 
     return adopt

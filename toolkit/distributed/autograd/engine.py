@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ... import autograd
+from ...autograd.engine import reachable_nodes
+from ...autograd.node import AccumulateGrad
+from ...futures import wait_all
 from ...ops import api
 from ...tensor import Tensor
 from . import contexts as _context
@@ -40,18 +43,8 @@ def backward(context_id: int, roots: list, retain_graph: bool = False) -> None:
 
 def _leaves(roots: list) -> list:
     """The leaves (AccumulateGrad variables) the roots' graphs reach, each once."""
-    seen, leaves, stack = set(), {}, [r.grad_fn for r in roots if r.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            leaves[id(variable)] = variable
-            continue
-        stack.extend(n for n, _ in getattr(node, "next_functions", ()) if n is not None)
-    return list(leaves.values())
+    return [n.variable for n in reachable_nodes([r.grad_fn for r in roots if r.grad_fn is not None])
+            if isinstance(n, AccumulateGrad)]
 
 
 def run_pass(ctx, roots: list, grads: list) -> None:
@@ -77,7 +70,7 @@ def run_pass(ctx, roots: list, grads: list) -> None:
                     add(leaf, g)
     back: dict[tuple, dict] = defaultdict(dict)
     for leaf, g in found.values():
-        came = ctx.received.get(id(leaf))
+        came = ctx.received.get(leaf)
         if came is None:
             ctx.accumulate(leaf, g)
         else:
@@ -86,12 +79,9 @@ def run_pass(ctx, roots: list, grads: list) -> None:
     if back:
         from .. import rpc  # noqa: PLC0415 - the RPC layer sits above this module
 
-        futures = []
-        for (src, autograd_id), by_position in back.items():
-            grads_back = [by_position.get(i) for i in range(max(by_position) + 1)]
-            futures.append(rpc.rpc_async(src, _continue_from_send, args=(ctx.id, autograd_id, grads_back)))
-        for f in futures:
-            f.wait()
+        wait_all([rpc.rpc_async(src, _continue_from_send,
+                                args=(ctx.id, autograd_id, [by_position.get(i) for i in range(max(by_position) + 1)]))
+                  for (src, autograd_id), by_position in back.items()])
 
 
 def _continue_from_send(context_id: int, autograd_id: int, grads: list) -> None:

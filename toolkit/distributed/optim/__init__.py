@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 
+from ...futures import collect_all, wait_all
 from ..autograd import get_gradients
 
 __all__ = ["DistributedOptimizer"]
@@ -62,11 +63,5 @@ class DistributedOptimizer:
         from .. import rpc  # noqa: PLC0415 - the RPC layer sits above this package
 
         futures = [rpc.rpc_async(opt.owner(), _local_step, args=(opt, context_id)) for opt in self.remote_optimizers]
-        errors = []
-        for f in futures:
-            try:
-                f.wait()
-            except Exception as e:  # noqa: BLE001 - every owner steps; the first error is raised after
-                errors.append(e)
-        if errors:
-            raise errors[0]
+        collect_all(futures).wait()  # every owner steps; then the first error is raised
+        wait_all(futures)

@@ -428,13 +428,14 @@ class RpcAgent:
                                        f"within {timeout} seconds")
                 self._lock.wait(min(left, 0.1))
         self._send(0, Message(Kind.BARRIER_ARRIVE, 0, self.info.id))
-        while not self._proceed.done():
+        proceeded = self._event_of(self._proceed)
+        while not proceeded.is_set():
             if self._barrier_error is not None:
                 raise self._barrier_error
             if time.monotonic() > deadline:
                 raise RuntimeError(f"shutdown: {self.info} timed out after {timeout} seconds waiting for the "
                                    "other workers")
-            self._wait_briefly(self._proceed, 0.05)
+            proceeded.wait(0.05)
         if self.info.id == 0:
             # Rank 0 stays until every worker has its PROCEED (it answers LEAVE), so that no worker mistakes
             # rank 0 closing its sockets for rank 0 dying before the barrier.
@@ -472,14 +473,13 @@ class RpcAgent:
             pass  # completed by another thread in between (a reply racing its timeout)
 
     @staticmethod
-    def _wait_briefly(fut: Future, seconds: float) -> None:
+    def _event_of(fut: Future) -> threading.Event:
+        """An event set when ``fut`` completes (one callback, however often it is waited on)."""
         done = threading.Event()
         fut.add_done_callback(lambda _: done.set())
-        done.wait(seconds)
+        return done
 
     def _wait(self, fut: Future, timeout: float, message: str):
-        done = threading.Event()
-        fut.add_done_callback(lambda _: done.set())
-        if not done.wait(timeout if timeout > 0 else None):
+        if not self._event_of(fut).wait(timeout if timeout > 0 else None):
             raise RuntimeError(message)
         return fut.wait()

@@ -128,11 +128,11 @@ def _profiled(fut: Future, kind: str, agent, to, func) -> Future:
         module, qualname = qualified_name(func)
         fn = qualname if module == "builtins" else f"{module}.{qualname}"
     name = f"{kind}#{fn}({agent.info.name} -> {agent.worker_info(to).name})"
-    opened = [(r, r.open_async(name)) for r in _recorder.ACTIVE]
+    opened = [(r, r.push(name, top=False)) for r in _recorder.ACTIVE]
 
     def close(_):
         for r, i in opened:
-            r.close_async(i)
+            r.close(i)
 
     fut.add_done_callback(close)
     return fut

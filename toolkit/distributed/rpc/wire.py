@@ -7,8 +7,8 @@
 - The **token** is the job's random secret from the rendezvous; a message whose token differs is dropped
   before anything in it is read, so only workers of the same job can make this one unpickle.
 - The **header** is JSON: the message ``kind`` (``Kind``), its ``id`` (a reply carries the request's), the sender's
-  rank ``src``, ``meta`` (small per-kind fields: the function's name, RRef ids) and one ``[dtype, shape, strides,
-  requires_grad]`` entry per tensor frame. JSON, so a header is safe to read before the token is trusted.
+  rank ``src``, ``meta`` (small per-kind fields: the function's name, RRef ids) and one ``[dtype, shape, strides]`` entry
+  per tensor frame (whether a tensor requires grad travels in the payload's reference to it). JSON, so a header is safe to read before the token is trusted.
 - The **payload** pickles the Python values (args, kwargs, results, errors) with every toolkit Tensor replaced by
   a reference to its frame: a tensor's bytes are never pickled, and a dense tensor is sent from its own memory
   (zero copies on the sending side; one copy on receipt, so the receiver owns writable memory).
@@ -68,7 +68,8 @@ class Message:
 class Codec:
     """Pickles values with tensors out of band; ``handlers`` extend it for other objects (RRefs).
 
-    A handler is ``(type, to_wire, from_wire, tag)``: ``to_wire(obj) -> plain value`` while pickling,
+    A handler is ``(type, to_wire, from_wire, tag)``: ``to_wire(obj, context) -> plain value`` while pickling
+    (``context``: what ``dumps`` was given),
     ``from_wire(value) -> obj`` while unpickling.
     """
 
@@ -132,26 +133,24 @@ def _sendable(t: Tensor) -> np.ndarray:
     if t.is_conj():
         t = t.resolve_conj()
     arr = t.detach().numpy()
-    if arr.flags.c_contiguous or _dense_order(arr) is not None:
+    if arr.flags.c_contiguous or _is_dense(arr):
         return arr
     return np.ascontiguousarray(arr)
 
 
-def _dense_order(arr: np.ndarray) -> list[int] | None:
-    """An axis order in which ``arr`` is C-contiguous (a transposed dense tensor), or None."""
-    order = sorted(range(arr.ndim), key=lambda i: -arr.strides[i])
-    return order if arr.transpose(order).flags.c_contiguous else None
+def _dense_order(arr: np.ndarray) -> list[int]:
+    """The axis order, largest stride first, in which a dense ``arr`` (a transposed one) is C-contiguous."""
+    return sorted(range(arr.ndim), key=lambda i: -arr.strides[i])
+
+
+def _is_dense(arr: np.ndarray) -> bool:
+    return arr.transpose(_dense_order(arr)).flags.c_contiguous
 
 
 def _frame_of(arr: np.ndarray) -> tuple[memoryview, list[int]]:
-    """The bytes to send for ``arr`` and its strides (in elements) over them."""
-    order = list(range(arr.ndim)) if arr.flags.c_contiguous else _dense_order(arr)
-    dense = arr.transpose(order)
-    dense_strides = [int(np.prod(dense.shape[k + 1:])) for k in range(arr.ndim)]
-    strides = [0] * arr.ndim
-    for k, axis in enumerate(order):
-        strides[axis] = dense_strides[k]
-    return memoryview(dense.reshape(-1)).cast("B"), strides
+    """The bytes to send for a dense ``arr`` (``_sendable``'s) and its strides over them, in elements."""
+    dense = arr if arr.flags.c_contiguous else arr.transpose(_dense_order(arr))
+    return memoryview(dense.reshape(-1)).cast("B"), [s // arr.itemsize for s in arr.strides]
 
 
 def encode(msg: Message, token: bytes) -> list:

@@ -25,6 +25,7 @@ writes or draws is read from the registry (``kinds.effects``), never from names.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import warnings
@@ -105,9 +106,9 @@ def input_signature(inputs) -> tuple:
 
 
 def _module_signature(m) -> tuple:
-    """A module's parameters' and buffers' dtypes and grad flags: a plan reads them as typed values."""
-    return (type(m), tuple((p._requires_grad, p._data.dtype) for p in m.parameters()),
-            tuple(b._data.dtype for b in m.buffers()))
+    """A module's parameters' and buffers' dtypes, grad flags and names: a plan reads them as typed values."""
+    return (type(m), tuple((p._requires_grad, p._data.dtype, _names.names_of(p)) for p in m.parameters()),
+            tuple((b._data.dtype, _names.names_of(b)) for b in m.buffers()))
 
 
 def _observed_type(value):
@@ -131,32 +132,40 @@ def _merge(a: T.TensorType, b: T.TensorType) -> T.TensorType:
 
 
 def _has_names(x) -> bool:
+    """Whether a call's input (nested containers and a module's parameters and buffers included) has names."""
     if isinstance(x, Tensor):
         return _names.names_of(x) is not None
     if isinstance(x, (list, tuple)):
         return any(_has_names(e) for e in x)
     if isinstance(x, dict):
         return any(_has_names(e) for e in x.values())
+    if isinstance(x, Module):
+        return any(_has_names(t) for t in (*x.parameters(), *x.buffers()))
     return False
 
 
-def _output_names(outputs: list) -> list:
-    """What a named profiling run's outputs were named: names (or None) per tensor, lists for lists."""
-    return [_names.names_of(o) if isinstance(o, Tensor) else
-            [_names.names_of(e) if isinstance(e, Tensor) else None for e in o] if isinstance(o, (list, tuple))
-            else None for o in outputs]
+def _output_names(x):
+    """What a named profiling run's output ``x`` was named: its names for a tensor, the same tree for nested
+    lists, tuples and dicts, None elsewhere."""
+    if isinstance(x, Tensor):
+        return _names.names_of(x)
+    if isinstance(x, (list, tuple)):
+        return [_output_names(e) for e in x]
+    if isinstance(x, dict):
+        return {k: _output_names(e) for k, e in x.items()}
+    return None
 
 
-def _name_outputs(outputs: list, names: list) -> list:
-    """Put a named signature's names (``_output_names`` of its profiling run) on a plan's outputs."""
-    for o, n in zip(outputs, names):
-        if isinstance(o, Tensor):
-            _names.set_names(o, n)
-        elif isinstance(n, list):
-            for e, m in zip(o, n):
-                if isinstance(e, Tensor):
-                    _names.set_names(e, m)
-    return outputs
+def _name_outputs(x, names) -> None:
+    """Put the names ``_output_names`` recorded back on a plan's output ``x``."""
+    if isinstance(x, Tensor):
+        _names.set_names(x, names)
+    elif isinstance(x, (list, tuple)):
+        for e, n in zip(x, names):
+            _name_outputs(e, n)
+    elif isinstance(x, dict):
+        for k, e in x.items():
+            _name_outputs(e, names.get(k))
 
 
 class _Observations:
@@ -224,12 +233,11 @@ class _Entry:
         self.named = named
         self.output_names: list | None = None
 
-    def run_plan(self, inputs: list) -> list:
-        if not self.named:
-            return self.plan.run(inputs)
+    def run_named(self, inputs: list) -> list:
         with _names.names_off():
             outputs = self.plan.run(inputs)
-        return _name_outputs(outputs, self.output_names)
+        _name_outputs(outputs, self.output_names)
+        return outputs
 
 
 class ProfilingExecutor:
@@ -251,7 +259,7 @@ class ProfilingExecutor:
         key = input_signature(inputs)
         entry = self._entries.get(key)
         if entry is not None and entry.plan is not None:
-            return entry.run_plan(inputs)
+            return entry.plan.run(inputs) if not entry.named else entry.run_named(inputs)
         if entry is None:
             if len(self._entries) >= MAX_SPECIALIZATIONS:
                 self._warn_too_many()
@@ -260,15 +268,12 @@ class ProfilingExecutor:
         if entry.profiles < PROFILING_RUNS:
             outputs = self._profile(key, inputs)  # named inputs: each op names its outputs (and checks names)
             entry.profiles += 1  # counted once it ran: a run that raised observed nothing to specialize on
-            if entry.named:
+            if entry.named and entry.output_names is None:
                 entry.output_names = _output_names(outputs)
             return outputs
-        if entry.named:
-            with _names.names_off():
-                entry.plan = self._specialize(key, inputs)
-        else:
+        with _names.names_off() if entry.named else contextlib.nullcontext():
             entry.plan = self._specialize(key, inputs)
-        return entry.run_plan(inputs)
+        return entry.plan.run(inputs) if not entry.named else entry.run_named(inputs)
 
     def _profile(self, key: tuple, inputs: list) -> list:
         observed = _Observations()

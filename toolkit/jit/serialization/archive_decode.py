@@ -64,9 +64,9 @@ def _type_names(v, sizes) -> tuple | None:
     """A tensor type's dimension names (present for a named tensor only): one str or None per dim."""
     if v is None:
         return None
-    _check(isinstance(v, list) and len(v) <= _MAX_DIMS, f"bad names in a tensor type: {v!r:.80}")
+    _check(isinstance(v, list) and sizes is not None, f"bad names in a tensor type: {v!r:.80}")
     try:
-        return check_names(v, len(v) if sizes is None else len(sizes))
+        return check_names(v, len(sizes))
     except (RuntimeError, TypeError) as e:
         raise _Corrupt(f"bad names in a tensor type: {v!r:.80} ({e})") from e
 

@@ -263,7 +263,6 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             self.rewire(node, [e.value, e.slice])
             return True
         path = _dotted(e.func) if isinstance(e, ast.Call) else None
-        want = printed_path(node.kind)
         if path in _builtin_paths(node.kind):
             if e.keywords:
                 raise CodeError(f"{path} at {_where(e)} takes no keyword arguments")
@@ -271,7 +270,7 @@ class _Rebuilder(AttributeStatements, BlockStatements):
             return True
         if path is not None and path.startswith("torch.") and node.kind.startswith("aten::"):
             return False
-        raise CodeError(f"expected {want}(...) for {node.kind} at {_where(e)}, got {path or ast.unparse(e)!r}")
+        raise CodeError(f"expected {printed_path(node.kind)}(...) for {node.kind} at {_where(e)}, got {path or ast.unparse(e)!r}")
 
     def raise_exception(self, node: Node, stmt: ast.stmt) -> None:
         """``ops.prim.RaiseException(msg, "builtins.ValueError")``: the message is a value (None: the exception
