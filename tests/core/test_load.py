@@ -102,3 +102,42 @@ def test_a_threadpoolctl_limit_set_later_is_kept():
         print(json.dumps({"fitted": fitted, "seen": seen}))
     """)
     assert all(n == [1] * len(n) for n in found["seen"]), found
+
+
+def test_one_thread_blocks_restore_the_count():
+    """Split kernels hold the BLAS at one thread while they run: nested blocks restore the count when the outer
+    one leaves, a product fitted to the load meanwhile neither changes it nor takes it for a user's limit, and a
+    block in another thread (where OpenBLAS ignores a count set) leaves the count alone."""
+    found = _run("""
+        import json, threading, threadpoolctl, toolkit
+        from toolkit._core import blas_threads
+        numpys = {i["filepath"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+        def blas():
+            return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["filepath"] in numpys]
+        threadpoolctl.threadpool_limits(2, "blas")
+        blas_threads.free_cores = lambda: 2
+        a = toolkit.ones(256, 256)
+        (a @ a).sum()
+        seen = {"before": blas()}
+        with blas_threads.one_thread():
+            with blas_threads.one_thread():
+                seen["nested"] = blas()
+            seen["inner left"] = blas()
+            (a @ a).sum()
+            seen["fitted inside"] = blas()
+        seen["outer left"] = blas()
+        (a @ a).sum()
+        seen["after a product"] = blas()
+        def other():
+            with blas_threads.one_thread():
+                seen["other thread"] = blas()
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        seen["other left"] = blas()
+        print(json.dumps(seen))
+    """)
+    two = found["before"]
+    assert two and all(n == 2 for n in two), found
+    assert all(n == 1 for n in found["nested"] + found["inner left"] + found["fitted inside"]), found
+    assert found["outer left"] == found["after a product"] == found["other thread"] == found["other left"] == two, found

@@ -146,3 +146,80 @@ def test_double_backward_through_folded_paths(transposed):
         fn = lambda a, b: F.conv2d(a, b, padding=1, dilation=2)  # noqa: E731
     assert toolkit.autograd.gradcheck(fn, (x, w))
     assert toolkit.autograd.gradgradcheck(fn, (x, w))
+
+
+@pytest.fixture
+def split_kernels(monkeypatch):
+    """Every convolution large or small split over two threads (even after a late helper: this machine may be
+    busy), and the names of the split kernels that ran: the forward's and the transposed convolution's slices
+    of the batch, the weight gradient's channel blocks."""
+    from toolkit._core import threads as _threads
+    from toolkit.backends.cpu import split as _split
+    from toolkit.ops import _conv_fast, _conv_weight_grad
+
+    monkeypatch.setattr(_split, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(_split, "BUSY_BACKOFF", 0)
+    monkeypatch.setattr(_split, "_busy", [0, 1])
+    monkeypatch.setitem(_threads._state, "intra", 2)
+    ran = set()
+    for module, name in ((_conv_fast, "_forward_samples"), (_conv_fast, "_transposed_samples"),
+                         (_conv_weight_grad, "_products")):
+        real = getattr(module, name)
+
+        def spy(*args, _real=real, _name=name):
+            ran.add(_name)
+            return _real(*args)
+
+        monkeypatch.setattr(module, name, spy)
+    return ran
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("x_shape, w_shape, kw", [CONV2D[0], CONV2D[1], CONV2D[3], CONV2D[9],
+                                                   ((64, 3, 32, 32), (64, 3, 3, 3), {"padding": 1})])
+def test_split_over_threads_matches_torch(x_shape, w_shape, kw, dtype, split_kernels):
+    """Split over the threads, the batch's slices and the weight gradient's channel blocks give PyTorch's values,
+    with and without a bias, the output gradient dense or broadcast (``y.sum()``'s)."""
+    x, w, b = _data(x_shape, w_shape, dtype, w_shape[0])
+    y_shape = tuple(torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), **kw).shape)
+    accums = _accums(x_shape, w_shape, y_shape, kw.get("groups", 1))
+    _compare("conv2d", x, w, b, accums, **kw)
+    _compare("conv2d", x, w, None, accums, **kw)
+    assert split_kernels >= {"_forward_samples", "_transposed_samples"}
+    tk = [toolkit.tensor(a, requires_grad=True) for a in (x, w)]
+    th = [torch.tensor(a, requires_grad=True) for a in (x, w)]
+    F.conv2d(*tk, **kw).sum().backward()
+    torch.nn.functional.conv2d(*th, **kw).sum().backward()
+    for a, e, n in zip(tk, th, accums[1:]):
+        assert_close(a.grad, e.grad, accum=n)
+
+
+def test_split_weight_gradient_blocks(split_kernels):
+    """The compiled weight gradient's channel blocks, computed on two threads, add up to PyTorch's gradient."""
+    x, w, b = _data((64, 3, 32, 32), (64, 3, 3, 3), np.float32, 64)
+    _compare("conv2d", x, w, b, _accums((64, 3, 32, 32), (64, 3, 3, 3), (64, 64, 32, 32), 1), padding=1)
+    assert "_products" in split_kernels
+
+
+def test_threads_convolving_at_once_keep_their_own_buffers():
+    """Two threads' convolutions of the same shapes (``jit.fork`` tasks, a user's threads) each get their own
+    work buffers: every result equals the one computed alone."""
+    import threading
+
+    rng = np.random.default_rng(11)
+    w = toolkit.tensor(rng.standard_normal((8, 3, 3, 3)).astype(np.float32))
+    xs = [toolkit.tensor(rng.standard_normal((4, 3, 16, 16)).astype(np.float32)) for _ in range(2)]
+    alone = [F.conv2d(x, w, padding=1).numpy() for x in xs]
+    mismatches = []
+
+    def run(k):
+        for _ in range(200):
+            if not np.array_equal(F.conv2d(xs[k], w, padding=1).numpy(), alone[k]):
+                mismatches.append(k)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not mismatches

@@ -17,6 +17,9 @@ lifted when the machine is quiet again (``toolkit.set_num_threads`` has no such 
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+
 import numpy as np
 
 from .load import free_cores
@@ -28,6 +31,7 @@ MIN_SPLIT_WORK = 1 << 18
 
 # The count the BLAS was last given lives in threads._state["blas_fitted"], which set_num_threads clears.
 _state: dict = {"setters": None, "getter": None, "started": None, "free": None}
+_held: dict = {"depth": 0, "before": None}  # one_thread blocks open in the main thread, the count they restore
 
 
 def _setters() -> list:
@@ -42,7 +46,7 @@ def _setters() -> list:
 
 def fit_blas_threads(work: int) -> None:
     """Give the BLAS the cores other processes leave free, before a product of ``work`` multiply-adds."""
-    if work < MIN_SPLIT_WORK:
+    if work < MIN_SPLIT_WORK or _held["depth"]:  # held at one thread by a split kernel
         return
     free = free_cores()
     fitted = _thread_state["blas_fitted"]
@@ -67,3 +71,32 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.matmul(a, b)`` with the BLAS fitted to the load first."""
     fit_blas_threads(a.size * (b.shape[-1] if b.ndim > 1 else 1))
     return np.matmul(a, b)
+
+
+@contextmanager
+def one_thread():
+    """The BLAS on one thread inside the block, for products the caller itself runs on several threads at once
+    (each of the caller's threads then runs its own products; a threaded BLAS called from two threads would make
+    them queue for its one pool). The count it had comes back after the block, and :func:`fit_blas_threads`
+    leaves it alone meanwhile.
+
+    Only the main thread changes it: OpenBLAS ignores a count set from any other thread (measured with OpenBLAS
+    0.3.30), so a block entered elsewhere (a ``jit.fork`` task) changes nothing, and a count set to one there
+    could never be restored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if not _held["depth"]:
+        if _state["setters"] is None:
+            _state["setters"] = _setters()
+        _held["before"] = _state["getter"]() if _state["getter"] is not None else 1
+        for setter in _state["setters"]:
+            setter(1)
+    _held["depth"] += 1
+    try:
+        yield
+    finally:
+        _held["depth"] -= 1
+        if not _held["depth"]:
+            for setter in _state["setters"]:
+                setter(_held["before"])

@@ -30,11 +30,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._core.blas_threads import one_thread as one_blas_thread
+from ..backends.cpu.split import run_slices, split_threads
+
 FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 ROWS_RATIO = 64  # few output positions per reduction (the weight gradient): tiled or per-channel products
 # Output positions per sample below which one GEMM spans the batch: 5-10% faster for 4x4 to 8x8 outputs (a
 # batch of 64 or 128, 10 to 64 channels), even at 16x16, 2.6x slower at 32x32 (the result's transpose).
 FOLD_LENGTH = 256
+# Multiply-adds a GEMM runs in the time of one float32 term of a sum (the unit of work the split weighs).
+MACS_PER_WORK = 4
 
 
 def _flat(a):
@@ -113,7 +118,7 @@ def conv2d(x4, w4, b, stride, dilation, pad_lo, out_hw, groups, scratch):
             flat, st = _flat(x4)
             wflat, wst = _flat(_plane_runs(w4, scratch))
             out = wg.conv2d(flat, st, wflat, wst, n, c, x4.shape[2], x4.shape[3], o, g, kh, kw, sh, sw, ph, pw,
-                            dh, dw, ho, wo, scratch)
+                            dh, dw, ho, wo)
             if b is not None:
                 out += b.astype(dtype, copy=False)[:, None, None]
             return out
@@ -122,56 +127,111 @@ def conv2d(x4, w4, b, stride, dilation, pad_lo, out_hw, groups, scratch):
         if b is not None:
             out = out + b.astype(dtype, copy=False)[:, None]  # a fresh NCHW array
         return np.ascontiguousarray(out).reshape(n, o, ho, wo)
-    from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
-
     extra = 0 if b is None else 1
-    rows = red + extra
     fold = n > 1 and length < FOLD_LENGTH
-    if fold:  # few positions per sample: the batch joins the GEMM's columns
-        buf = scratch((g, rows, n, length), dtype)
-        strides = (length, rows * n * length, n * length)
-        if extra:
-            buf[:, red] = 1
-    else:
-        buf = scratch((n, g, rows, length), dtype)
-        strides = (g * rows * length, rows * length, length)
-        if extra:
-            buf[:, :, red] = 1
-    k.im2col(np.ascontiguousarray(x4).reshape(-1), buf.reshape(-1), *strides, n, c, x4.shape[2], x4.shape[3], cg,
-             kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
     wm = np.empty((g, og, red + extra), dtype)
     wm[:, :, :red] = w4.reshape(g, og, red)
     if extra:
         wm[:, :, red] = b.reshape(g, og)
-    if fold:  # (g, O/g, N*L), copied into NCHW: the result is contiguous as PyTorch's is (``view`` works on it)
+    x4 = np.ascontiguousarray(x4)
+    geometry = (fold, extra, cg, kh, kw, sh, sw, ph, pw, dh, dw)
+    threads = split_threads(n * o * length * red // MACS_PER_WORK, n)
+    if threads > 1:  # the samples shared over the cores, each thread's products on one BLAS thread
+        with one_blas_thread():
+            out, = run_slices(_forward_samples, n, 0, (x4,), (np.empty((n, o, ho, wo), dtype),), (wm, *geometry),
+                              threads=threads)
+        return out
+    shape = (g, red + extra, n, length) if fold else (n, g, red + extra, length)
+    out = np.empty((n, o, ho, wo), dtype)
+    _forward_into(x4, out, wm, scratch(shape, dtype), *geometry)
+    return out
+
+
+def _forward_into(x4, out, wm, buf, fold, extra, cg, kh, kw, sh, sw, ph, pw, dh, dw):
+    """``out`` ``(N, O, ho, wo)`` = the convolution of the contiguous ``x4`` by ``wm`` ``(g, O/g, C/g*kh*kw (+1 for
+    the bias))``, through the columns ``buf``: ``(g, rows, N, L)`` when ``fold`` (the batch joins the GEMM's
+    columns; the small result is copied into NCHW, contiguous as PyTorch's), else ``(N, g, rows, L)`` (one GEMM
+    per sample, NCHW in place); the bias rides in the GEMM as one more row of ones."""
+    from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
+
+    n, c, h, w = x4.shape
+    g, og, rows = wm.shape
+    red, (ho, wo) = rows - extra, out.shape[2:]
+    length = ho * wo
+    if fold:
+        strides = (length, rows * n * length, n * length)
+        if extra:
+            buf[:, red] = 1
+    else:
+        strides = (g * rows * length, rows * length, length)
+        if extra:
+            buf[:, :, red] = 1
+    k.im2col(x4.reshape(-1), buf.reshape(-1), *strides, n, c, h, w, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo)
+    if fold:
         res = np.matmul(wm, buf.reshape(g, rows, n * length))
-        return np.ascontiguousarray(res.reshape(o, n, length).transpose(1, 0, 2)).reshape(n, o, ho, wo)
-    return np.matmul(wm, buf).reshape(n, o, ho, wo)
+        np.copyto(out.reshape(n, g * og, length), res.reshape(g * og, n, length).transpose(1, 0, 2))
+    else:
+        np.matmul(wm, buf, out=out.reshape(n, g, og, length))
+
+
+def _forward_samples(x4, out, wm, fold, extra, *geometry):
+    """``_forward_into`` for a slice of the batch, with columns of its own (the slices run side by side)."""
+    g, _, rows = wm.shape
+    m, length = x4.shape[0], out.shape[2] * out.shape[3]
+    buf = np.empty((g, rows, m, length) if fold else (m, g, rows, length), wm.dtype)
+    _forward_into(x4, out, wm, buf, fold, extra, *geometry)
 
 
 def conv_transpose2d(x4, w4, b, stride, dilation, padding, out_hw, groups, scratch):
     """Transposed ``(N, C, H, W) * (C, O/g, kh, kw)``: one batched matmul into columns, then col2im into the
     ``out_hw`` output (``padding`` cropped off the front) starting from the bias."""
-    from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
-
     (sh, sw), (dh, dw), (ph, pw) = stride, dilation, padding
     dtype = x4.dtype
     n, c, h, w = x4.shape
     _, og, kh, kw = w4.shape
     g = groups
-    cg = c // g
-    wm = w4.reshape(g, cg, og * kh * kw).transpose(0, 2, 1)
-    hw, okk = h * w, og * kh * kw
-    if n > 1 and hw < FOLD_LENGTH:  # few positions per sample: one GEMM spans the batch, columns (g*okk, N, hw)
+    wm = w4.reshape(g, c // g, og * kh * kw).transpose(0, 2, 1)
+    ho, wo = out_hw
+    bias = np.zeros(0, dtype) if b is None else np.ascontiguousarray(b, dtype)
+    geometry = (n > 1 and h * w < FOLD_LENGTH, kh, kw, sh, sw, ph, pw, dh, dw)
+    threads = split_threads(n * c * og * kh * kw * h * w // MACS_PER_WORK, n)
+    if threads > 1:  # the samples shared over the cores, each thread's products on one BLAS thread
+        with one_blas_thread():
+            out, = run_slices(_transposed_samples, n, 0, (x4,), (np.empty((n, g * og, ho, wo), dtype),),
+                              (wm, bias, *geometry), threads=threads)
+        return out
+    out = np.empty((n, g * og, ho, wo), dtype)
+    _transposed_into(x4, out, wm, bias, scratch, *geometry)
+    return out
+
+
+def _transposed_into(x4, out, wm, bias, scratch, fold, kh, kw, sh, sw, ph, pw, dh, dw):
+    """``out`` ``(N, g*O/g, ho, wo)`` = the transposed convolution of ``x4`` by ``wm`` ``(g, O/g*kh*kw, C/g)``: one
+    matmul into columns, per sample or, when ``fold`` (few positions per sample), one spanning the batch, then
+    col2im into the cropped output starting from ``bias``; work buffers from ``scratch``."""
+    from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
+
+    n, c, h, w = x4.shape
+    g, okk, cg = wm.shape
+    hw = h * w
+    if fold:  # columns (g*okk, N, hw)
         xt = np.ascontiguousarray(x4.reshape(n, g, cg, hw).transpose(1, 2, 0, 3)).reshape(g, cg, n * hw)
-        cols = np.matmul(wm, xt, out=scratch((g, okk, n * hw), dtype))
+        cols = np.matmul(wm, xt, out=scratch((g, okk, n * hw), x4.dtype))
         sample_stride, row_stride = hw, n * hw
     else:
-        cols = np.matmul(wm, _dense(x4, scratch).reshape(n, g, cg, hw), out=scratch((n, g, okk, hw), dtype))
+        cols = np.matmul(wm, _dense(x4, scratch).reshape(n, g, cg, hw), out=scratch((n, g, okk, hw), x4.dtype))
         sample_stride, row_stride = g * okk * hw, hw
-    ho, wo = out_hw
-    out = np.empty((n, g * og, ho, wo), dtype)
-    bias = np.zeros(0, dtype) if b is None else np.ascontiguousarray(b, dtype)
-    k.col2im(cols.reshape(-1), sample_stride, row_stride, bias, out.reshape(-1), n, g * og, kh, kw, sh, sw, ph, pw,
-             dh, dw, h, w, ho, wo)
-    return out
+    ho, wo = out.shape[2:]
+    k.col2im(cols.reshape(-1), sample_stride, row_stride, bias, out.reshape(-1), n, out.shape[1], kh, kw, sh, sw,
+             ph, pw, dh, dw, h, w, ho, wo)
+
+
+def _fresh(shape, dtype):
+    return np.empty(shape, dtype)
+
+
+def _transposed_samples(x4, out, wm, bias, *geometry):
+    """``_transposed_into`` for a slice of the batch, with buffers of its own (the slices run side by side)."""
+    _transposed_into(x4, out, wm, bias, _fresh, *geometry)
+
+

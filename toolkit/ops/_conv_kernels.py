@@ -15,6 +15,8 @@ the rest (float16, integers, empty tensors, 3-d).
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -139,23 +141,24 @@ def _p2(v, nd, fill):
 
 _ROWS_RATIO = 64  # few output positions per reduction: one GEMM over all batches
 
-_scratch_buffers: dict = {}
+_scratch_local = threading.local()  # each thread's own buffers: two threads' convolutions never share one
 
 
 def _scratch(shape: tuple, dtype) -> np.ndarray:
-    """A reused work buffer for im2col columns (never returned to callers).
+    """A reused work buffer for im2col columns (never returned to callers), the calling thread's own.
 
     Fresh multi-megabyte buffers come from the OS with new pages each call,
     and those page faults cost as much as the copy itself; keeping the last
     few buffers makes a training loop's convolutions about twice as fast.
     """
+    buffers = _scratch_local.__dict__.setdefault("buffers", {})
     key = (shape, np.dtype(dtype).str)
-    buf = _scratch_buffers.pop(key, None)
+    buf = buffers.pop(key, None)
     if buf is None:
         buf = np.empty(shape, dtype)
-    _scratch_buffers[key] = buf  # most recently used last
-    while len(_scratch_buffers) > 8:
-        _scratch_buffers.pop(next(iter(_scratch_buffers)))
+    buffers[key] = buf  # most recently used last
+    while len(buffers) > 8:
+        buffers.pop(next(iter(buffers)))
     return buf
 
 

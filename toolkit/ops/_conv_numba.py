@@ -40,7 +40,7 @@ def _first_last(off, step, size, count):
     return lo, max(lo, hi)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def col2im(cols, sample_stride, row_stride, bias, out, n, c, kh, kw, sh, sw, ph, pw, dh, dw, h, w, ho, wo):
     """``out[s, ch, i*sh + a*dh - ph, j*sw + b*dw - pw] += cols[s*sample_stride + r*row_stride + i*w + j]`` with
     ``r = (ch*kh + a)*kw + b``, starting from ``bias[ch]`` (zeros when ``bias`` is empty), for taps inside ``out``.
@@ -73,7 +73,7 @@ def col2im(cols, sample_stride, row_stride, bias, out, n, c, kh, kw, sh, sw, ph,
                             out[drow + j * numba.uint64(sw)] += cols[srow + j]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def im2col(x, cols, sample_stride, group_stride, row_stride, n, c, h, w, cg, kh, kw, sh, sw, ph, pw, dh, dw, ho, wo):
     """``cols[s*sample_stride + gi*group_stride + ((cl*kh + a)*kw + b)*row_stride + i*wo + j] =
     x[s, gi*cg + cl, i*sh + a*dh - ph, j*sw + b*dw - pw]``, zero where the tap falls outside the image.

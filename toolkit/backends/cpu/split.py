@@ -67,27 +67,32 @@ def split_threads(work: int, ntasks: int) -> int:
     return min(get_num_threads(), ntasks)
 
 
-def run_tasks(kernel, ntasks: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = ()) -> tuple:
+def run_tasks(kernel, ntasks: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = (),
+              threads: int | None = None) -> tuple:
     """Call ``kernel(*inputs, *outputs, t0, t1, *tail)`` over the tasks [0, ntasks): at once below
     ``PARALLEL_MIN`` elements of ``work``, else in chunks shared with helper threads, and return the outputs
     to use (``outputs`` themselves, or copies after a late helper; ``None`` entries stay ``None``).
 
     The tasks of a range write all of their part of the outputs (whatever it held before) and no other part;
-    the outputs must be fresh arrays nobody else sees until the call returns.
+    the outputs must be fresh arrays nobody else sees until the call returns. ``threads``: the count
+    :func:`split_threads` gave the caller (which then ignores ``work``), for callers that prepare differently
+    for a split call.
     """
-    threads = split_threads(work, ntasks)
+    threads = split_threads(work, ntasks) if threads is None else threads
     if threads < 2:
         kernel(*inputs, *outputs, 0, ntasks, *tail)
         return outputs
     return _Split(kernel, ntasks, threads, inputs, outputs, tail).run()
 
 
-def run_slices(kernel, n: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = ()) -> tuple:
+def run_slices(kernel, n: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = (),
+               threads: int | None = None) -> tuple:
     """Call ``kernel(*(a[lo:hi] for a in inputs), *(o[lo:hi] for o in outputs), *tail)`` over slices of the
     first dim [0, n): at once below ``PARALLEL_MIN`` elements of ``work``, else in chunks shared with helper
     threads, and return the outputs to use (as :func:`run_tasks`). Every input and output has ``n`` rows; each
-    output row depends only on the same input rows; the outputs are fresh arrays."""
-    threads = split_threads(work, n)
+    output row depends only on the same input rows; the outputs are fresh arrays; ``threads`` as for
+    :func:`run_tasks`."""
+    threads = split_threads(work, n) if threads is None else threads
     if threads < 2:
         kernel(*inputs, *outputs, *tail)
         return outputs
