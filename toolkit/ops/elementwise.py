@@ -156,8 +156,8 @@ def sub(self, other, alpha=1, out=None):
 
 
 @sub.grad
-def _(grad, alpha):
-    return grad, (-grad if alpha == 1 else grad * (-alpha))
+def _(grad, alpha, needs_input_grad):
+    return grad, (-grad if alpha == 1 else grad * (-alpha)) if needs_input_grad[1] else None
 
 
 @op("rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", kind=ELEMENTWISE, out=False,
