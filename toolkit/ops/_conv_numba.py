@@ -40,37 +40,81 @@ def _first_last(off, step, size, count):
     return lo, max(lo, hi)
 
 
+@numba.njit(inline="always")
+def _add_window(cols, out, sbase, obase, offy, offx, i0, i1, j0, j1, w, sh, sw, wo):
+    """Add one tap's ``h*w`` columns (from ``sbase``) into its window of one output plane (at ``obase``)."""
+    for i in range(i0, i1):
+        drow = numba.uint64(obase + (i * sh + offy) * wo + offx)  # j*sw added below is >= -offx
+        srow = numba.uint64(sbase + i * w)
+        if sw == 1:  # unit stride: a loop LLVM vectorizes
+            for j in range(numba.uint64(j0), numba.uint64(j1)):
+                out[drow + j] += cols[srow + j]
+        else:
+            for j in range(numba.uint64(j0), numba.uint64(j1)):
+                out[drow + j * numba.uint64(sw)] += cols[srow + j]
+
+
 @numba.njit(cache=True, nogil=True)
 def col2im(cols, sample_stride, row_stride, bias, out, n, c, kh, kw, sh, sw, ph, pw, dh, dw, h, w, ho, wo):
     """``out[s, ch, i*sh + a*dh - ph, j*sw + b*dw - pw] += cols[s*sample_stride + r*row_stride + i*w + j]`` with
     ``r = (ch*kh + a)*kw + b``, starting from ``bias[ch]`` (zeros when ``bias`` is empty), for taps inside ``out``.
 
-    ``cols`` and ``out`` are flat (``out`` C-ordered ``(n, c, ho, wo)``)."""
+    ``cols`` and ``out`` are flat (``out`` C-ordered ``(n, c, ho, wo)``). The columns are read in their own
+    order: sample by sample when a sample's rows are contiguous, else (the batch folded into the columns) tap by
+    tap across the samples, each tap's window bounds found once for all of them."""
     plane = ho * wo
     for t in range(n * c):
-        s, ch = t // c, t % c
-        obase = t * plane
-        start = bias[ch] if bias.size else 0
-        for q in range(plane):
-            out[numba.uint64(obase + q)] = start
+        start = bias[t % c] if bias.size else 0
+        for q in range(numba.uint64(t * plane), numba.uint64((t + 1) * plane)):
+            out[q] = start
+    by_sample = sample_stride >= row_stride
+    for ch in range(c if not by_sample else 1):
         for a in range(kh):
             offy = a * dh - ph
             i0, i1 = _first_last(offy, sh, ho, h)
             for b in range(kw):
                 offx = b * dw - pw
                 j0, j1 = _first_last(offx, sw, wo, w)
-                if j1 <= j0:
+                if j1 <= j0 or by_sample:
                     continue
-                sbase = s * sample_stride + ((ch * kh + a) * kw + b) * row_stride
-                for i in range(i0, i1):
-                    drow = numba.uint64(obase + (i * sh + offy) * wo + offx)  # j*sw added below is >= -offx
-                    srow = numba.uint64(sbase + i * w)
-                    if sw == 1:  # unit stride: a loop LLVM vectorizes
-                        for j in range(numba.uint64(j0), numba.uint64(j1)):
-                            out[drow + j] += cols[srow + j]
-                    else:
-                        for j in range(numba.uint64(j0), numba.uint64(j1)):
-                            out[drow + j * numba.uint64(sw)] += cols[srow + j]
+                for s in range(n):
+                    _add_window(cols, out, s * sample_stride + ((ch * kh + a) * kw + b) * row_stride,
+                                (s * c + ch) * plane, offy, offx, i0, i1, j0, j1, w, sh, sw, wo)
+    if by_sample:
+        for t in range(n * c):
+            s, ch = t // c, t % c
+            for a in range(kh):
+                offy = a * dh - ph
+                i0, i1 = _first_last(offy, sh, ho, h)
+                for b in range(kw):
+                    offx = b * dw - pw
+                    j0, j1 = _first_last(offx, sw, wo, w)
+                    if j1 > j0:
+                        _add_window(cols, out, s * sample_stride + ((ch * kh + a) * kw + b) * row_stride,
+                                    t * plane, offy, offx, i0, i1, j0, j1, w, sh, sw, wo)
+
+
+@numba.njit(inline="always")
+def _window_row(x, cols, rbase, xbase, offy, offx, i0, i1, j0, j1, w, sh, sw, ho, wo):
+    """One tap of one input plane (at ``xbase`` in ``x``, the tap's offsets ``offy``, ``offx`` and its output rows
+    ``[i0, i1)`` and columns ``[j0, j1)`` inside the image) into the ``ho*wo`` columns from ``rbase``."""
+    for q in range(numba.uint64(0), numba.uint64(i0 * wo)):
+        cols[rbase + q] = 0
+    for q in range(numba.uint64(i1 * wo), numba.uint64(ho * wo)):
+        cols[rbase + q] = 0
+    for i in range(i0, i1):
+        drow = rbase + numba.uint64(i * wo)
+        srow = numba.uint64(xbase + (i * sh + offy) * w + offx)  # j*sw added below is >= -offx
+        for j in range(numba.uint64(0), numba.uint64(j0)):
+            cols[drow + j] = 0
+        if sw == 1:  # unit stride: a loop LLVM vectorizes
+            for j in range(numba.uint64(j0), numba.uint64(j1)):
+                cols[drow + j] = x[srow + j]
+        else:
+            for j in range(numba.uint64(j0), numba.uint64(j1)):
+                cols[drow + j] = x[srow + j * numba.uint64(sw)]
+        for j in range(numba.uint64(j1), numba.uint64(wo)):
+            cols[drow + j] = 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -78,35 +122,20 @@ def im2col(x, cols, sample_stride, group_stride, row_stride, n, c, h, w, cg, kh,
     """``cols[s*sample_stride + gi*group_stride + ((cl*kh + a)*kw + b)*row_stride + i*wo + j] =
     x[s, gi*cg + cl, i*sh + a*dh - ph, j*sw + b*dw - pw]``, zero where the tap falls outside the image.
 
-    ``x`` and ``cols`` are flat (``x`` C-ordered ``(n, c, h, w)``)."""
-    for t in range(n * c):
-        s, ch = t // c, t % c
+    ``x`` and ``cols`` are flat (``x`` C-ordered ``(n, c, h, w)``). Each tap's window bounds are found once for
+    all the samples, which read that tap one after another."""
+    for ch in range(c):
         gi, cl = ch // cg, ch % cg
-        xbase = t * h * w
         for a in range(kh):
             offy = a * dh - ph
             i0, i1 = _first_last(offy, sh, h, ho)
             for b in range(kw):
                 offx = b * dw - pw
                 j0, j1 = _first_last(offx, sw, w, wo)
-                rbase = numba.uint64(s * sample_stride + gi * group_stride + ((cl * kh + a) * kw + b) * row_stride)
-                for q in range(numba.uint64(0), numba.uint64(i0 * wo)):
-                    cols[rbase + q] = 0
-                for q in range(numba.uint64(i1 * wo), numba.uint64(ho * wo)):
-                    cols[rbase + q] = 0
-                for i in range(i0, i1):
-                    drow = rbase + numba.uint64(i * wo)
-                    srow = numba.uint64(xbase + (i * sh + offy) * w + offx)  # j*sw added below is >= -offx
-                    for j in range(numba.uint64(0), numba.uint64(j0)):
-                        cols[drow + j] = 0
-                    if sw == 1:  # unit stride: a loop LLVM vectorizes
-                        for j in range(numba.uint64(j0), numba.uint64(j1)):
-                            cols[drow + j] = x[srow + j]
-                    else:
-                        for j in range(numba.uint64(j0), numba.uint64(j1)):
-                            cols[drow + j] = x[srow + j * numba.uint64(sw)]
-                    for j in range(numba.uint64(j1), numba.uint64(wo)):
-                        cols[drow + j] = 0
+                row = numba.uint64(gi * group_stride + ((cl * kh + a) * kw + b) * row_stride)
+                for s in range(n):
+                    _window_row(x, cols, row + numba.uint64(s * sample_stride), (s * c + ch) * h * w, offy, offx,
+                                i0, i1, j0, j1, w, sh, sw, ho, wo)
 
 
 @numba.njit(cache=True)
