@@ -71,6 +71,30 @@ lab: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --write
 
+# A real NVIDIA GPU (README, "On a GPU"): the venv with the dev and cuda extras (numba-cuda and its CUDA wheels;
+# only the NVIDIA driver comes from the machine), without the browser and system packages `make venv` adds.
+# test-cuda runs tests/cuda on the GPU (those tests run wherever toolkit.cuda.is_available(); the simulator rerun
+# of test_in_simulator.py is `make test`'s) and refuses to pass with every test skipped when numba finds no GPU.
+# CUDA_PYTEST_ARGS picks the tests and workers. benchmarks/gpu_check.sh runs these once and keeps the results.
+CUDA_STAMP := $(VENV)/.installed-cuda
+CUDA_PYTEST_ARGS ?= -n 4 tests/cuda
+.PHONY: cuda-venv test-cuda bench-cuda
+$(CUDA_STAMP): pyproject.toml
+	[ -x $(PY) ] || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet --upgrade pip; }
+	PIP_CONSTRAINT=$(BUILD_CONSTRAINTS) PIP_BUILD_CONSTRAINT=$(BUILD_CONSTRAINTS) $(PY) -m pip install --quiet -e '.[dev,cuda]'
+	touch $(CUDA_STAMP)
+
+cuda-venv: $(CUDA_STAMP)
+
+test-cuda: $(CUDA_STAMP)
+	@$(PY) -c "import sys, toolkit; sys.exit(0 if toolkit.cuda.is_available() else \
+		'test-cuda: numba.cuda finds no GPU (see nvidia-smi; TOOLKIT_CUDA_SIMULATOR=1 runs the simulator)')"
+	$(PY) -m pytest -q -p no:cacheprovider --deselect tests/cuda/test_in_simulator.py::test_cuda_suite_in_simulator \
+		$(CUDA_PYTEST_ARGS)
+
+bench-cuda: $(CUDA_STAMP)
+	$(PY) benchmarks/run.py --suite cuda
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check toolkit tests benchmarks tutorials
 	$(VENV)/bin/lint-imports

@@ -82,7 +82,9 @@ def generate_cuda_source(sub: Graph, rank: int) -> str:
     used = set().union(*(free_names(b.split("=", 1)[1]) for b in body)) if body else set()
     header = ('"""A toolkit CUDA fused kernel, generated from the registry\'s formulas; do not edit.\n\n'
               + "\n".join(formulas) + '\n"""\n\nimport math\n\nimport numpy as np\nfrom numba import cuda\n\n\n')
-    return header + helper_source(used) + "@cuda.jit\ndef kernel(" + ", ".join(sig) + "):\n" + "\n".join(lines) + "\n"
+    # cache=True: numba.cuda keeps the compiled kernel beside the source file, so a second process loads it
+    return (header + helper_source(used) + "@cuda.jit(cache=True)\ndef kernel(" + ", ".join(sig) + "):\n"
+            + "\n".join(lines) + "\n")
 
 
 def group_device(node: Node) -> str:
