@@ -92,7 +92,8 @@ _RESULT, _META, _LIST_META, _VALUE = range(4)
 
 
 def _saver_plan(op) -> tuple:
-    """How to save each of the derivative's names, resolved once per op: (name, how, arg index, what, guards)."""
+    """How to save each of the derivative's names, resolved once per op: (name, how, arg index, what, guard),
+    ``guard`` the input whose gradient alone reads the name (-1: always saved)."""
     plan = op.__dict__.get("_saver_plan")
     if plan is not None:
         return plan
@@ -100,16 +101,17 @@ def _saver_plan(op) -> tuple:
     guards_of = _save_plan(op) if op.wants_needs_input_grad else {}
     savers = []
     for name in op.saved_names:
-        guards = guards_of.get(name)
+        guards = guards_of.get(name)  # None, or the one input whose gradient alone reads the name
+        guard = -1 if guards is None else next(iter(guards))
         if name == "result":
-            savers.append((name, _RESULT, -1, "", guards))
+            savers.append((name, _RESULT, -1, "", guard))
         elif name.endswith(("_shape", "_dtype")) and name not in names:
             base, _, what = name.rpartition("_")
             i = names.index(base)
             how = _LIST_META if op.args[i].type.endswith("[]") else _META
-            savers.append((name, how, i, what, guards))
+            savers.append((name, how, i, what, guard))
         else:
-            savers.append((name, _VALUE, names.index(name), "", guards))
+            savers.append((name, _VALUE, names.index(name), "", guard))
     plan = tuple(savers)
     op.__dict__["_saver_plan"] = plan
     return plan
@@ -177,9 +179,9 @@ def _make_node(op, bound: list, outs: tuple, saved_self, self_edge=None):
     node._output_meta = [_meta(outs[0]._data)] if len(outs) == 1 else [_meta(o._data) for o in outs]
     node._view_version = None
     saved, attrs = {}, {}
-    for name, how, i, what, guards in op.__dict__.get("_saver_plan") or _saver_plan(op):
-        if guards is not None and not any(needs[k] for k in guards if k < len(needs)):
-            attrs[name] = None  # read only for gradients nobody needs
+    for name, how, i, what, guard in op.__dict__.get("_saver_plan") or _saver_plan(op):
+        if guard >= 0 and (guard >= len(needs) or not needs[guard]):
+            attrs[name] = None  # read only for a gradient nobody needs
             continue
         if how is _VALUE:
             v = saved_self if (name == "self" and saved_self is not None) else bound[i]

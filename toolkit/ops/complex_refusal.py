@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
+_PLAIN = (int, float, bool, str)  # never complex
+
 
 def no_complex_kernel(kernel: str) -> str:
     """PyTorch's message for a kernel without a complex variant; ``{dtype}`` becomes ``ComplexFloat``..."""
@@ -38,6 +42,11 @@ def complex_refusing(kernel: Callable, message: str, error: type) -> Callable:
     """``kernel`` preceded by the check that raises ``error(message)`` for a complex argument."""
     def refusing(*args, **kwargs):
         for a in args:
+            if type(a) is np.ndarray:  # the common arguments first: arrays, numbers, None
+                if a.dtype.kind != "c":
+                    continue
+            elif a is None or type(a) in _PLAIN:
+                continue
             t = complex_dtype_title(a)
             if t is not None:
                 raise error(message.format(dtype=t))
