@@ -138,5 +138,7 @@ def thread_settings() -> str:
     except ImportError:
         return ", ".join(parts)
     for pool in threadpool_info():
-        parts.append(f"{pool.get('internal_api', pool.get('user_api'))} {pool.get('num_threads')} threads")
+        kernels = pool.get("architecture")  # OpenBLAS's kernel set: OPENBLAS_CORETYPE in the environment picks it
+        parts.append(f"{pool.get('internal_api', pool.get('user_api'))} {pool.get('num_threads')} threads"
+                     + (f" ({kernels} kernels)" if kernels else ""))
     return ", ".join(dict.fromkeys(parts))

@@ -160,6 +160,7 @@ def split_kernels(monkeypatch):
     monkeypatch.setattr(_split, "PARALLEL_MIN", 1)
     monkeypatch.setattr(_split, "BUSY_BACKOFF", 0)
     monkeypatch.setattr(_split, "_busy", [0, 1])
+    monkeypatch.setattr(_split, "free_cores", lambda: 2)  # as on a quiet machine, whatever else runs now
     monkeypatch.setitem(_threads._state, "intra", 2)
     ran = set()
     for module, name in ((_conv_fast, "_forward_samples"), (_conv_fast, "_transposed_samples"),
@@ -223,3 +224,15 @@ def test_threads_convolving_at_once_keep_their_own_buffers():
     for t in threads:
         t.join()
     assert not mismatches
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kw", TRANSPOSED[:3])
+def test_split_transposed_convolution_matches_torch(x_shape, w_shape, kw, split_kernels):
+    """ConvTranspose2d's own forward (the transposed products) and its gradients, split over the threads."""
+    groups = kw.get("groups", 1)
+    x, w, b = _data(x_shape, w_shape, np.float32, w_shape[1] * groups)
+    y = torch.nn.functional.conv_transpose2d(torch.tensor(x), torch.tensor(w), **kw)
+    accums = (w_shape[0] // groups * math.prod(w_shape[2:]), math.prod(w_shape[1:]),
+              x_shape[0] * math.prod(x_shape[2:]), x_shape[0] * math.prod(y.shape[2:]))
+    _compare("conv_transpose2d", x, w, b, accums, **kw)
+    assert split_kernels >= {"_forward_samples", "_transposed_samples"}

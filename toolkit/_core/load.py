@@ -4,8 +4,10 @@ Why: a kernel that waits for all of its threads (a multi-threaded BLAS product, 
 whenever another process keeps one of them off its core, and then runs many times slower than on one thread
 (see ``blas_threads``). So before such a kernel toolkit asks :func:`free_cores`: a clock read on most calls,
 and at most every ``SAMPLE_EVERY`` seconds a look at Linux's ``/proc/loadavg`` count of runnable threads, less
-this process's own running threads. Kernels that share their work through ``backends.cpu.split`` need no
-such look: they never wait for a late helper.
+this process's own running threads. Kernels that share their work through ``backends.cpu.split`` look too:
+they never wait long for a late helper, but beside two busy processes the wait they do make, and a helper
+descheduled while it holds the GIL in a chunk that runs Python, cost convolutions 8-27% of their serial time
+(medians); with the look they run serially there.
 
 Inside a container that shares the host's ``/proc/loadavg`` the count is the host's: the machine then looks
 larger than this process may use, and ``free_cores`` answers the cores it may use, as without the look. Where

@@ -47,8 +47,13 @@ def _flat(a):
     size = a.itemsize
     if any(st < 0 or st % size for st in a.strides):
         a = np.ascontiguousarray(a)
-    span = 1 + sum((d - 1) * st for d, st in zip(a.shape, a.strides)) // size
-    return as_strided(a, (span,), (size,), writeable=False), tuple(st // size for st in a.strides)
+    strides = tuple(st // size for st in a.strides)
+    span = 1 + sum((d - 1) * st for d, st in zip(a.shape, strides))
+    if span == a.size:
+        # Dense in some order (a transposed view): numpy's ravel in memory order is then a view of exactly that
+        # memory, from ``a``'s first element (the lowest address, all strides being positive here).
+        return a.ravel(order="K"), strides
+    return as_strided(a, (span,), (size,), writeable=False), strides
 
 
 def applies(x4, w4) -> bool:

@@ -1,5 +1,6 @@
-"""Running one compiled kernel's work on the cores: the caller and ``get_num_threads() - 1`` helper threads
-share its chunks, and a busy machine never makes a call slower than the serial loop.
+"""Running one compiled kernel's work on the cores: the caller and up to ``get_num_threads() - 1`` helper threads
+(no more than other processes leave cores free, ``load.free_cores``) share its chunks, and a busy machine never
+makes a call slower than the serial loop.
 
 Why not numba's ``prange``: its OpenMP and workqueue layers wait for every worker, so a worker that another
 process keeps off its core stalls the whole call (a ``prange`` softmax measured 2.1 ms alone on two cores
@@ -29,6 +30,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from ..._core.load import free_cores
 from ..._core.threads import get_num_threads
 
 # Work (in elements of a float32 sum, about 0.1 ns each) from which a split pays: handing chunks to a helper
@@ -58,13 +60,15 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def split_threads(work: int, ntasks: int) -> int:
-    """How many threads a call with ``work`` elements in ``ntasks`` tasks splits over now (1: none)."""
+    """How many threads a call with ``work`` elements in ``ntasks`` tasks splits over now (1: none): at most
+    the cores other processes leave free (``load.free_cores``), since a helper they keep off its core holds
+    its chunk (and, in a chunk that runs Python between its compiled calls, the GIL) while the caller waits."""
     if work < PARALLEL_MIN:
         return 1
     if _busy[0] > 0:
         _busy[0] -= 1
         return 1
-    return min(get_num_threads(), ntasks)
+    return min(get_num_threads(), ntasks, free_cores())
 
 
 def run_tasks(kernel, ntasks: int, work: int, inputs: tuple, outputs: tuple, tail: tuple = (),
