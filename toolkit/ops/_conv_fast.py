@@ -21,8 +21,13 @@ on one core of the reference machine), so what this module saves is copies:
   sample or over the whole batch as above, then ``_conv_numba.col2im`` sums
   them into the cropped output starting from the bias.
 
-Work buffers come from the caller's ``scratch`` (reused between calls; a fresh
-multi-megabyte buffer costs as much in page faults as filling it).
+Large forward and transposed calls cut the batch into slices that the cores
+compute side by side (``backends.cpu.split.run_slices``), each slice with
+columns of its own and the BLAS on one thread meanwhile (a threaded BLAS
+splits these narrow products poorly; the slices use every core). Serial
+calls take their work buffers from the caller's ``scratch`` (reused between
+calls; a fresh multi-megabyte buffer costs as much in page faults as filling
+it); the slices allocate theirs from the kept heap (``_core.heap``).
 """
 
 from __future__ import annotations
