@@ -11,6 +11,7 @@ import torch
 import toolkit
 import toolkit.nn.functional as F
 from toolkit.backends.cpu import split as _split
+from toolkit.ops import api
 
 from ..conftest import assert_close
 
@@ -89,6 +90,46 @@ def test_max_pool2d_nan_windows(kw, kernel):
     tv, ti = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, return_indices=True, **kw)
     assert_close(v, tv, equal_nan=True)
     assert_close(i, ti)
+
+
+@pytest.mark.parametrize("kernel", [3, 2])
+@pytest.mark.parametrize("kw", [{}, {"stride": 1}, {"ceil_mode": True}])
+def test_max_pool2d_backward_finds_the_forwards_maxima(kw, kernel):
+    """``max_pool2d``'s gradient (``max_pool2d_backward``, the maxima found again) goes where PyTorch's does, with
+    NaN and infinite windows and ties, odd plane sizes (the 2x2 one-pass kernel leaves the last row and column
+    at zero), float64; and it equals the scatter at the forward's own indices."""
+    x = np.random.default_rng(3).standard_normal((2, 2, 7, 9))
+    x[0, 0, 1, 1] = x[0, 0, 1, 0] = x[1, 1, 5, 6] = np.nan
+    x[1, 0, 2:4, 2:4] = np.nan
+    x[0, 1, 3, 3] = np.inf
+    x[1, 1, 0:2, 0:2] = 1.5
+    x[1, 1, 2, 3] = x[1, 1, 3, 2] = -np.inf
+    for dtype in (np.float32, np.float64):
+        xd = x.astype(dtype)
+        t, tt = toolkit.tensor(xd, requires_grad=True), torch.tensor(xd, requires_grad=True)
+        y, ty = F.max_pool2d(t, kernel, **kw), torch.nn.functional.max_pool2d(tt, kernel, **kw)
+        assert y.grad_fn.name() == ty.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+        g = np.random.default_rng(4).standard_normal(tuple(ty.shape)).astype(dtype)
+        y.backward(toolkit.tensor(g))
+        ty.backward(torch.tensor(g))
+        assert_close(t.grad, tt.grad)
+        _, idx = F.max_pool2d(toolkit.tensor(xd), kernel, return_indices=True, **kw)
+        args = ([kernel] * 2, [kw.get("stride", kernel)] * 2, [0, 0], [1, 1], kw.get("ceil_mode", False))
+        scattered = api.max_pool2d_with_indices_backward(toolkit.tensor(g), toolkit.tensor(xd), *args,
+                                                                       idx)
+        found = api.max_pool2d_backward(toolkit.tensor(g), toolkit.tensor(xd), *args)
+        np.testing.assert_array_equal(found.numpy(), scattered.numpy())
+
+
+def test_max_pool2d_backward_double_backward():
+    """The gradient of ``max_pool2d_backward`` with respect to the output gradient gathers at the maxima."""
+    x = toolkit.tensor(np.random.default_rng(5).standard_normal((2, 3, 6, 6)))
+    g = toolkit.tensor(np.random.default_rng(6).standard_normal((2, 3, 3, 3)), requires_grad=True)
+    assert toolkit.autograd.gradcheck(
+        lambda a: api.max_pool2d_backward(a, x, [2, 2], [2, 2], [0, 0], [1, 1], False), (g,))
+    assert toolkit.autograd.gradcheck(
+        lambda a: api.max_pool2d_backward(a, x, [3, 3], [1, 1], [1, 1], [1, 1], False),
+        (toolkit.tensor(np.random.default_rng(7).standard_normal((2, 3, 6, 6)), requires_grad=True),))
 
 
 @pytest.mark.parametrize("shape,args,kw", [((2, 3, 10), (2,), {}), ((3, 11), (3,), {"stride": 2, "padding": 1}),

@@ -122,6 +122,12 @@ def define_max_pool_rules(nd: int, pool, with_indices, shape_of) -> None:
     def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result):
         return getattr(api, backward)(grad[0], self, kernel_size, stride, padding, dilation, ceil_mode, result[1])
 
+    if nd == 2:  # PyTorch's max_pool2d_backward: the maxima found again inside one backward op
+        @pool.grad
+        def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
+            return api.max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)
+        return
+
     @pool.grad
     def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
         idx = with_indices(self.detach(), kernel_size, stride, padding, dilation, ceil_mode)[1]
@@ -147,6 +153,38 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
 @max_pool2d_with_indices_backward.meta_rule
 def _(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     return TensorMeta(self.shape, self.dtype, self.device)
+
+
+@op("max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+    "int[2] dilation=1, bool ceil_mode=False) -> Tensor", kind=NN, function=False, method=False,
+    nondiff_args=("self",))
+def max_pool2d_backward(grad_output, self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    """``max_pool2d``'s gradient from its input alone: each window's gradient added where its maximum is. The
+    derivative of ``max_pool2d`` calls it, so a training step finds the maxima again in the one op that scatters
+    (2x2, stride-2 windows in one pass without an index array) instead of running the forward a second time."""
+    from ._pool_numba import max_pool2d_backward_from_input  # optional: numba, never loaded by import toolkit
+
+    k, s, p, d, (ho, wo) = pool_shape("max_pool2d", self.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    planes = np.ascontiguousarray(self).reshape((-1,) + self.shape[-2:])
+    g = np.ascontiguousarray(grad_output, self.dtype).reshape(planes.shape[0], ho, wo)
+    return max_pool2d_backward_from_input(planes, g, *k, *s, *p, *d).reshape(self.shape)
+
+
+@max_pool2d_backward.meta_rule
+def _(grad_output, self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    return TensorMeta(self.shape, self.dtype, self.device)
+
+
+@max_pool2d_backward.grad
+def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
+    idx = api.max_pool2d_with_indices(self.detach(), kernel_size, stride, padding, dilation, ceil_mode)[1]
+    flat = grad.flatten(-2).gather(-1, idx.flatten(-2))
+    return flat.reshape(idx.shape), None
+
+
+max_pool2d_backward.tested_elsewhere(
+    "PyTorch has no CPU kernel for it (MPS only); tests/nn/test_pooling.py compares it with "
+    "max_pool2d_with_indices_backward and PyTorch's max_pool2d gradients")
 
 
 @max_pool2d_with_indices_backward.grad

@@ -242,6 +242,13 @@ def max_pool2d_backward(grad_output, self, kernel_size, stride, padding, dilatio
     return out
 
 
+def max_pool2d_backward_from_input(grad_output, self, kernel_size, stride=(), padding=(0,), dilation=(1,),
+                                   ceil_mode=False):
+    """``max_pool2d_backward``: the forward's indices found again, then scattered as with them."""
+    idx = _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode)[1]
+    return max_pool2d_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, idx)
+
+
 # ----------------------------------------------------------------------------- softmax, nll_loss
 def _softmax(log: bool):
     name = "log_softmax" if log else "softmax"
@@ -330,6 +337,7 @@ def register() -> list:
         ("conv1d", "padding"): _public_conv("conv1d", 1),
         ("max_pool2d", ""): max_pool2d, ("max_pool2d_with_indices", ""): max_pool2d_with_indices,
         ("max_pool2d_with_indices_backward", ""): max_pool2d_backward,
+        ("max_pool2d_backward", ""): max_pool2d_backward_from_input,
         ("softmax", "int"): _softmax(False), ("log_softmax", "int"): _softmax(True),
         ("nll_loss_nd", ""): nll_loss_nd,
     }
