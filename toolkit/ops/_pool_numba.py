@@ -63,6 +63,22 @@ def max_pool2d_backward_from_input(planes, g, kh, kw, sh, sw, ph, pw, dh, dw):
                                h * w).reshape(n, h, w)
 
 
+@numba.njit(inline="always")
+def _winner_2x2(r0, r1, j):
+    """The maximum of the 2x2 window ``j`` of rows ``r0``, ``r1`` and which of its four places won (0-3, row
+    by row), picked without branches; NaN wins, the last NaN scanned as in PyTorch; ties go to the first."""
+    best, c = r0[2 * j], np.int32(0)
+    v = r0[2 * j + 1]
+    take = (v > best) | (v != v)
+    best, c = (v, np.int32(1)) if take else (best, c)
+    v = r1[2 * j]
+    take = (v > best) | (v != v)
+    best, c = (v, np.int32(2)) if take else (best, c)
+    v = r1[2 * j + 1]
+    take = (v > best) | (v != v)
+    return (v, np.int32(3)) if take else (best, c)
+
+
 @numba.njit(cache=True, nogil=True)
 def max_pool2d_bwd_2x2(x, g, out):
     """``out`` (planes, H, W) = ``g`` (planes, ho, wo) at the maximum of each 2x2, stride-2 window of ``x``,
@@ -78,16 +94,7 @@ def max_pool2d_bwd_2x2(x, g, out):
         for i in range(ho):
             r0, r1 = x[p, 2 * i], x[p, 2 * i + 1]
             for j in range(wo):
-                best, c = r0[2 * j], np.int32(0)
-                v = r0[2 * j + 1]
-                take = (v > best) | (v != v)
-                best, c = (v, np.int32(1)) if take else (best, c)
-                v = r1[2 * j]
-                take = (v > best) | (v != v)
-                best, c = (v, np.int32(2)) if take else (best, c)
-                v = r1[2 * j + 1]
-                take = (v > best) | (v != v)
-                code[j] = np.int32(3) if take else c
+                code[j] = _winner_2x2(r0, r1, j)[1]
             gr = g[p, i]
             for j in range(wo):
                 c = code[j]
@@ -159,18 +166,7 @@ def max_pool2d_fwd_2x2(x, out, idx):
         for i in range(ho):
             r0, r1, o = x[p, 2 * i], x[p, 2 * i + 1], out[p, i]
             for j in range(wo):
-                best, c = r0[2 * j], np.int32(0)
-                v = r0[2 * j + 1]
-                take = (v > best) | (v != v)  # NaN wins, the last NaN scanned as in PyTorch
-                best, c = (v, np.int32(1)) if take else (best, c)
-                v = r1[2 * j]
-                take = (v > best) | (v != v)
-                best, c = (v, np.int32(2)) if take else (best, c)
-                v = r1[2 * j + 1]
-                take = (v > best) | (v != v)
-                best, c = (v, np.int32(3)) if take else (best, c)
-                o[j] = best
-                code[j] = c
+                o[j], code[j] = _winner_2x2(r0, r1, j)
             ix, base = idx[p, i], 2 * i * w
             for j in range(wo):
                 ix[j] = base + (code[j] >> 1) * w + 2 * j + (code[j] & 1)
