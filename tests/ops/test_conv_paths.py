@@ -236,3 +236,21 @@ def test_split_transposed_convolution_matches_torch(x_shape, w_shape, kw, split_
               x_shape[0] * math.prod(x_shape[2:]), x_shape[0] * math.prod(y.shape[2:]))
     _compare("conv_transpose2d", x, w, b, accums, **kw)
     assert split_kernels >= {"_forward_samples", "_transposed_samples"}
+
+
+def test_flat_views_of_every_layout():
+    """``_flat`` gives the operand's memory as a flat array with its element strides, for dense, transposed,
+    strided and overlapping layouts (one whose strides span exactly as many elements as it holds, though it
+    repeats some and skips others, is not dense: numpy's ravel copies it, and the general view serves it)."""
+    from numpy.lib.stride_tricks import as_strided
+
+    from toolkit.ops._conv_fast import _flat
+
+    base = np.arange(40.0)
+    layouts = [np.arange(24.0).reshape(2, 3, 4), np.arange(120.0).reshape(4, 5, 6).transpose(1, 0, 2),
+               base[::3].reshape(2, 7)[:, 1:], as_strided(base, (2, 2, 2), (8, 8, 40)),
+               as_strided(base, (3, 4), (0, 8))]
+    for a in layouts:
+        flat, strides = _flat(a)
+        assert np.shares_memory(flat, a) or not np.shares_memory(base, a)
+        np.testing.assert_array_equal(as_strided(flat, a.shape, tuple(s * a.itemsize for s in strides)), a)

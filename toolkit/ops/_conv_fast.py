@@ -56,8 +56,11 @@ def _flat(a):
     span = 1 + sum((d - 1) * st for d, st in zip(a.shape, strides))
     if span == a.size:
         # Dense in some order (a transposed view): numpy's ravel in memory order is then a view of exactly that
-        # memory, from ``a``'s first element (the lowest address, all strides being positive here).
-        return a.ravel(order="K"), strides
+        # memory, from ``a``'s first element (the lowest address, all strides being positive here); a copy
+        # means the layout only looked dense (overlapping strides), and the general view below serves it.
+        flat = a.ravel(order="K")
+        if flat.base is not None:
+            return flat, strides
     return as_strided(a, (span,), (size,), writeable=False), strides
 
 
