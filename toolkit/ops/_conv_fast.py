@@ -154,15 +154,14 @@ def conv2d(x4, w4, b, stride, dilation, pad_lo, out_hw, groups, scratch):
             out, = run_slices(_forward_samples, n, 0, (x4,), (np.empty((n, o, ho, wo), dtype),), (wm, *geometry),
                               threads=threads)
         return out
-    shape = (g, red + extra, n, length) if fold else (n, g, red + extra, length)
     out = np.empty((n, o, ho, wo), dtype)
-    _forward_into(x4, out, wm, scratch(shape, dtype), *geometry)
+    _forward_into(x4, out, wm, scratch, *geometry)
     return out
 
 
-def _forward_into(x4, out, wm, buf, fold, extra, cg, kh, kw, sh, sw, ph, pw, dh, dw):
+def _forward_into(x4, out, wm, scratch, fold, extra, cg, kh, kw, sh, sw, ph, pw, dh, dw):
     """``out`` ``(N, O, ho, wo)`` = the convolution of the contiguous ``x4`` by ``wm`` ``(g, O/g, C/g*kh*kw (+1 for
-    the bias))``, through the columns ``buf``: ``(g, rows, N, L)`` when ``fold`` (the batch joins the GEMM's
+    the bias))``, through columns from ``scratch``: ``(g, rows, N, L)`` when ``fold`` (the batch joins the GEMM's
     columns; the small result is copied into NCHW, contiguous as PyTorch's), else ``(N, g, rows, L)`` (one GEMM
     per sample, NCHW in place); the bias rides in the GEMM as one more row of ones."""
     from . import _conv_numba as k  # optional: numba, never loaded by import toolkit
@@ -171,6 +170,7 @@ def _forward_into(x4, out, wm, buf, fold, extra, cg, kh, kw, sh, sw, ph, pw, dh,
     g, og, rows = wm.shape
     red, (ho, wo) = rows - extra, out.shape[2:]
     length = ho * wo
+    buf = scratch((g, rows, n, length) if fold else (n, g, rows, length), x4.dtype)
     if fold:
         strides = (length, rows * n * length, n * length)
         if extra:
@@ -187,12 +187,14 @@ def _forward_into(x4, out, wm, buf, fold, extra, cg, kh, kw, sh, sw, ph, pw, dh,
         np.matmul(wm, buf, out=out.reshape(n, g, og, length))
 
 
-def _forward_samples(x4, out, wm, fold, extra, *geometry):
+def _fresh(shape, dtype):
+    """A new work buffer: split slices run side by side, so each takes its own instead of the shared scratch."""
+    return np.empty(shape, dtype)
+
+
+def _forward_samples(x4, out, wm, *geometry):
     """``_forward_into`` for a slice of the batch, with columns of its own (the slices run side by side)."""
-    g, _, rows = wm.shape
-    m, length = x4.shape[0], out.shape[2] * out.shape[3]
-    buf = np.empty((g, rows, m, length) if fold else (m, g, rows, length), wm.dtype)
-    _forward_into(x4, out, wm, buf, fold, extra, *geometry)
+    _forward_into(x4, out, wm, _fresh, *geometry)
 
 
 def conv_transpose2d(x4, w4, b, stride, dilation, padding, out_hw, groups, scratch):
@@ -237,10 +239,6 @@ def _transposed_into(x4, out, wm, bias, scratch, fold, kh, kw, sh, sw, ph, pw, d
     ho, wo = out.shape[2:]
     k.col2im(cols.reshape(-1), sample_stride, row_stride, bias, out.reshape(-1), n, out.shape[1], kh, kw, sh, sw,
              ph, pw, dh, dw, h, w, ho, wo)
-
-
-def _fresh(shape, dtype):
-    return np.empty(shape, dtype)
 
 
 def _transposed_samples(x4, out, wm, bias, *geometry):

@@ -67,31 +67,22 @@ def col2im(cols, sample_stride, row_stride, bias, out, n, c, kh, kw, sh, sw, ph,
         start = bias[t % c] if bias.size else 0
         for q in range(numba.uint64(t * plane), numba.uint64((t + 1) * plane)):
             out[q] = start
+    # Sample by sample when a sample's rows are contiguous (task t = one sample's channel), else tap by tap
+    # across the batch (task t = one channel, all samples).
     by_sample = sample_stride >= row_stride
-    for ch in range(c if not by_sample else 1):
+    for t in range(n * c if by_sample else c):
+        ch, s0, s1 = (t % c, t // c, t // c + 1) if by_sample else (t, 0, n)
         for a in range(kh):
             offy = a * dh - ph
             i0, i1 = _first_last(offy, sh, ho, h)
             for b in range(kw):
                 offx = b * dw - pw
                 j0, j1 = _first_last(offx, sw, wo, w)
-                if j1 <= j0 or by_sample:
+                if j1 <= j0:
                     continue
-                for s in range(n):
+                for s in range(s0, s1):
                     _add_window(cols, out, s * sample_stride + ((ch * kh + a) * kw + b) * row_stride,
                                 (s * c + ch) * plane, offy, offx, i0, i1, j0, j1, w, sh, sw, wo)
-    if by_sample:
-        for t in range(n * c):
-            s, ch = t // c, t % c
-            for a in range(kh):
-                offy = a * dh - ph
-                i0, i1 = _first_last(offy, sh, ho, h)
-                for b in range(kw):
-                    offx = b * dw - pw
-                    j0, j1 = _first_last(offx, sw, wo, w)
-                    if j1 > j0:
-                        _add_window(cols, out, s * sample_stride + ((ch * kh + a) * kw + b) * row_stride,
-                                    t * plane, offy, offx, i0, i1, j0, j1, w, sh, sw, wo)
 
 
 @numba.njit(inline="always")

@@ -178,8 +178,7 @@ def _(grad_output, self, kernel_size, stride=(), padding=(0,), dilation=(1,), ce
 @max_pool2d_backward.grad
 def _(grad, self, kernel_size, stride, padding, dilation, ceil_mode):
     idx = api.max_pool2d_with_indices(self.detach(), kernel_size, stride, padding, dilation, ceil_mode)[1]
-    flat = grad.flatten(-2).gather(-1, idx.flatten(-2))
-    return flat.reshape(idx.shape), None
+    return _gather_at_maxima(grad, idx), None
 
 
 max_pool2d_backward.tested_elsewhere(
@@ -187,10 +186,14 @@ max_pool2d_backward.tested_elsewhere(
     "max_pool2d_with_indices_backward and PyTorch's max_pool2d gradients")
 
 
+def _gather_at_maxima(grad, indices):
+    """The gradient of a max-pool backward with respect to its output gradient: ``grad`` read at the maxima."""
+    return grad.flatten(-2).gather(-1, indices.flatten(-2)).reshape(indices.shape)
+
+
 @max_pool2d_with_indices_backward.grad
 def _(grad, indices):
-    flat = grad.flatten(-2).gather(-1, indices.flatten(-2))
-    return flat.reshape(indices.shape), None
+    return _gather_at_maxima(grad, indices), None
 
 
 @op("max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, "
