@@ -141,3 +141,21 @@ def test_one_thread_blocks_restore_the_count():
     assert two and all(n == 2 for n in two), found
     assert all(n == 1 for n in found["nested"] + found["inner left"] + found["fitted inside"]), found
     assert found["outer left"] == found["after a product"] == found["other thread"] == found["other left"] == two, found
+
+
+def test_other_processes_count_once_every_recent_look_sees_them(monkeypatch):
+    """A thread seen running at one look (ours between the look's two reads, a kernel worker) leaves the cores
+    free; a process seen at ``CONFIRM`` looks in a row takes one, and so does one seen at the very first look."""
+    from toolkit._core import load
+
+    seen = [1, 0, 1, 1, 1, 0]
+    looks = iter(seen)
+    monkeypatch.setattr(load, "others_running", lambda: next(looks))
+    monkeypatch.setattr(load, "_cores", lambda: 2)
+    monkeypatch.setattr(load, "_state", {"next": 0.0, "free": None, "on": True, "cpus": 2, "others": ()})
+    monkeypatch.setattr(load, "CONFIRM", 3)
+    free = []
+    for _ in seen:
+        load._state["next"] = 0.0  # look again now
+        free.append(load.free_cores())
+    assert free == [1, 2, 2, 2, 1, 2]

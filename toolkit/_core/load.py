@@ -7,7 +7,10 @@ and at most every ``SAMPLE_EVERY`` seconds a look at Linux's ``/proc/loadavg`` c
 this process's own running threads. Kernels that share their work through ``backends.cpu.split`` look too:
 they never wait long for a late helper, but beside two busy processes the wait they do make, and a helper
 descheduled while it holds the GIL in a chunk that runs Python, cost convolutions 8-27% of their serial time
-(medians); with the look they run serially there.
+(medians); with the look they run serially there. Other processes count when ``CONFIRM`` looks in a row see
+them: one look alone also catches threads that run for a moment (our own between the look's two reads, the kernel's
+workers), and during the seed Net's training steps one look in three did, each keeping the next
+``SAMPLE_EVERY`` seconds serial.
 
 Inside a container that shares the host's ``/proc/loadavg`` the count is the host's: the machine then looks
 larger than this process may use, and ``free_cores`` answers the cores it may use, as without the look. Where
@@ -22,9 +25,10 @@ import time
 from .threads import _cores
 
 SAMPLE_EVERY = 0.05  # seconds between looks at the load: 20 looks a second, ~40 us each
+CONFIRM = 3  # looks in a row that must see another process running before it counts
 
 _LOADAVG = "/proc/loadavg"
-_state: dict = {"next": 0.0, "free": None, "on": None, "cpus": None}
+_state: dict = {"next": 0.0, "free": None, "on": None, "cpus": None, "others": ()}
 
 
 def _own_running() -> int:
@@ -63,6 +67,9 @@ def free_cores() -> int:
         _state["on"] = os.environ.get("TOOLKIT_FOLLOW_LOAD", "1") != "0" and os.path.exists(_LOADAVG)
         _state["cpus"] = os.cpu_count() or _cores()
     others = others_running() if _state["on"] else None
+    if others is not None:
+        seen = _state["others"] = (*_state["others"][1 - CONFIRM:], others)
+        others = min(seen)  # other processes busy at every one of the last CONFIRM looks
     mine = _cores()
     _state["free"] = mine if others is None else max(1, min(mine, _state["cpus"] - others))
     return _state["free"]
@@ -71,6 +78,7 @@ def free_cores() -> int:
 def forget_load() -> None:
     """Look at the load again on the next question (a forked child)."""
     _state["next"] = 0.0
+    _state["others"] = ()
 
 
 os.register_at_fork(after_in_child=forget_load)
