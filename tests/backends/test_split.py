@@ -80,3 +80,59 @@ def test_tasks_late_helper_returns_copies(two_threads):
     np.testing.assert_array_equal(result, 3 * x)
     assert result is not out
     assert done.wait(5)
+
+
+def test_busy_helper_takes_no_part_of_the_next_call(two_threads):
+    """A helper still computing a late chunk of one call is passed over by the next: the caller computes
+    every chunk of that call itself, and its result is right."""
+    x = np.arange(32.0)
+    main = threading.main_thread()
+    release = threading.Event()
+    helper_calls = []
+
+    def slow(a, o, t0, t1):
+        if threading.current_thread() is not main:
+            helper_calls.append((t0, t1))
+            release.wait(5)
+        else:
+            time.sleep(0.02)
+        o[t0:t1] = a[t0:t1] + 1
+
+    first, = split.run_tasks(slow, 32, 1 << 30, (x,), (np.empty(32),))
+    np.testing.assert_array_equal(first, x + 1)
+    assert helper_calls  # the helper took a chunk and is stuck in it
+    before = len(helper_calls)
+    split._busy[:] = [0, 1]
+    second, = split.run_tasks(lambda a, o, t0, t1: o.__setitem__(slice(t0, t1), a[t0:t1] * 2), 32, 1 << 30,
+                              (x,), (np.empty(32),))
+    np.testing.assert_array_equal(second, 2 * x)
+    assert len(helper_calls) == before
+    release.set()
+
+
+def _split_in_child(conn):
+    toolkit.set_num_threads(2)
+    split._busy[:] = [0, 1]
+    split.PARALLEL_MIN = 1
+    split.free_cores = lambda: 2
+    x = np.arange(4000.0).reshape(400, 10)
+
+    def kernel(a, o):
+        o[:] = a * 3
+
+    r, = split.run_slices(kernel, 400, 1 << 30, (x,), (np.empty_like(x),))
+    conn.send(bool((r == 3 * x).all()))
+
+
+def test_forked_child_starts_helpers_of_its_own(two_threads):
+    import multiprocessing as mp  # optional here: the fork start method is what is tested
+
+    x = np.arange(400.0).reshape(40, 10)
+    split.run_slices(lambda a, o: o.__setitem__(Ellipsis, a), 40, 1 << 30, (x,), (np.empty_like(x),))
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=_split_in_child, args=(child,))
+    p.start()
+    assert parent.poll(60) and parent.recv() is True
+    p.join(60)
+    assert p.exitcode == 0
