@@ -132,13 +132,22 @@ def _plan(op: OpDef):
             defaults.append(None)
     if op.tensor_varargs is not None:
         n_min = len(positional) + 1  # ``einsum(eq, a, b)``: trailing tensors are packed by _bind_slow
+    if op.required_kwargs:
+        n_min = len(positional) + 1  # a keyword-only argument without default: no call without keywords binds
     is_tensor = tuple(p.type == "Tensor" for p in params)
     # What follows two leading tensors (an operator's call, ``a + b``) when binding needs nothing else: defaults.
     pair_tail = tuple(defaults[2:]) if n_min <= 2 <= len(positional) and is_tensor[:2] == (True, True) else None
     # The most positional arguments a call may pass: more are packed only into a trailing int list or tensors.
     packs = op.tensor_varargs is not None or (positional and positional[-1].type.startswith("int["))
     max_args = float("inf") if packs else len(positional)
-    plan = (n_min, len(positional), is_tensor, tuple(defaults), len(params), pair_tail, max_args)
+    # For calls with keywords: each parameter's position by name, and the positions that have no default.
+    index = {p.name: i for i, p in enumerate(params)}
+    required = tuple(i for i, p in enumerate(params) if not p.has_default)
+    # Whether more positional arguments than the schema's pack into its last one, an int list (``x.view(2, 3)``).
+    packs_ints = (op.tensor_varargs is None and not op.required_kwargs and bool(positional)
+                  and positional[-1].type.startswith("int["))
+    plan = (n_min, len(positional), is_tensor, tuple(defaults), len(params), pair_tail, max_args, index, required,
+            packs_ints)
     op._bind_plan = plan
     return plan
 
@@ -147,6 +156,9 @@ def bind(op: OpDef, args: tuple, kwargs: dict) -> list:
     """Arguments in schema order with defaults filled in, validated."""
     plan = op._bind_plan or _plan(op)
     n = len(args)
+    if n > plan[1] and plan[9] and not kwargs:
+        k = plan[1] - 1  # the trailing ints are the list (``_bind_slow`` packs them alike)
+        args, n = (*args[:k], args[k:]), plan[1]
     if not kwargs and plan[0] <= n <= plan[1]:
         is_tensor, params = plan[2], op.args
         out = []
@@ -156,7 +168,37 @@ def bind(op: OpDef, args: tuple, kwargs: dict) -> list:
         if n < plan[4]:
             out.extend(plan[3][n:])
         return out
+    if kwargs and n <= plan[1] and op.tensor_varargs is None:
+        return _bind_keywords(op, plan, args, kwargs)
     return _bind_slow(op, args, kwargs)
+
+
+def _bind_keywords(op: OpDef, plan: tuple, args: tuple, kwargs: dict) -> list:
+    """``bind`` for a call with keywords and no more positional arguments than the schema has. A call that
+    cannot bind (an unknown or repeated keyword, a required argument missing) takes ``_bind_slow`` for its
+    error; otherwise the values are checked in schema order, as there, so a bad one raises the same error."""
+    index, n = plan[7], len(args)
+    given = []
+    for k, v in kwargs.items():
+        i = index.get(k)
+        if i is None or i < n:
+            return _bind_slow(op, args, kwargs)
+        given.append((i, v))
+    for i in plan[8]:
+        if i >= n and op.args[i].name not in kwargs:
+            return _bind_slow(op, args, kwargs)
+    is_tensor, params = plan[2], op.args
+    out = [v if is_tensor[i] and type(v) is Tensor else check_arg(op, params[i], v, i) for i, v in enumerate(args)]
+    out.extend(plan[3][n:])
+    if len(given) > 1:
+        given.sort(key=_first)
+    for i, v in given:
+        out[i] = v if is_tensor[i] and type(v) is Tensor else check_arg(op, params[i], v, i)
+    return out
+
+
+def _first(pair: tuple):
+    return pair[0]
 
 
 def _bind_slow(op: OpDef, args: tuple, kwargs: dict) -> list:

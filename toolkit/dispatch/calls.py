@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..ops import registry as R
 from ..ops.registry import OpDef
 from ..tensor import Tensor
 from .binding import NUMBER, _plan, bind, takes_number, type_name
@@ -43,11 +44,14 @@ def select_overload(ops: list, args: tuple, kwargs: dict) -> tuple[OpDef, list]:
     An overload that cannot fit for a reason seen without binding (a number where it takes a tensor, a
     required keyword missing) is passed over without the cost of a failed bind.
     """
-    for o in ops:
-        if o.required_kwargs and any(k not in kwargs for k in o.required_kwargs):
-            continue
-        if len(args) > (o._bind_plan or _plan(o))[6] or _number_for_tensor(o, args, kwargs):
-            continue
+    key = (id(ops), *map(type, args), *kwargs, *map(type, kwargs.values())) if kwargs else (id(ops), *map(type, args))
+    hit = _CANDIDATES.get(key)
+    if hit is None or hit[0] is not ops:  # (a list no longer alive may have left its id to this one)
+        hit = _CANDIDATES[key] = (ops, _candidates(ops, args, kwargs))
+        if len(_CANDIDATES) > _CANDIDATES_KEPT:
+            _CANDIDATES.clear()
+            _CANDIDATES[key] = hit
+    for o in hit[1]:
         try:
             return o, bind(o, args, kwargs)
         except TypeError:
@@ -55,21 +59,51 @@ def select_overload(ops: list, args: tuple, kwargs: dict) -> tuple[OpDef, list]:
     raise _no_overload_fits(ops, args, kwargs)
 
 
+# The overloads a call may fit, by the list of overloads called and the types of the call's arguments (and its
+# keywords): what passes an overload over without binding follows from those alone.
+_CANDIDATES: dict = {}
+_CANDIDATES_KEPT = 4096
+R.overload_listeners.append(_CANDIDATES.clear)  # an overload registered into a list already called
+
+
+def _candidates(ops: list, args: tuple, kwargs: dict) -> tuple:
+    """The overloads of ``ops`` that a call with these arguments' types may fit, in order: not those a required
+    keyword is missing from, that take fewer positional arguments, or that take a tensor where a number is
+    given (``_number_for_tensor``)."""
+    fit = []
+    for o in ops:
+        if o.required_kwargs and any(k not in kwargs for k in o.required_kwargs):
+            continue
+        if len(args) > (o._bind_plan or _plan(o))[6] or _number_for_tensor(o, args, kwargs):
+            continue
+        fit.append(o)
+    return tuple(fit)
+
+
 def _number_for_tensor(op: OpDef, args: tuple, kwargs: dict) -> bool:
-    """Whether an argument is a Python number where ``op`` takes a tensor that binding would refuse
-    (``clamp(x, min=0)`` passes over ``clamp.Tensor``)."""
+    """Whether an argument is a number where ``op`` takes a tensor that binding would refuse (``clamp(x, min=0)``
+    passes over ``clamp.Tensor``), or a Python number where it takes a dtype (``x.view(6)`` over ``view.dtype``)."""
     params = op.args
     for i, v in enumerate(args):
-        if i < len(params) and isinstance(v, NUMBER) and params[i].is_tensor and not takes_number(op, params[i], i):
+        if i < len(params) and isinstance(v, NUMBER) and _refuses_number(op, params[i], i, v):
             return True
     if kwargs:
         names = op.arg_names
         for k, v in kwargs.items():
             if isinstance(v, NUMBER) and k in names:
                 i = names.index(k)
-                if params[i].is_tensor and not takes_number(op, params[i], i):
+                if _refuses_number(op, params[i], i, v):
                     return True
     return False
+
+
+def _refuses_number(op: OpDef, param, i: int, v) -> bool:
+    if param.is_tensor:
+        return not takes_number(op, param, i)
+    return param.type in ("ScalarType", "ScalarType?") and type(v) in _PYTHON_NUMBERS  # never a dtype
+
+
+_PYTHON_NUMBERS = (int, float, bool, complex)
 
 
 def _no_overload_fits(ops: list, args: tuple, kwargs: dict) -> TypeError:

@@ -257,7 +257,7 @@ def _pointwise_plan(op: OpDef, bound: list, key: tuple) -> tuple:
     cnp = compute.np
     # Whether any input needs converting follows from the key's dtypes and scalar types, whatever their positions.
     convert = any(v is not None and (not isinstance(v, Tensor) or v._data.dtype != cnp)
-                  for v in (bound[i] for i in op.tensor_args))
+                  for v in (bound[i] for i in op.promote_tensors))
     plan = _pointwise_plans[key] = (compute, cnp, result_dtype.np, convert)
     return plan
 
@@ -268,11 +268,13 @@ def _run_pointwise(op: OpDef, bound: list):
     key = [op.promotion_tag if op.mode_arg is None else op.promotion_key(bound)]
     arrays = bound.copy()
     dev, grad = _scan(op, bound, arrays, key)
+    for i in op.promote_scalars:
+        key.append(type(bound[i]))
     key = tuple(key)
     plan = _pointwise_plans.get(key) or _pointwise_plan(op, bound, key)
     if plan[3]:
         compute, cnp = plan[0], plan[1]
-        for i in op.tensor_args:
+        for i in op.promote_tensors:
             v = bound[i]
             if type(v) is Tensor or isinstance(v, Tensor):
                 if v._data.dtype != cnp:

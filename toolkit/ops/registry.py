@@ -212,9 +212,14 @@ class OpDef:
         self.scalar_tensors = kind in (ELEMENTWISE, COMPARISON)
         self.scalar_self = (any(d[0] == "r" and d[1:] in self.dunders for d in self.dunders)
                             if scalar_self is None else scalar_self)
-        # Single-output elementwise ops take the dispatcher's fast path.
+        # The tensor arguments that promote (cast to the compute dtype), and the Scalar ones that take part in
+        # the promotion as they are (``clamp``'s bounds).
+        self.promote_tensors = tuple(i for i in self.promote_args if i in self.tensor_args)
+        self.promote_scalars = tuple(i for i in self.promote_args if i not in self.tensor_args)
+        # Single-output elementwise ops take the dispatcher's fast path, Scalar bounds included.
         self.pointwise = (self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
-                          and self.promote_args is self.tensor_args)
+                          and (self.promote_args is self.tensor_args
+                               or all(schema.args[i].type in ("Scalar", "Scalar?") for i in self.promote_scalars)))
         self._bind_plan = None
         # A CPU kernel with an ``out`` parameter can write an in-place variant's result straight into self.
         self.kernel_out = cpu is not None and "out" in inspect.signature(cpu).parameters
@@ -482,6 +487,10 @@ def sort_overloads(ops) -> list[OpDef]:
     return ordered
 
 
+# Called after an op is registered or unregistered: caches of which overloads a call may fit start again.
+overload_listeners: list = []
+
+
 def register(d: OpDef) -> OpDef:
     key = d.name
     overloads = _REGISTRY.setdefault(key, [])
@@ -490,6 +499,8 @@ def register(d: OpDef) -> OpDef:
             raise ValueError(f"op {d.schema.full_name} is registered twice")
     overloads.append(d)
     overloads[:] = sort_overloads(overloads)
+    for listener in overload_listeners:
+        listener()
     return d
 
 
@@ -501,6 +512,8 @@ def unregister(d: OpDef) -> None:
         overloads[:] = [o for o in overloads if o is not d]
         if not overloads:
             del _REGISTRY[d.name]
+        for listener in overload_listeners:
+            listener()
 
 
 def op(schema: str, *, kind: str, **options) -> Callable[[Callable], OpDef]:
@@ -544,6 +557,7 @@ def _make_inplace(d: OpDef) -> OpDef:
     v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both
     v.diff_args = d.diff_args
     v.promote_args = d.promote_args
+    v.promote_tensors, v.promote_scalars = d.promote_tensors, d.promote_scalars
     v.meta = d.meta
     v.samples = None
     v.inplace_of = d
