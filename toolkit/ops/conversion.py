@@ -112,8 +112,21 @@ def fill_(self, value, out=None):
     v = _dt.checked_scalar(value, self.dtype)
     if out is None:
         out = np.empty_like(self)
-    out.fill(v)
+    _fill(out, v)
     return out
+
+
+# From here (in elements) zeros are written as bytes: numpy's byte fill runs at memset's speed, its fill of a
+# float32 zero at half of it (6.2 us against 2.9 us for 100k elements; the same at 8k).
+ZERO_BYTES_MIN = 1 << 13
+
+
+def _fill(out: np.ndarray, v) -> None:
+    """``out.fill(v)``; a zero whose bits are all zero (not -0.0) into a large contiguous ``out`` as bytes."""
+    if out.size >= ZERO_BYTES_MIN and out.flags.c_contiguous and v == 0 and not np.signbit(np.real(v)):
+        out.reshape(-1).view(np.uint8).fill(0)
+    else:
+        out.fill(v)
 
 
 @fill_.grad
@@ -146,7 +159,7 @@ def zero_(self, out=None):
     """Fill ``self`` with zeros (written straight into ``out``, self's own array, where dispatch passes it)."""
     if out is None:
         return np.zeros_like(self)
-    out.fill(0)
+    _fill(out, 0)
     return out
 
 

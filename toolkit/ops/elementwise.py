@@ -17,7 +17,7 @@ from .._core import dtypes
 from .._core import dtypes as _dt
 from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
-from ..backends.cpu import map_kernel
+from ..backends.cpu import map_kernel, rename
 from . import _flops
 from ._meta_rules import elementwise_meta
 from .complex_refusal import no_complex_kernel, refuse_complex
@@ -63,11 +63,17 @@ def float_only(opdef, kernel: str) -> None:
         return meta
 
 
-def formula_kernel(name: str, params: tuple = (), constants: dict | None = None):
-    """The numba map kernel of registered op ``name``'s own formula (one source of truth for both paths)."""
+def formula_kernel(name: str, params: tuple = (), constants: dict | None = None, names: dict | None = None):
+    """The numba map kernel of registered op ``name``'s own formula (one source of truth for both paths);
+    ``names`` renames formula arguments (old -> new) that clash with the kernel generator's names."""
     d = get(name)
     inputs = tuple(d.arg_names[i] for i in d.tensor_args)
-    return map_kernel(d.formula, inputs, params, constants)
+    expr = d.formula
+    if names:
+        expr = rename(expr, names)
+        inputs = tuple(names.get(a, a) for a in inputs)
+        params = tuple(names.get(a, a) for a in params)
+    return map_kernel(expr, inputs, params, constants)
 
 
 def float_unary(name: str, fn, formula: str, doc: str):

@@ -117,6 +117,8 @@ def pow(self, exponent):  # noqa: A001
             return np.power(self, exponent)
         return _integer_pow(np.asarray(self, dtype=dt), exponent)
     with ignore_fp_errors():
+        if isinstance(self, np.ndarray) and not isinstance(exponent, np.ndarray) and exponent == 2 and dt.kind == "f":
+            return np.square(self, dtype=dt)  # PyTorch's shortcut, the same product; numpy's power takes 3x longer
         return np.power(self, exponent)
 
 

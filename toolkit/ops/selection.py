@@ -17,7 +17,7 @@ from .._core.dtypes import title as _title
 from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import refuse_complex
-from .elementwise import not_implemented
+from .elementwise import formula_kernel, not_implemented
 from .masked import nonzero_numpy
 from .pointwise import alias, compute_dtype
 from .registry import ELEMENTWISE, INDEXING, op, refuses_names
@@ -107,12 +107,44 @@ def _clamp(self, min, max):  # noqa: A002
             raise not_implemented("clamp", "clamp_cpu" if tensors else "clamp_scalar_cpu", dt)
         if not tensors:
             raise not_implemented("clamp", "clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu", dt)
+    if (type(self) is np.ndarray and self.size >= CLAMP_KERNEL_MIN and dt in _FLOATS
+            and not isinstance(min, np.ndarray) and not isinstance(max, np.ndarray)):
+        bounds = tuple(dt.type(b) for b in (min, max) if b is not None)
+        return _clamp_kernel(min is not None, max is not None)(self, *bounds)
     out = self
     if min is not None:
-        out = np.maximum(out, _bound(min, dt))
+        out = _limit(out, _bound(min, dt), np.less)
     if max is not None:
-        out = np.minimum(out, _bound(max, dt))
+        out = _limit(out, _bound(max, dt), np.greater)
     return out
+
+
+def _limit(x, bound, beyond):
+    """The formula's ``bound if (bound != bound or beyond(x, bound)) else x``: ``x`` itself where it equals the
+    bound (so -0.0 stays -0.0 against a bound of 0, where numpy's maximum may give 0.0), NaN for a NaN bound."""
+    take = beyond(x, bound)
+    nan_bound = bound != bound
+    if isinstance(nan_bound, np.ndarray) or nan_bound:
+        take = take | nan_bound
+    return np.where(take, bound, x)
+
+
+# From here a float clamp by Python-number bounds runs its formula's compiled loop: numpy's where took 1.65 us
+# for 256 float32 values, the loop 1.25 us (below, the loop is left out so that a scalar's clamp need not
+# load numba).
+CLAMP_KERNEL_MIN = 1 << 8
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_CLAMP_KERNELS: dict = {}
+
+
+def _clamp_kernel(low: bool, high: bool):
+    """The compiled loop of ``clamp``'s formula (``clamp_min``'s or ``clamp_max``'s for one bound)."""
+    k = _CLAMP_KERNELS.get((low, high))
+    if k is None:
+        name, params = {(True, False): ("clamp_min", ("min",)), (False, True): ("clamp_max", ("max",)),
+                        (True, True): ("clamp", ("min", "max"))}[low, high]
+        k = _CLAMP_KERNELS[low, high] = formula_kernel(name, params, names={"min": "low", "max": "high"})
+    return k
 
 
 _LOW = "(min if min is not None and (min != min or self < min) else self)"

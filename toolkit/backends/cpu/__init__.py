@@ -11,7 +11,7 @@ numba is imported only when a kernel first runs.
 """
 
 from .cache import cache_root, kernel_dir
-from .codegen import FormulaError, map_source, specialize
+from .codegen import FormulaError, map_source, rename, specialize
 from .map_kernels import MapKernel, map_kernel
 
-__all__ = ["FormulaError", "MapKernel", "cache_root", "kernel_dir", "map_kernel", "map_source", "specialize"]
+__all__ = ["FormulaError", "MapKernel", "cache_root", "kernel_dir", "map_kernel", "map_source", "rename", "specialize"]

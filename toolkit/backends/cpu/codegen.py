@@ -80,6 +80,20 @@ def specialize(expr: str, constants: dict | None = None) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, names: dict):
+        self.names = names
+
+    def visit_Name(self, node: ast.Name):
+        return ast.copy_location(ast.Name(self.names.get(node.id, node.id), node.ctx), node)
+
+
+def rename(expr: str, names: dict) -> str:
+    """``expr`` with its names renamed by ``names`` (old -> new): a formula whose arguments are called as the
+    kernel generator's own names (``clamp``'s ``min`` and ``max``) is compiled under others."""
+    return ast.unparse(ast.fix_missing_locations(_Renamer(names).visit(_parse(expr))))
+
+
 def free_names(expr: str) -> set[str]:
     """Every bare name the formula reads (arguments, helpers, ``math``, builtins)."""
     return {n.id for n in ast.walk(_parse(expr)) if isinstance(n, ast.Name)}
