@@ -136,3 +136,35 @@ def test_forked_child_starts_helpers_of_its_own(two_threads):
     assert parent.poll(60) and parent.recv() is True
     p.join(60)
     assert p.exitcode == 0
+
+
+def test_a_kernel_error_in_a_helper_reaches_the_caller_and_the_helper_lives_on(two_threads):
+    """The helper that meets an error leaves its chunk unfinished; the caller computes it and raises the error
+    itself, and the next calls still share their chunks with the helper."""
+    x = np.arange(64.0)
+    main = threading.main_thread()
+
+    def failing(a, o, t0, t1):
+        if threading.current_thread() is not main:
+            raise ValueError("bad chunk")
+        time.sleep(0.002)
+        if t0 >= 32:
+            raise ValueError("bad chunk")
+        o[t0:t1] = a[t0:t1]
+
+    with pytest.raises(ValueError, match="bad chunk"):
+        split.run_tasks(failing, 64, 1 << 30, (x,), (np.empty(64),))
+    helped = []
+
+    def kernel(a, o, t0, t1):
+        if threading.current_thread() is not main:
+            helped.append(t0)
+        else:
+            time.sleep(0.002)  # long enough for the helper to take chunks
+        o[t0:t1] = a[t0:t1] + 1
+
+    for _ in range(5):
+        split._busy[:] = [0, 1]
+        r, = split.run_tasks(kernel, 64, 1 << 30, (x,), (np.empty(64),))
+        np.testing.assert_array_equal(r, x + 1)
+    assert helped

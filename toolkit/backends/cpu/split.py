@@ -28,7 +28,6 @@ import itertools
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from ..._core.load import free_cores
 from ..._core.threads import get_num_threads
@@ -41,22 +40,59 @@ PARALLEL_MIN = 1 << 21
 # keep the cores busy only one call in BUSY_BACKOFF + 1 pays for finding out whether they still do, and a
 # single hiccup on a quiet machine costs one serial call.
 BUSY_BACKOFF = 8
+CHUNKS = 4  # chunks per thread: a helper that starts late still takes its share
 _busy = [0, 1]  # serial calls still to run, serial calls after the next late split
-_pool: list = [None]
+_helpers: list = []  # the persistent helper threads, started as calls first need them
+_hand_out = [threading.Lock()]  # held while a call picks its idle helpers
 
 
-def _reset_pool() -> None:
-    _pool[0] = None  # a forked child has none of the parent's threads
+class _Helper:
+    """A helper thread that lives as long as the process, waiting on a lock of its own for the next call's
+    chunks: releasing that lock is all a call pays to start it, where an executor's submit builds a future and
+    a queue entry, and a thread kept from one call to the next needs no start at all."""
+
+    def __init__(self) -> None:
+        self.go = threading.Lock()
+        self.go.acquire()  # locked: the thread waits on it until a call releases it
+        self.job = None
+        self.idle = True
+        threading.Thread(target=self._serve, name="toolkit-split", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self.go.acquire()
+            job, self.job = self.job, None
+            try:
+                job()
+            except Exception:  # the chunk stays unfinished: the caller computes it and meets the error itself
+                pass
+            self.idle = True
 
 
-os.register_at_fork(after_in_child=_reset_pool)
+def _reset_helpers() -> None:
+    _helpers.clear()  # a forked child has none of the parent's threads
+    _hand_out[0] = threading.Lock()  # nor their locks, which one of them may have held at the fork
 
 
-def _executor(workers: int) -> ThreadPoolExecutor:
-    pool = _pool[0]
-    if pool is None or pool._max_workers < workers:
-        pool = _pool[0] = ThreadPoolExecutor(workers, thread_name_prefix="toolkit-split")
-    return pool
+os.register_at_fork(after_in_child=_reset_helpers)
+
+
+def _start_helpers(job, wanted: int) -> int:
+    """Give ``job`` to up to ``wanted`` idle helpers (starting threads while there are fewer than ``wanted``)
+    and return how many took it: a helper still busy with a late chunk of an earlier call takes none."""
+    started = 0
+    with _hand_out[0]:
+        while len(_helpers) < wanted:
+            _helpers.append(_Helper())
+        for h in _helpers:
+            if started == wanted:
+                break
+            if h.idle:
+                h.idle = False
+                h.job = job
+                h.go.release()
+                started += 1
+    return started
 
 
 def split_threads(work: int, ntasks: int) -> int:
@@ -106,71 +142,74 @@ def run_slices(kernel, n: int, work: int, inputs: tuple, outputs: tuple, tail: t
 class _Split:
     """One call's chunks, taken from a shared counter by the caller and the helpers.
 
-    Helpers write their chunks straight into the outputs and mark each one done under the lock. Once the
-    counter runs out, the caller waits about one chunk's time for chunks still in a helper's hands; past
-    that it copies the outputs (finished chunks included), computes the late chunks into the copies and
-    returns those, leaving the first arrays to the late helper. So when the other cores are busy (a helper
-    not started, or descheduled halfway through a chunk) the call costs what the serial loop costs, where
-    thread pools that wait for every worker lose many times over.
+    Helpers write their chunks straight into the outputs and mark each one done. Once the counter runs out,
+    the caller waits about one chunk's time for the helpers to finish; past that it copies the outputs
+    (finished chunks included), computes the chunks still in a helper's hands into the copies and returns
+    those, leaving the first arrays to the late helper. So when the other cores are busy (a helper not
+    started, or descheduled halfway through a chunk) the call costs what the serial loop costs, where thread
+    pools that wait for every worker lose many times over.
+
+    No lock guards the chunk states: taking a chunk is one ``next`` of an ``itertools.count`` and marking it
+    one list store, each atomic under the GIL, and the caller reads the states once, after the wait, to pick
+    the late chunks: every chunk not its own and not marked done (a helper marking one done at that moment
+    only writes into the abandoned arrays).
+    The last helper to finish releases the call's ``done`` lock, on which the caller waits.
     """
 
-    FREE, HELPER, HELPED, CALLER, TAKEN = 0, 1, 2, 3, 4  # chunk states: by whom it is computed or was
+    FREE, HELPER, HELPED, CALLER = 0, 1, 2, 3  # chunk states: by whom it is computed or was
 
     def __init__(self, kernel, ntasks, threads, inputs, outputs, tail):
         self.kernel, self.inputs, self.outputs, self.tail = kernel, inputs, outputs, tail
-        self.threads = threads
-        nchunks = min(ntasks, 4 * threads)
+        self.threads, self.helpers = threads, threads - 1
+        nchunks = min(ntasks, CHUNKS * threads)
         self.bounds = [ntasks * i // nchunks for i in range(nchunks + 1)]
         self.state = [self.FREE] * nchunks
         self.counter = itertools.count()
-        self.cond = threading.Condition()
-
-    def _claim(self, by: int):
-        with self.cond:
-            i = next(self.counter)
-            if i >= len(self.state):
-                return None
-            self.state[i] = by
-            return i
+        self.finished = itertools.count(1)  # helpers done, the one that makes all of them releases ``done``
+        self.done = threading.Lock()
+        self.done.acquire()
 
     def _chunk(self, outputs, i: int) -> None:
         """Compute chunk ``i`` into ``outputs``."""
         self.kernel(*self.inputs, *outputs, self.bounds[i], self.bounds[i + 1], *self.tail)
 
+    def _helper_done(self) -> None:
+        if next(self.finished) == self.helpers:
+            self.done.release()
+
     def _help(self) -> None:
-        outputs = self.outputs  # a late helper keeps writing into these, never into the copies
-        i = self._claim(self.HELPER)
-        while i is not None:
-            self._chunk(outputs, i)
-            with self.cond:
-                if self.state[i] == self.HELPER:
-                    self.state[i] = self.HELPED
-                    self.cond.notify_all()
-            i = self._claim(self.HELPER)
+        outputs, state, n = self.outputs, self.state, len(self.state)  # a late helper keeps to these arrays
+        try:
+            i = next(self.counter)
+            while i < n:
+                state[i] = self.HELPER
+                self._chunk(outputs, i)
+                state[i] = self.HELPED
+                i = next(self.counter)
+        finally:
+            self._helper_done()
 
     def run(self) -> tuple:
-        pool = _executor(self.threads - 1)
-        for _ in range(self.threads - 1):
-            pool.submit(self._help)
+        for _ in range(self.helpers - _start_helpers(self._help, self.helpers)):
+            self._helper_done()  # helpers still busy with a late chunk of an earlier call take none of this one
+        state, n = self.state, len(self.state)
         start, own = time.perf_counter(), 0
-        i = self._claim(self.CALLER)
-        while i is not None:
+        i = next(self.counter)
+        while i < n:
+            state[i] = self.CALLER
             self._chunk(self.outputs, i)
             own += 1
-            i = self._claim(self.CALLER)
+            i = next(self.counter)
         now = time.perf_counter()
-        deadline = now + max((now - start) / max(own, 1), 50e-6)
-        with self.cond:
-            while self.HELPER in self.state and deadline > time.perf_counter():
-                self.cond.wait(deadline - time.perf_counter())
-            late = [i for i, s in enumerate(self.state) if s == self.HELPER]
-            for i in late:
-                self.state[i] = self.TAKEN
-            if late or self.HELPED not in self.state:
-                _busy[0] = min(_busy[1], BUSY_BACKOFF)
-                _busy[1] = min(2 * _busy[1], BUSY_BACKOFF)
-            else:
-                _busy[1] = 1
+        in_time = self.done.acquire(timeout=max((now - start) / max(own, 1), 50e-6))
+        # Every chunk is taken by now; one neither the caller's nor marked done is a helper's still (FREE too: a
+        # helper may hold its number without having marked it yet).
+        late = [] if in_time else [i for i, s in enumerate(state) if s != self.CALLER and s != self.HELPED]
+        if late or self.HELPED not in state:
+            _busy[0] = min(_busy[1], BUSY_BACKOFF)
+            _busy[1] = min(2 * _busy[1], BUSY_BACKOFF)
+        else:
+            _busy[1] = 1
         if not late:
             return self.outputs
         # A late chunk's rows in the first arrays may still change, the rest are final: copy, then recompute.
