@@ -84,9 +84,9 @@ def _targets(target: np.ndarray, ignore_index: int, n_classes: int):
     PyTorch's IndexError for a target out of range."""
     t = target.astype(np.int64, copy=False)
     ignored = t == ignore_index
-    safe = np.where(ignored, 0, t)
-    bad = (safe < 0) | (safe >= n_classes)
-    if bad.any():
+    safe = np.where(ignored, 0, t) if ignored.any() else t
+    if safe.size and (safe.min() < 0 or safe.max() >= n_classes):
+        bad = (safe < 0) | (safe >= n_classes)
         raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
     return ignored, safe
 
@@ -174,6 +174,9 @@ def _total_weight(self, target, weight, ignore_index: int, reduction: int):
     """The sum of the class weights of the targets not ignored: what 'mean' divides by (1 otherwise, unread)."""
     if reduction != MEAN:
         return api.ones((), dtype=self.dtype, device=self.device)
+    if weight is None and target.device.type == "cpu":  # a count: one call, where two ops took 6x as long
+        kept = int(np.count_nonzero(target._data != ignore_index))
+        return api.full((), kept, dtype=self.dtype, device=self.device)
     kept = target != ignore_index
     if weight is None:
         return kept.sum(dtype=self.dtype)
@@ -197,7 +200,10 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
             g = g / total_weight.reshape(())
         vals = np.where(ignored, 0, -w * g).astype(self.dtype, copy=False)
     out = np.zeros(self.shape, self.dtype)
-    np.put_along_axis(out, np.expand_dims(safe, cdim), np.expand_dims(vals, cdim), axis=cdim)
+    if cdim:
+        out[np.arange(out.shape[0]), safe] = vals  # one target per row: no index repeats
+    else:
+        out[safe] = vals
     return out
 
 
