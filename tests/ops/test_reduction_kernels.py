@@ -193,3 +193,36 @@ def test_gradients_through_the_fast_paths(rng):
         f(toolkit, a).backward()
         f(torch, t).backward()
         assert_close(a.grad, t.grad, accum=300)
+
+
+# Shapes whose reduced dims form two runs around kept ones (a convolution's bias gradient over (0, 2, 3)), with
+# a long inner run and a short one (summed in the other order), and dims whose layout makes them two runs.
+TWO_RUNS = [((64, 10, 24, 24), (0, 2, 3)), ((64, 20, 8, 8), (0, 2, 3)), ((9, 7, 5, 130), (0, 3)),
+            ((3, 40, 6, 300), (0, 1, 3)), ((300, 4, 50), (0, 2)), ((5, 6, 7, 8, 40), (0, 1, 3, 4))]
+
+
+@pytest.mark.parametrize("dtype", [toolkit.float32, toolkit.float64, toolkit.int64], ids=str)
+@pytest.mark.parametrize("shape, dims", TWO_RUNS, ids=str)
+def test_two_runs_of_reduced_dims_match_torch(rng, shape, dims, dtype):
+    a = toolkit.tensor(rng.standard_normal(shape) * 3).to(dtype)
+    n = _reduced(shape, dims)
+    for x in (a, a.transpose(0, -1)):
+        t = to_torch(x)
+        d = dims if x is a else tuple(sorted(x.ndim - 1 - k if k in (0, x.ndim - 1) else k for k in dims))
+        for keepdim in (False, True):
+            assert_close(x.sum(d, keepdim=keepdim), t.sum(d, keepdim=keepdim), accum=n, msg=f"sum {shape} {d}")
+            if dtype.is_floating_point:
+                assert_close(x.mean(d, keepdim=keepdim), t.mean(d, keepdim=keepdim), accum=n, msg=f"mean {d}")
+                for p in (1, 2):
+                    assert_close(toolkit.linalg.vector_norm(x, p, d, keepdim), torch.linalg.vector_norm(t, p, d, keepdim),
+                                 accum=n, msg=f"norm{p} {d}")
+
+
+def test_two_run_layout_is_found_without_copying():
+    from toolkit.ops._reduce_numba import two_run_layout
+
+    a = np.zeros((4, 5, 6, 7), np.float32)
+    x, kept = two_run_layout(a, (0, 2, 3))
+    assert x.shape == (1, 4, 5, 42, 1) and kept == (1,) and np.shares_memory(x, a)
+    assert two_run_layout(a, (0, 1)) is None  # one run: the plain layout serves it
+    assert two_run_layout(a, (0, 2)) is not None and two_run_layout(np.zeros((4, 5, 6, 7, 8)), (0, 2, 4)) is None

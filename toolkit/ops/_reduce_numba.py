@@ -34,6 +34,9 @@ SUM, SQUARES, ABS, DEV = 0, 1, 2, 3
 BLOCK = 1 << 14  # elements per partial sum of a whole-array reduction
 NARROW = 1024  # float32 terms added in float32 before their sum joins the float64 accumulator
 INNER = 512  # columns of the (outer, n, inner) layout one task accumulates at a time
+# Elements of the inner run of a two-run reduction below which the outer run is summed first: a row kernel pays
+# ~35 ns a row, 46 us for a (64, 20, 8, 8) bias gradient's 1280 rows of 64, where columns first took 10 us.
+SHORT_RUN = 512
 _FAST = {"reassoc"}  # lets LLVM vectorize the accumulation; NaN and inf still propagate
 
 
@@ -246,15 +249,57 @@ def _reducible(a: np.ndarray, dims):
     return lay
 
 
+def two_run_layout(a: np.ndarray, dims):
+    """``a`` viewed as a contiguous ``(outer, n1, mid, n2, inner)`` array whose two runs of ``dims`` are ``n1``
+    and ``n2`` (a convolution's bias gradient: ``(N, C, H, W)`` over ``(0, 2, 3)``), without copying, and the
+    order of the kept dims in that view; None where ``dims`` do not form exactly two such runs."""
+    if a.ndim < 3 or dims is None or not a.size:
+        return None
+    perm = tuple(range(a.ndim))
+    if not a.flags.c_contiguous:
+        perm = tuple(sorted(perm, key=lambda d: (-a.strides[d], d)))
+    b = a.transpose(perm)
+    if not b.flags.c_contiguous:
+        return None
+    pos = sorted(perm.index(d) for d in dims)
+    breaks = [k for k in range(1, len(pos)) if pos[k] != pos[k - 1] + 1]
+    if len(breaks) != 1:
+        return None
+    first, second = pos[:breaks[0]], pos[breaks[0]:]
+    shape = b.shape
+    sizes = (math.prod(shape[:first[0]]), math.prod(shape[first[0]:first[-1] + 1]),
+             math.prod(shape[first[-1] + 1:second[0]]), math.prod(shape[second[0]:second[-1] + 1]),
+             math.prod(shape[second[-1] + 1:]))
+    return b.reshape(sizes), tuple(d for d in perm if d not in dims)
+
+
+def _two_run_sums(x: np.ndarray, mode: int) -> np.ndarray:
+    """Sums of ``mode``'s terms over dims 1 and 3 of a contiguous ``(outer, n1, mid, n2, inner)`` ``x``, shaped
+    ``(outer, mid*inner)``: the inner run first, over the whole array, then the other over its partial sums
+    (float64, or int64 for integers, as each stage accumulates)."""
+    outer, n1, mid, n2, inner = x.shape
+    if n2 * inner >= SHORT_RUN:
+        partial = _layout_sums(x.reshape(outer * n1 * mid, n2, inner), mode, None)
+        return _layout_sums(partial.reshape(outer, n1, mid * inner), SUM, None)
+    # Short inner runs (an 8x8 plane): the outer run first, down long columns, then the short rows of sums.
+    partial = _layout_sums(x.reshape(outer, n1, mid * n2 * inner), mode, None)
+    return _layout_sums(partial.reshape(outer * mid, n2, inner), SUM, None)
+
+
 def sum_terms(a: np.ndarray, dims, keepdim: bool, mode: int = SUM, scale: float = 1.0):
     """The sums of ``mode``'s terms over ``dims`` of ``a``, accumulated in float64 (int64 for integers), times
     ``scale`` and cast to ``a``'s dtype (to inf where they overflow it, as PyTorch's float32 sums do); None
     where ``a`` has no dense layout for them or nothing to reduce (then the caller's numpy path runs)."""
     lay = _reducible(a, dims)
-    if lay is None:
-        return None
-    x, kept = lay
-    r = _layout_sums(x, mode, None)
+    if lay is not None:
+        x, kept = lay
+        r = _layout_sums(x, mode, None)
+    else:
+        lay = two_run_layout(a, dims)
+        if lay is None:
+            return None
+        x, kept = lay
+        r = _two_run_sums(x, mode)
     with np.errstate(over="ignore"):
         r = (r if scale == 1.0 else r * scale).astype(a.dtype, copy=False)
     return restore_layout(r, a, kept, dims, keepdim)
