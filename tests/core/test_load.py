@@ -104,18 +104,25 @@ def test_a_threadpoolctl_limit_set_later_is_kept():
     assert all(n == [1] * len(n) for n in found["seen"]), found
 
 
-def test_one_thread_blocks_restore_the_count():
-    """Split kernels hold the BLAS at one thread while they run: nested blocks restore the count when the outer
-    one leaves, a product fitted to the load meanwhile neither changes it nor takes it for a user's limit, and a
-    block in another thread (where OpenBLAS ignores a count set) leaves the count alone."""
-    found = _run("""
-        import json, threading, threadpoolctl, toolkit
+# The BLAS numpy loaded (``blas()`` reads its threads), at two threads with two cores free.
+_TWO_BLAS_THREADS = """
+        import json, threadpoolctl, toolkit
         from toolkit._core import blas_threads
         numpys = {i["filepath"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
         def blas():
             return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["filepath"] in numpys]
         threadpoolctl.threadpool_limits(2, "blas")
         blas_threads.free_cores = lambda: 2
+"""
+
+
+def test_one_thread_blocks_restore_the_count():
+    """Split kernels hold the BLAS at one thread while they run: nested blocks restore the count when the outer
+    one leaves, a product fitted to the load meanwhile neither changes it nor takes it for a user's limit, and a
+    block in another thread (where OpenBLAS ignores a count set) leaves the count alone."""
+    found = _run("""
+        import threading
+    """ + _TWO_BLAS_THREADS + """
         a = toolkit.ones(256, 256)
         (a @ a).sum()
         seen = {"before": blas()}
@@ -159,3 +166,25 @@ def test_other_processes_count_once_every_recent_look_sees_them(monkeypatch):
         load._state["next"] = 0.0  # look again now
         free.append(load.free_cores())
     assert free == [1, 2, 2, 2, 1, 2]
+
+
+def test_small_products_run_on_one_blas_thread():
+    """A product below ``ONE_THREAD_WORK`` multiply-adds runs on one BLAS thread (so no second BLAS thread spins
+    on the core a split kernel's helper wants); a larger one gets the cores the load leaves, here all."""
+    found = _run("""
+    """ + _TWO_BLAS_THREADS + """
+        big = toolkit.ones(256, 256)  # 16.8M multiply-adds
+        small = toolkit.ones(64, 128)  # 64x128 @ 128x64: 0.5M
+        seen = {}
+        (big @ big).sum()
+        seen["big"] = blas()
+        (small @ small.t()).sum()
+        seen["small"] = blas()
+        (big @ big).sum()
+        seen["big again"] = blas()
+        print(json.dumps({"seen": seen, "limits": [blas_threads.MIN_SPLIT_WORK, blas_threads.ONE_THREAD_WORK]}))
+    """)
+    low, high = found["limits"]
+    assert low <= 64 * 128 * 64 < high <= 256 ** 3, found
+    assert all(n == 2 for n in found["seen"]["big"] + found["seen"]["big again"]), found
+    assert all(n == 1 for n in found["seen"]["small"]), found

@@ -84,4 +84,6 @@ def test_static_int8_net_keeps_float_accuracy_on_digits():
     quantized = tq.convert(prepared)
     assert type(quantized.conv1).__name__ == "Conv2d" and "quantized" in type(quantized.conv1).__module__
     int8_acc = _accuracy(quantized, x_test, y_test)
-    assert abs(int8_acc - float_acc) <= 0.01, (float_acc, int8_acc)
+    # Quantizing loses at most a point; it may gain one (three of the 297 test images moved either way as the
+    # rounding of training's products changed with the BLAS threads), which is no loss of accuracy.
+    assert int8_acc >= float_acc - 0.01, (float_acc, int8_acc)
