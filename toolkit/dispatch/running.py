@@ -123,12 +123,13 @@ def _refuse_grad(op: OpDef, bound: list) -> None:
 
 
 def _scan(op: OpDef, bound: list, arrays: list, key: list | None) -> tuple:
-    """One pass over an op's tensor arguments: their arrays into ``arrays``, their dtype signature onto ``key``
-    (when given: dtype and zero-dim-ness of a tensor, the type of a number); returns the device the call runs
-    on (raising PyTorch's error for mixed devices) and whether any tensor requires grad."""
+    """One pass over an op's tensor arguments (and the Scalars its promotion reads, ``scan_args``): their arrays
+    into ``arrays``, their dtype signature onto ``key`` (when given: dtype and zero-dim-ness of a tensor, the
+    type of a number); returns the device the call runs on (raising PyTorch's error for mixed devices) and
+    whether any tensor requires grad."""
     dev = None
     grad = False
-    for i in op.tensor_args:
+    for i in op.scan_args:
         v = bound[i]
         # Subclasses (nn.Parameter) add one layout check; a sparse tensor leaves this path (``SparseCall``).
         if type(v) is Tensor or (isinstance(v, Tensor) and (v._sparse_key is None or _sparse_call())):
@@ -268,8 +269,6 @@ def _run_pointwise(op: OpDef, bound: list):
     key = [op.promotion_tag if op.mode_arg is None else op.promotion_key(bound)]
     arrays = bound.copy()
     dev, grad = _scan(op, bound, arrays, key)
-    for i in op.promote_scalars:
-        key.append(type(bound[i]))
     key = tuple(key)
     plan = _pointwise_plans.get(key) or _pointwise_plan(op, bound, key)
     if plan[3]:

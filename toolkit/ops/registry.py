@@ -216,6 +216,8 @@ class OpDef:
         # the promotion as they are (``clamp``'s bounds).
         self.promote_tensors = tuple(i for i in self.promote_args if i in self.tensor_args)
         self.promote_scalars = tuple(i for i in self.promote_args if i not in self.tensor_args)
+        # What dispatch's scan of a call reads: the tensors, then the Scalars whose types key the promotion.
+        self.scan_args = self.tensor_args + self.promote_scalars if self.promote_scalars else self.tensor_args
         # Single-output elementwise ops take the dispatcher's fast path, Scalar bounds included.
         self.pointwise = (self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
                           and (self.promote_args is self.tensor_args
@@ -557,7 +559,7 @@ def _make_inplace(d: OpDef) -> OpDef:
     v.kernels = d.kernels  # shared dict: a CUDA kernel added later serves both
     v.diff_args = d.diff_args
     v.promote_args = d.promote_args
-    v.promote_tensors, v.promote_scalars = d.promote_tensors, d.promote_scalars
+    v.promote_tensors, v.promote_scalars, v.scan_args = d.promote_tensors, d.promote_scalars, d.scan_args
     v.meta = d.meta
     v.samples = None
     v.inplace_of = d
