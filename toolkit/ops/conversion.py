@@ -122,8 +122,9 @@ ZERO_BYTES_MIN = 1 << 13
 
 
 def _fill(out: np.ndarray, v) -> None:
-    """``out.fill(v)``; a zero whose bits are all zero (not -0.0) into a large contiguous ``out`` as bytes."""
-    if out.size >= ZERO_BYTES_MIN and out.flags.c_contiguous and v == 0 and not np.signbit(np.real(v)):
+    """``out.fill(v)``; a zero whose bits are all zero (no -0.0 in it) into a large contiguous ``out`` as bytes."""
+    if (out.size >= ZERO_BYTES_MIN and out.flags.c_contiguous and v == 0 and not np.signbit(np.real(v))
+            and not np.signbit(np.imag(v))):
         out.reshape(-1).view(np.uint8).fill(0)
     else:
         out.fill(v)
