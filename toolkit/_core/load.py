@@ -9,7 +9,7 @@ they never wait long for a late helper, but beside two busy processes the wait t
 descheduled while it holds the GIL in a chunk that runs Python, cost convolutions 8-27% of their serial time
 (medians); with the look they run serially there. Other processes count when ``CONFIRM`` looks in a row see
 them: one look alone also catches threads that run for a moment (our own between the look's two reads, the kernel's
-workers), and during the seed Net's training steps one look in three did, each keeping the next
+workers), and during the seed Net's training steps one look in three to six did, each keeping the next
 ``SAMPLE_EVERY`` seconds serial.
 
 Inside a container that shares the host's ``/proc/loadavg`` the count is the host's: the machine then looks

@@ -138,14 +138,14 @@ def _plan(op: OpDef):
     # What follows two leading tensors (an operator's call, ``a + b``) when binding needs nothing else: defaults.
     pair_tail = tuple(defaults[2:]) if n_min <= 2 <= len(positional) and is_tensor[:2] == (True, True) else None
     # The most positional arguments a call may pass: more are packed only into a trailing int list or tensors.
-    packs = op.tensor_varargs is not None or (positional and positional[-1].type.startswith("int["))
+    ints_last = bool(positional) and positional[-1].type.startswith("int[")
+    packs = op.tensor_varargs is not None or ints_last
     max_args = float("inf") if packs else len(positional)
     # For calls with keywords: each parameter's position by name, and the positions that have no default.
     index = {p.name: i for i, p in enumerate(params)}
     required = tuple(i for i, p in enumerate(params) if not p.has_default)
     # Whether more positional arguments than the schema's pack into its last one, an int list (``x.view(2, 3)``).
-    packs_ints = (op.tensor_varargs is None and not op.required_kwargs and bool(positional)
-                  and positional[-1].type.startswith("int["))
+    packs_ints = ints_last and op.tensor_varargs is None and not op.required_kwargs
     plan = (n_min, len(positional), is_tensor, tuple(defaults), len(params), pair_tail, max_args, index, required,
             packs_ints)
     op._bind_plan = plan

@@ -179,6 +179,16 @@ def arg_mid(x, vals, idx, t0, t1, largest):
 
 
 # ----------------------------------------------------------------------------- layouts
+def _memory_order(a: np.ndarray):
+    """``(perm, a.transpose(perm))`` with the dims in memory order (largest stride first), where that view is
+    C-contiguous; None where ``a``'s elements are not one dense block."""
+    perm = tuple(range(a.ndim))
+    if not a.flags.c_contiguous:
+        perm = tuple(sorted(perm, key=lambda d: (-a.strides[d], d)))
+    b = a.transpose(perm)
+    return (perm, b) if b.flags.c_contiguous else None
+
+
 def dense_layout(a: np.ndarray, dims):
     """``a`` viewed as a contiguous ``(outer, n, inner)`` array with ``dims`` (a tuple, or None for all) in the
     middle, without copying, and the order of the kept dims in that view; None where no such view exists."""
@@ -186,12 +196,10 @@ def dense_layout(a: np.ndarray, dims):
         return None
     if dims is None and a.flags.c_contiguous:  # the whole of a dense array: the common case, without the search
         return a.reshape(1, a.size, 1), ()
-    perm = tuple(range(a.ndim))
-    if not a.flags.c_contiguous:
-        perm = tuple(sorted(perm, key=lambda d: (-a.strides[d], d)))
-    b = a.transpose(perm)
-    if not b.flags.c_contiguous:
+    order = _memory_order(a)
+    if order is None:
         return None
+    perm, b = order
     red = range(a.ndim) if dims is None else dims
     pos = sorted(perm.index(d) for d in red)
     if pos != list(range(pos[0], pos[-1] + 1)):
@@ -255,12 +263,10 @@ def two_run_layout(a: np.ndarray, dims):
     order of the kept dims in that view; None where ``dims`` do not form exactly two such runs."""
     if a.ndim < 3 or dims is None or not a.size:
         return None
-    perm = tuple(range(a.ndim))
-    if not a.flags.c_contiguous:
-        perm = tuple(sorted(perm, key=lambda d: (-a.strides[d], d)))
-    b = a.transpose(perm)
-    if not b.flags.c_contiguous:
+    order = _memory_order(a)
+    if order is None:
         return None
+    perm, b = order
     pos = sorted(perm.index(d) for d in dims)
     breaks = [k for k in range(1, len(pos)) if pos[k] != pos[k - 1] + 1]
     if len(breaks) != 1:

@@ -19,7 +19,15 @@ from .._core.meta import TensorMeta
 from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import no_complex_kernel, refuse_complex
-from .elementwise import float_samples, formula_kernel, not_implemented, reject_dtypes, unary_samples
+from .elementwise import (
+    FORMULA_KERNEL_DTYPES,
+    FORMULA_KERNEL_MIN,
+    float_samples,
+    formula_kernel,
+    not_implemented,
+    reject_dtypes,
+    unary_samples,
+)
 from .registry import ELEMENTWISE, NN, PROMOTE_INT_TO_FLOAT, op, refuses_names, runs_on_sparse_values
 
 _SQRT1_2 = math.sqrt(0.5)
@@ -52,11 +60,8 @@ def _(grad, result):
     return grad * result * (1 - result)
 
 
-# From here relu runs its formula's compiled loop: numpy's ``where`` branches on each sign and took 2 ms for
-# 368k random float32 values, the loop 0.05 ms; 1.65 us against 1.25 us for 256 (and still 1.5 against 1.2
-# for one value, where the loop is left out so that a scalar's relu need not load numba).
-RELU_KERNEL_MIN = 1 << 8
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# relu runs its formula's compiled loop from FORMULA_KERNEL_MIN elements: numpy's ``where`` branches on each sign
+# and took 2 ms for 368k random float32 values, the loop 0.05 ms.
 
 
 @op("relu(Tensor self) -> Tensor", kind=ELEMENTWISE, out=False, formula="0 if self < 0 else self", inplace=True)
@@ -64,7 +69,7 @@ def relu(self):
     """``max(self, 0)`` elementwise; integer dtypes are kept, and ``nan`` and ``-0.0`` pass through as in PyTorch."""
     if self.dtype == np.bool_:
         raise RuntimeError("relu: Boolean inputs not supported for relu")
-    if self.size >= RELU_KERNEL_MIN and self.dtype in _FLOATS:
+    if self.size >= FORMULA_KERNEL_MIN and self.dtype in FORMULA_KERNEL_DTYPES:
         return formula_kernel("relu")(self)
     return np.where(self < 0, 0, self)
 

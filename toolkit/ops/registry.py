@@ -220,8 +220,7 @@ class OpDef:
         self.scan_args = self.tensor_args + self.promote_scalars if self.promote_scalars else self.tensor_args
         # Single-output elementwise ops take the dispatcher's fast path, Scalar bounds included.
         self.pointwise = (self.scalar_tensors and promotion != PROMOTE_NONE and self.n_outputs == 1
-                          and (self.promote_args is self.tensor_args
-                               or all(schema.args[i].type in ("Scalar", "Scalar?") for i in self.promote_scalars)))
+                          and all(schema.args[i].type in ("Scalar", "Scalar?") for i in self.promote_scalars))
         self._bind_plan = None
         # A CPU kernel with an ``out`` parameter can write an in-place variant's result straight into self.
         self.kernel_out = cpu is not None and "out" in inspect.signature(cpu).parameters

@@ -30,9 +30,7 @@ from .split import PARALLEL_MIN, run_slices
 # Work of one element of a formula with function calls, in elements of a float32 sum: erf splits from 64k
 # elements, where a split beat the serial loop (1.5-1.8x at 64k-256k elements on 2 cores).
 CALL_WORK = PARALLEL_MIN >> 16
-# dtypes a kernel computes in as they are (float16 computes in float32), for the one-array call's short path.
-_DIRECT = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
-                                          np.bool_, np.complex64, np.complex128))
+_HALF = np.dtype(np.float16)  # computed in float32, so never on the one-array call's short path
 
 
 class MapKernel:
@@ -71,7 +69,7 @@ class MapKernel:
         n_in = len(self.inputs)
         if n_in == 1 and dtype is None and type(values[0]) is np.ndarray and len(values) == 1 + len(self.params):
             a = values[0]  # one array as it is, the common call: no broadcast, cast or copy to prepare
-            if a.dtype in _DIRECT and a.flags.c_contiguous and a.size * self.work < PARALLEL_MIN:
+            if a.dtype != _HALF and a.dtype.isnative and a.flags.c_contiguous and a.size * self.work < PARALLEL_MIN:
                 out = np.empty(a.shape, a.dtype)
                 if a.size:
                     self.module.serial(out.reshape(-1), a.reshape(-1), *values[1:])
