@@ -9,11 +9,12 @@ import pytest
 import torch
 
 import toolkit
-from toolkit.ops import activation, conversion, selection
+from toolkit.ops import conversion
+from toolkit.ops.elementwise import FORMULA_KERNEL_MIN
 
 from ..conftest import assert_close
 
-SIZES = (7, activation.RELU_KERNEL_MIN, selection.CLAMP_KERNEL_MIN + 3, conversion.ZERO_BYTES_MIN * 2 + 1)
+SIZES = (7, FORMULA_KERNEL_MIN, FORMULA_KERNEL_MIN + 3, conversion.ZERO_BYTES_MIN * 2 + 1)
 
 
 def _values(n: int, dtype, rng) -> np.ndarray:
