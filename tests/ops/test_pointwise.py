@@ -350,6 +350,45 @@ def test_where_gradients_route_by_condition():
     _grads_match(lambda m, s: m.where(m.tensor(cond), s, 0.0), np.array([1.0, 2.0, 3.0]))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("n", [4095, 4096, 92160])
+def test_large_where_equals_torch_bit_for_bit(dtype, n):
+    """From 4096 float values ``where`` runs a compiled select: the same values and dtype as PyTorch's for
+    arrays on both sides, a number on either side (taken in the array's dtype, as PyTorch takes it), and
+    specials (NaN, infinities, -0.0) passing through; a float64 number beside float32 promotes as in PyTorch."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    a[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    b[4:8] = [np.nan, np.inf, -np.inf, -0.0]
+    cond = rng.random(n) > 0.5
+    cases = [(a, b), (a, 0.1), (-0.0, b), (a, 2), (True, b), (a, np.float64(0.1)), (a.reshape(-1, 1)[:8], b[:8])]
+    for self, other in cases:
+        c = cond if np.ndim(self) < 2 else cond[:8]
+        got = toolkit.where(toolkit.tensor(c), *(toolkit.tensor(v) if isinstance(v, np.ndarray) else v
+                                                 for v in (self, other)))
+        want = torch.where(torch.tensor(c), *(torch.tensor(v) if isinstance(v, np.ndarray) else v
+                                              for v in (self, other)))
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert np.array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+
+
+def test_relu_gradient_of_many_values_equals_torch():
+    """ReLU's gradient (a ``where`` on the result) over 92k values, with NaN inputs and NaN/inf gradients."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 10, 12, 12)).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    x.flat[:3] = [np.nan, 0.0, -0.0]
+    g.flat[3:6] = [np.nan, np.inf, -np.inf]
+    grads = []
+    for m in (toolkit, torch):
+        t = m.tensor(x, requires_grad=True)
+        m.relu(t).backward(m.tensor(g))
+        grads.append(t.grad.numpy())
+    np.testing.assert_array_equal(*grads)
+
+
 @pytest.mark.parametrize("cond", [
     [[1, 0], [0, 1]], [True, False, True], 1.0, 0.0, [0.0, 1.5], [[[0, 2], [3, 0]]], [],
 ], ids=str)

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .._core.dtypes import title as _title
+from ..backends.cpu import map_kernel
 from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import refuse_complex
@@ -53,7 +54,50 @@ def where(condition, self, other):
     """
     if type(condition) is not np.ndarray or condition.dtype != np.bool_:
         _check_condition(condition, warn=True)
+    elif condition.size >= WHERE_KERNEL_MIN:
+        out = _compiled_where(condition, self, other)
+        if out is not None:
+            return out
     return np.where(condition, self, other)
+
+
+# From here (in elements) ``where`` on float arrays runs its formula's compiled loop: on a mixed condition numpy's
+# took 2.8 us for 4096 float32 values and 4.0 for 6400 (the loop 2.9 and 3.1; 1.1 against 2.7 for 256).
+WHERE_KERNEL_MIN = 1 << 12
+
+
+def _compiled_where(condition: np.ndarray, self, other):
+    """``where``'s formula as a compiled select, for float32/float64 arrays shaped like the bool condition (or a
+    number on one side); None for anything else. numpy's ``where`` branches on each element and mispredicts on
+    a mixed condition (a ReLU gradient of 92k values: 290 us; the loop about 10)."""
+    if type(self) is np.ndarray:
+        dt = self.dtype
+        if type(other) is np.ndarray:
+            if other.dtype is not dt or other.shape != self.shape:
+                return None
+            inputs, params, values = _BOTH, (), (condition, self, other)
+        elif type(other) in _NUMBERS or type(other) is dt.type:  # numbers the array's dtype takes as they are
+            inputs, params, values = _SELF, ("other",), (condition, self, dt.type(other))
+        else:
+            return None
+        shape = self.shape
+    elif type(other) is np.ndarray and (type(self) in _NUMBERS or type(self) is other.dtype.type):
+        dt, shape = other.dtype, other.shape
+        inputs, params, values = _OTHER, ("self",), (condition, other, dt.type(self))
+    else:
+        return None
+    if (dt is not _F32 and dt is not _F64) or shape != condition.shape:
+        return None
+    k = _WHERE_KERNELS.get(inputs)
+    if k is None:
+        k = _WHERE_KERNELS[inputs] = map_kernel(where.formula, inputs, params)
+    return k(*values)
+
+
+_F32, _F64 = FORMULA_KERNEL_DTYPES  # (the canonical dtypes: a native float32 array's dtype is this object)
+_NUMBERS = (float, int, bool)  # Python numbers: an array's float dtype takes them as they are (NEP 50)
+_BOTH, _SELF, _OTHER = ("condition", "self", "other"), ("condition", "self"), ("condition", "other")
+_WHERE_KERNELS: dict = {}  # by the formula's inputs that are arrays
 
 
 @where.meta_rule

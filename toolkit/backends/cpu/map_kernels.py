@@ -30,7 +30,8 @@ from .split import PARALLEL_MIN, run_slices
 # Work of one element of a formula with function calls, in elements of a float32 sum: erf splits from 64k
 # elements, where a split beat the serial loop (1.5-1.8x at 64k-256k elements on 2 cores).
 CALL_WORK = PARALLEL_MIN >> 16
-_HALF = np.dtype(np.float16)  # computed in float32, so never on the one-array call's short path
+_HALF = np.dtype(np.float16)  # computed in float32, so never on the short paths
+_BOOL = np.dtype(np.bool_)
 
 
 class MapKernel:
@@ -76,6 +77,10 @@ class MapKernel:
                 return out
         if len(values) != n_in + len(self.params):
             raise TypeError(f"{self!r} takes {n_in + len(self.params)} values, got {len(values)}")
+        if n_in > 1 and dtype is None:
+            out = self._same_layout(values, n_in)
+            if out is not None:
+                return out
         arrays = [np.asarray(v) for v in values[:n_in]]
         params = values[n_in:]
         dtype = np.result_type(*arrays) if dtype is None else np.dtype(dtype)
@@ -96,6 +101,28 @@ class MapKernel:
             self.module.serial(out, *flat, *params)
         out = out.reshape(shape)
         return out.astype(dtype) if compute != dtype else out
+
+    def _same_layout(self, values: tuple, n_in: int):
+        """The loop on input arrays as they are, where they need no preparing: one shape, C-contiguous, native
+        byte order, all of one dtype besides bool ones (a condition: bool promotes to any dtype, so the result
+        has that dtype and a converted condition would read the same); None where they do, or where the loop
+        splits over the cores."""
+        first, dt = values[0], None
+        shape = first.shape if type(first) is np.ndarray else None
+        for a in values[:n_in]:
+            if type(a) is not np.ndarray or a.shape != shape or not a.flags.c_contiguous or not a.dtype.isnative:
+                return None
+            if a.dtype is not _BOOL:
+                if dt is None:
+                    dt = a.dtype
+                elif a.dtype != dt:
+                    return None
+        if dt is None or dt is _HALF or first.size * self.work >= PARALLEL_MIN:
+            return None
+        out = np.empty(shape, dt)
+        if out.size:
+            self.module.serial(out.reshape(-1), *[a.reshape(-1) for a in values[:n_in]], *values[n_in:])
+        return out
 
 
 _kernels: dict = {}
