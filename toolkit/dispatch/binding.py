@@ -52,68 +52,135 @@ def check_arg(op: OpDef, arg, v, pos: int):
     """Validate and normalize one argument; raise PyTorch's kind of TypeError when it does not fit."""
     t = arg.type
     try:
-        if t == "Tensor":
-            if isinstance(v, Tensor):
-                return v
-            if isinstance(v, NUMBER) and takes_number(op, arg, pos):
-                return v
-            raise _BindError(type_name(v))
-        if v is None:
-            if t.endswith("?") or (arg.has_default and arg.default is None):
-                return None
-            raise _BindError("NoneType")
-        if t == "Tensor?":
-            if isinstance(v, Tensor):
-                return v
-            raise _BindError(type_name(v))
-        if t in ("Tensor[]", "Tensor?[]"):
-            if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
-                raise _BindError(type_name(v))
-            for e in v:
-                if not (isinstance(e, Tensor) or (e is None and t == "Tensor?[]")):
-                    raise _BindError(f"{type(v).__name__} of {type_name(e)}")
-            return list(v)
-        if t in ("int", "int?", "SymInt", "SymInt?"):
-            return _as_int(v)
-        if t.startswith("int[") or t.startswith("SymInt["):
-            if isinstance(v, (list, tuple)):
-                return tuple(_as_int(e) for e in v)
-            return (_as_int(v),) * _list_size(t)
-        if t in ("float", "float?"):
-            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
-                return v
-            if isinstance(v, Tensor) and v.numel() == 1:
-                return v.item()
-            raise _BindError(type(v).__name__)
-        if t.startswith("float["):
-            if isinstance(v, (list, tuple)):
-                return tuple(float(e) for e in v)
-            return (float(v),)
-        if t in ("Scalar", "Scalar?"):
-            if isinstance(v, NUMBER):
-                return v
-            if isinstance(v, Tensor) and v.numel() == 1:
-                return v.item()
-            raise _BindError(type_name(v))
-        if t in ("bool", "bool?"):
-            if isinstance(v, (bool, np.bool_)):
-                return bool(v)
-            raise _BindError(type(v).__name__)
-        if t in ("str", "str?"):
-            if isinstance(v, str):
-                return v
-            raise _BindError(type(v).__name__)
-        if t in ("ScalarType", "ScalarType?"):
-            if isinstance(v, Tensor):  # ``x.view(n)`` with a tensor ``n``: the size overload, as in PyTorch
-                raise _BindError("Tensor")
-            return _dt.as_dtype(v)
-        if t in ("Device", "Device?"):
-            return as_device(v)
-        return v  # Generator?, Any, Layout?: checked by the kernel
+        return (_CHECKS.get(t) or _check_for(t))(op, arg, v, pos, t)
     except _BindError as e:
         raise TypeError(
             f"{op.name}(): argument '{arg.name}' (position {pos + 1}) must be {t}, not {e.args[0]}"
         ) from None
+
+
+# One check per schema type, found by the type's name (a chain of name tests cost more than most checks): each
+# takes (op, arg, v, pos, type) and returns the normalized value or raises _BindError naming what it got.
+def _none(arg, t: str):
+    if t.endswith("?") or (arg.has_default and arg.default is None):
+        return None
+    raise _BindError("NoneType")
+
+
+def _tensor(op, arg, v, pos, t):
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, NUMBER) and takes_number(op, arg, pos):
+        return v
+    raise _BindError(type_name(v))
+
+
+def _optional_tensor(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, Tensor):
+        return v
+    raise _BindError(type_name(v))
+
+
+def _tensor_list(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
+        raise _BindError(type_name(v))
+    for e in v:
+        if not (isinstance(e, Tensor) or (e is None and t == "Tensor?[]")):
+            raise _BindError(f"{type(v).__name__} of {type_name(e)}")
+    return list(v)
+
+
+def _int(op, arg, v, pos, t):
+    return _none(arg, t) if v is None else _as_int(v)
+
+
+def _int_list(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, (list, tuple)):
+        for e in v:
+            if type(e) is not int:
+                return tuple(_as_int(e) for e in v)
+        return tuple(v)
+    return (_as_int(v),) * _list_size(t)
+
+
+def _float(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        return v
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return v.item()
+    raise _BindError(type(v).__name__)
+
+
+def _float_list(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, (list, tuple)):
+        return tuple(float(e) for e in v)
+    return (float(v),)
+
+
+def _scalar(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, NUMBER):
+        return v
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return v.item()
+    raise _BindError(type_name(v))
+
+
+def _bool(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise _BindError(type(v).__name__)
+
+
+def _str(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, str):
+        return v
+    raise _BindError(type(v).__name__)
+
+
+def _scalar_type(op, arg, v, pos, t):
+    if v is None:
+        return _none(arg, t)
+    if isinstance(v, Tensor):  # ``x.view(n)`` with a tensor ``n``: the size overload, as in PyTorch
+        raise _BindError("Tensor")
+    return _dt.as_dtype(v)
+
+
+def _device(op, arg, v, pos, t):
+    return _none(arg, t) if v is None else as_device(v)
+
+
+def _unchecked(op, arg, v, pos, t):
+    return _none(arg, t) if v is None else v  # Generator?, Any, Layout?: checked by the kernel
+
+
+_CHECKS = {"Tensor": _tensor, "Tensor?": _optional_tensor, "Tensor[]": _tensor_list, "Tensor?[]": _tensor_list}
+for _names, _check in ((("int", "int?", "SymInt", "SymInt?"), _int), (("float", "float?"), _float),
+                       (("Scalar", "Scalar?"), _scalar), (("bool", "bool?"), _bool), (("str", "str?"), _str),
+                       (("ScalarType", "ScalarType?"), _scalar_type), (("Device", "Device?"), _device)):
+    _CHECKS.update(dict.fromkeys(_names, _check))
+
+
+def _check_for(t: str):
+    """The check of a type without an entry yet (lists of a size, ``int[2]``; types checked by the kernel)."""
+    check = _int_list if t.startswith(("int[", "SymInt[")) else _float_list if t.startswith("float[") else _unchecked
+    _CHECKS[t] = check
+    return check
 
 
 def _plan(op: OpDef):
