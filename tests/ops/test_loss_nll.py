@@ -101,3 +101,24 @@ def test_functional_nll_loss_keeps_its_result_dtype(rng):
     x = toolkit.tensor(rng.standard_normal((3, 4))).to(toolkit.float32).requires_grad_()
     F.nll_loss(x, toolkit.tensor([0, 1, 2])).backward()
     assert x.grad.dtype is toolkit.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_batch_without_weights_matches_torch(rng, dtype, reduction):
+    """(N, C) scores without class weights take one compiled pass each way (float32/float64): the loss and its
+    gradient as PyTorch's, for transposed scores, uint8 targets, ignored targets, and the out-of-range errors."""
+    x = rng.standard_normal((10, 64)).astype(dtype).T  # (64, 10), not contiguous
+    row = toolkit.tensor(x[:1]).expand(64, 10)  # read-only scores
+    assert_close(toolkit.nn.functional.nll_loss(row, toolkit.tensor(np.arange(64) % 10), reduction=reduction),
+                 torch.nn.functional.nll_loss(to_torch(row), torch.tensor(np.arange(64) % 10), reduction=reduction),
+                 accum=64)
+    for t in (rng.integers(0, 10, 64), rng.integers(0, 10, 64).astype(np.uint8), np.r_[[-100, 3] * 32]):
+        got, expected = _grads(lambda lib, xi, tt: lib.nn.functional.nll_loss(xi, tt, reduction=reduction),
+                               toolkit.tensor(x), toolkit.tensor(t))
+        assert_close(got, expected, accum=64)
+    for bad in (10, -1):
+        t = np.r_[[1, 2, bad, 4, 11]]
+        for lib in (toolkit, torch):
+            with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
+                lib.nn.functional.nll_loss(lib.tensor(x[:5]), lib.tensor(t), reduction=reduction)

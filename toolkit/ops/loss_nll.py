@@ -7,7 +7,8 @@ composed from this and ``log_softmax`` in ``toolkit.nn.functional``.
 
 The gradient of (C,) and (N, C) inputs is the op ``nll_loss_backward`` (PyTorch's name and schema): a
 scatter of one value per target into zeros, so a cross_entropy over many classes never builds an (N, C)
-mask. Both directions touch O(N) elements with numpy's gathers and scatters, so no compiled loop pays here.
+mask. Both directions touch O(N) elements; for (N, C) float scores without class weights (the common case)
+each is one compiled pass (``_nll_numba``), where numpy's gathers and checks took ten calls.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 import numpy as np
 
 from .._core import dtypes as _dt
+from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from . import api
 from .grad_fn_rules import by_input_dim, by_reduction
@@ -74,6 +76,9 @@ def _check(self, target, weight, reduction) -> int:
     return 0 if nd == 1 else 1
 
 
+_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the compiled loops' score dtypes
+
+
 def _check_target_dtype(target) -> None:
     if target.dtype not in (_dt.int64, _dt.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_dt.title(target.dtype)}")
@@ -112,6 +117,14 @@ class _Meta:
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
     cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
+    if weight is None and self.ndim == 2 and reduction != NONE and self.dtype in _COMPILED_DTYPES:
+        from ._nll_numba import picked_sum  # optional: numba, never loaded by import toolkit
+
+        total, kept, bad, t = picked_sum(self, target, ignore_index)
+        if bad:
+            raise IndexError(f"Target {int(t)} is out of bounds.")
+        with ignore_fp_errors():  # a float32 overflow gives inf, as PyTorch's float32 sum does
+            return np.asarray(total if reduction == SUM else total / kept if kept else np.nan, dtype=self.dtype)
     ignored, safe = _targets(target, ignore_index, self.shape[cdim])
     if weight is None and self.ndim == 2:  # a batch of class scores, every class weighing 1: the common case,
         loss = -self[np.arange(self.shape[0]), safe]  # in a few numpy calls instead of a dozen
@@ -192,6 +205,17 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     for 'mean') at each target's class, zero elsewhere; a scatter of N values into zeros, no (N, C) mask."""
     _check_backward(grad_output, self, target, reduction, total_weight)
     cdim = 0 if self.ndim == 1 else 1
+    if weight is None and cdim and reduction != NONE and self.dtype in _COMPILED_DTYPES:
+        from ._nll_numba import scatter_value  # optional: numba, never loaded by import toolkit
+
+        with ignore_fp_errors():
+            g = grad_output.reshape(()).astype(self.dtype)
+            value = -(g / total_weight.reshape(()).astype(self.dtype)) if reduction == MEAN else -g
+        out = np.zeros(self.shape, self.dtype)
+        bad, t = scatter_value(out, target, ignore_index, value)
+        if bad:
+            raise IndexError(f"Target {int(t)} is out of bounds.")
+        return out
     ignored, safe = _targets(target, ignore_index, self.shape[cdim])
     w = np.ones((), self.dtype) if weight is None else weight.reshape(-1)[safe]
     g = grad_output.reshape(()) if reduction != NONE else grad_output
