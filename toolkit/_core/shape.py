@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from functools import lru_cache
 
@@ -117,7 +118,9 @@ def wrap_dims(dims, ndim: int, op: str = "") -> tuple:
 
 def infer_size(shape, numel: int, op: str = "view") -> tuple:
     """Resolve a single -1 in a requested shape, with PyTorch's error for impossible shapes."""
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
+    if -1 not in shape and (not shape or min(shape) >= 0) and math.prod(shape) == numel:
+        return shape  # nothing to infer or refuse (most calls)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred")
