@@ -485,3 +485,23 @@ def test_integral_alpha_message():
     with pytest.raises(RuntimeError, match="add: For integral input tensors, argument alpha must not be a floating "
                                            "point number."):
         toolkit.add(toolkit.tensor([1]), toolkit.tensor([1]), alpha=0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("shapes", [((64, 20, 8, 8), (64, 20, 1, 1)), ((8, 4096), (8, 1)), ((3, 4, 512), (3, 1, 1)),
+                                    ((64, 50), (64, 1)), ((4, 8, 256), (1, 8, 1))], ids=str)
+def test_product_by_per_row_values_equals_torch_bit_for_bit(dtype, shapes):
+    """From 4096 elements a product by one value per leading index (a feature-dropout mask) runs a compiled
+    loop: PyTorch's values bit for bit, either operand first, with NaN, infinities, -0.0 and a zero mask; other
+    broadcasts (``(1, 8, 1)``) and small ones keep numpy's loop and agree too."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shapes[0]).astype(dtype)
+    m = ((np.arange(np.prod(shapes[1])) % 3 != 0) * 2.0).astype(dtype).reshape(shapes[1])  # zeros and twos
+    m.flat[-1] = 0.75
+    x.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    m.flat[:2] = [-0.0, np.nan]
+    for a, b in ((x, m), (m, x)):
+        got = (toolkit.tensor(a) * toolkit.tensor(b)).numpy()
+        want = (torch.tensor(a) * torch.tensor(b)).numpy()
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))

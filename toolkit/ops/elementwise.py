@@ -68,6 +68,7 @@ def float_only(opdef, kernel: str) -> None:
 # few values need not load numba (relu, clamp by numbers).
 FORMULA_KERNEL_MIN = 1 << 8
 FORMULA_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_F32, _F64 = FORMULA_KERNEL_DTYPES
 
 
 def formula_kernel(name: str, params: tuple = (), constants: dict | None = None, names: dict | None = None):
@@ -191,7 +192,36 @@ def _(grad, alpha):
     dunders=("mul", "rmul", "imul"), identities=(("self", "other", 1, None), ("other", "self", 1, None)))
 def mul(self, other, out=None):
     """Multiply elementwise, with broadcasting."""
+    if out is None and type(self) is np.ndarray and type(other) is np.ndarray and self.size >= ROW_SCALE_MIN:
+        r = _scaled_rows(self, other)
+        if r is None:
+            r = _scaled_rows(other, self)  # x * s is s * x, bit for bit
+        if r is not None:
+            return r
     return np.multiply(self, other, out=out)
+
+
+# From here (elements of the larger operand) a product by per-row values runs the compiled loop of ``_rows_numba``.
+ROW_SCALE_MIN = 1 << 12
+
+
+def _scaled_rows(a: np.ndarray, b: np.ndarray):
+    """``a * b`` where ``b`` has ``a``'s leading dims and ones after them (one value per row of ``a``), both
+    C-contiguous float32 or both float64; None for any other pair."""
+    if a.dtype is not b.dtype or a.ndim != b.ndim or a.ndim < 2 or (a.dtype is not _F32 and a.dtype is not _F64):
+        return None
+    shape = b.shape
+    k = len(shape)
+    while k and shape[k - 1] == 1:
+        k -= 1
+    if k == 0 or k == a.ndim or shape[:k] != a.shape[:k] or not a.flags.c_contiguous or not b.flags.c_contiguous:
+        return None
+    from ._rows_numba import scale_rows  # optional: numba, never loaded by import toolkit
+
+    rows = b.size
+    out = np.empty(a.shape, a.dtype)
+    scale_rows(a.reshape(rows, -1), b.reshape(rows), out.reshape(rows, -1))
+    return out
 
 
 @mul.grad
