@@ -182,6 +182,8 @@ class Tensor(TensorConversions, TensorMemory, TensorIndexing, TensorLegacy, Tens
             return is_contiguous_as(a.shape, self.stride(), memory_format)
         if a.size == 0:
             return True  # as in PyTorch; numpy gives empty arrays arbitrary strides
+        if type(a) is np.ndarray and a.flags.c_contiguous:
+            return True  # numpy's flag passes over the strides of size-1 dims, as PyTorch's check does
         expected = a.itemsize
         for size, stride in zip(reversed(a.shape), reversed(a.strides)):
             if size != 1 and stride != expected:

@@ -18,6 +18,12 @@ from ._linalg_checks import _check_bmm, _check_mv, _dtype, _meta, _mm_dims, _no_
 from .registry import LINALG, op
 
 
+def maybe_multiply(t, s):
+    """PyTorch's ``maybe_multiply`` in derivative formulas: ``t`` itself for a factor of 1, else ``t * s`` (the
+    gradient of the added term of ``addmm`` and its kind, where ``beta`` is almost always 1)."""
+    return t if s == 1 else t * s
+
+
 def _check_add_term(name, self_shape, out_shape, dtypes):
     """``self`` of addmm/baddbmm/addmv must broadcast to the product's shape and share its dtype."""
     if broadcast_shapes_or_none(tuple(self_shape), out_shape) != out_shape:
@@ -75,7 +81,7 @@ def _(self, mat1, mat2, beta=1, alpha=1):
 
 @addmm.grad
 def _(grad, mat1, mat2, beta, alpha, needs_input_grad):
-    g_self = grad * beta if needs_input_grad[0] else None
+    g_self = maybe_multiply(grad, beta) if needs_input_grad[0] else None
     g1 = grad.mm(mat2.t()) if needs_input_grad[1] else None
     g2 = mat1.t().mm(grad) if needs_input_grad[2] else None
     if alpha != 1:
@@ -114,7 +120,7 @@ def _(self, batch1, batch2, beta=1, alpha=1):
 
 @baddbmm.grad
 def _(grad, batch1, batch2, beta, alpha, needs_input_grad):
-    g_self = grad * beta if needs_input_grad[0] else None
+    g_self = maybe_multiply(grad, beta) if needs_input_grad[0] else None
     g1 = grad.bmm(batch2.mT) * alpha if needs_input_grad[1] else None
     g2 = batch1.mT.bmm(grad) * alpha if needs_input_grad[2] else None
     return g_self, g1, g2
@@ -160,7 +166,7 @@ def _(self, mat, vec, beta=1, alpha=1):
 
 @addmv.grad
 def _(grad, mat, vec, beta, alpha, needs_input_grad):
-    g_self = grad * beta if needs_input_grad[0] else None
+    g_self = maybe_multiply(grad, beta) if needs_input_grad[0] else None
     g_mat = grad.unsqueeze(-1) * vec * alpha if needs_input_grad[1] else None
     g_vec = mat.t().mv(grad) * alpha if needs_input_grad[2] else None
     return g_self, g_mat, g_vec

@@ -17,7 +17,7 @@ from .._core.meta import TensorMeta
 from .._core.shape import broadcast_shapes_or_none, wrap_dim
 from . import api
 from ._linalg_checks import _dtype, _meta, _no_bool, scalar_name
-from .linalg_addmm import _check_add_term, _scaled_sum
+from .linalg_addmm import _check_add_term, _scaled_sum, maybe_multiply
 from .registry import LINALG, op
 
 
@@ -73,7 +73,7 @@ def _(self, batch1, batch2, beta=1, alpha=1):
 
 @addbmm.grad
 def _(grad, batch1, batch2, beta, alpha, needs_input_grad):
-    g_self = grad * beta if needs_input_grad[0] else None
+    g_self = maybe_multiply(grad, beta) if needs_input_grad[0] else None
     g1 = grad.unsqueeze(0).matmul(batch2.mT) * alpha if needs_input_grad[1] else None
     g2 = batch1.mT.matmul(grad.unsqueeze(0)) * alpha if needs_input_grad[2] else None
     return g_self, g1, g2
@@ -125,7 +125,7 @@ def _(self, vec1, vec2, beta=1, alpha=1):
 
 @addr.grad
 def _(grad, vec1, vec2, beta, alpha, needs_input_grad):
-    g_self = grad * beta if needs_input_grad[0] else None
+    g_self = maybe_multiply(grad, beta) if needs_input_grad[0] else None
     g1 = grad.mv(vec2.to(grad.dtype)) * alpha if needs_input_grad[1] else None
     g2 = grad.t().mv(vec1.to(grad.dtype)) * alpha if needs_input_grad[2] else None
     return g_self, g1, g2
