@@ -122,3 +122,6 @@ def test_batch_without_weights_matches_torch(rng, dtype, reduction):
         for lib in (toolkit, torch):
             with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
                 lib.nn.functional.nll_loss(lib.tensor(x[:5]), lib.tensor(t), reduction=reduction)
+    for lib in (toolkit, torch):  # an empty batch with a 0-d target
+        with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+            lib.nn.functional.nll_loss(lib.tensor(x[:0]), lib.tensor(1), reduction=reduction)

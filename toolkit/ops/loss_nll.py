@@ -21,6 +21,7 @@ from .._core import dtypes as _dt
 from .._core.fp_errors import ignore_fp_errors
 from .._core.meta import TensorMeta
 from . import api
+from .elementwise import compiled_float
 from .grad_fn_rules import by_input_dim, by_reduction
 from .loss import MEAN, NONE, SUM, check_reduction
 from .registry import NN, op
@@ -46,6 +47,8 @@ def _check(self, target, weight, reduction) -> int:
     if nd <= 2:
         if len(tshape) > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if nd == 2 and not tshape:  # an empty batch passed the size check above; aten then reads target.size(0)
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         _check_target_dtype(target)
         if nd == 1 and len(tshape) == 1 and tshape[0] != 1:
             raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {tshape[0]}")
@@ -74,9 +77,6 @@ def _check(self, target, weight, reduction) -> int:
     if weight is not None and weight.dtype != self.dtype:
         raise RuntimeError(f"expected scalar type {_dt.title(self.dtype)} but found {_dt.title(weight.dtype)}")
     return 0 if nd == 1 else 1
-
-
-_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # the compiled loops' score dtypes
 
 
 def _check_target_dtype(target) -> None:
@@ -117,7 +117,7 @@ class _Meta:
 def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     """``-weight[t] * self[..., t, ...]`` per target, ignoring ``ignore_index``; 'mean' divides by the weight sum."""
     cdim = _check(_Meta(self), _Meta(target), None if weight is None else _Meta(weight), reduction)
-    if weight is None and self.ndim == 2 and reduction != NONE and self.dtype in _COMPILED_DTYPES:
+    if weight is None and self.ndim == 2 and target.ndim == 1 and reduction != NONE and compiled_float(self.dtype):
         from ._nll_numba import picked_sum  # optional: numba, never loaded by import toolkit
 
         total, kept, bad, t = picked_sum(self, target, ignore_index)
@@ -205,7 +205,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     for 'mean') at each target's class, zero elsewhere; a scatter of N values into zeros, no (N, C) mask."""
     _check_backward(grad_output, self, target, reduction, total_weight)
     cdim = 0 if self.ndim == 1 else 1
-    if weight is None and cdim and reduction != NONE and self.dtype in _COMPILED_DTYPES:
+    if weight is None and cdim and target.ndim == 1 and reduction != NONE and compiled_float(self.dtype):
         from ._nll_numba import scatter_value  # optional: numba, never loaded by import toolkit
 
         with ignore_fp_errors():

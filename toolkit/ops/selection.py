@@ -18,7 +18,13 @@ from ..backends.cpu import map_kernel
 from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import refuse_complex
-from .elementwise import FORMULA_KERNEL_DTYPES, FORMULA_KERNEL_MIN, formula_kernel, not_implemented
+from .elementwise import (
+    FORMULA_KERNEL_DTYPES,
+    FORMULA_KERNEL_MIN,
+    compiled_float,
+    formula_kernel,
+    not_implemented,
+)
 from .masked import nonzero_numpy
 from .pointwise import alias, compute_dtype
 from .registry import ELEMENTWISE, INDEXING, op, refuses_names
@@ -86,7 +92,7 @@ def _compiled_where(condition: np.ndarray, self, other):
         inputs, params, values = _OTHER, ("self",), (condition, other, dt.type(self))
     else:
         return None
-    if (dt is not _F32 and dt is not _F64) or shape != condition.shape:
+    if not compiled_float(dt) or shape != condition.shape:
         return None
     k = _WHERE_KERNELS.get(inputs)
     if k is None:
@@ -94,7 +100,6 @@ def _compiled_where(condition: np.ndarray, self, other):
     return k(*values)
 
 
-_F32, _F64 = FORMULA_KERNEL_DTYPES  # (the canonical dtypes: a native float32 array's dtype is this object)
 _NUMBERS = (float, int, bool)  # Python numbers: an array's float dtype takes them as they are (NEP 50)
 _BOTH, _SELF, _OTHER = ("condition", "self", "other"), ("condition", "self"), ("condition", "other")
 _WHERE_KERNELS: dict = {}  # by the formula's inputs that are arrays
