@@ -20,8 +20,8 @@ from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import no_complex_kernel, refuse_complex
 from .elementwise import (
-    FORMULA_KERNEL_DTYPES,
     FORMULA_KERNEL_MIN,
+    compiled_float,
     float_samples,
     formula_kernel,
     not_implemented,
@@ -69,7 +69,7 @@ def relu(self):
     """``max(self, 0)`` elementwise; integer dtypes are kept, and ``nan`` and ``-0.0`` pass through as in PyTorch."""
     if self.dtype == np.bool_:
         raise RuntimeError("relu: Boolean inputs not supported for relu")
-    if self.size >= FORMULA_KERNEL_MIN and self.dtype in FORMULA_KERNEL_DTYPES:
+    if self.size >= FORMULA_KERNEL_MIN and compiled_float(self.dtype):
         return formula_kernel("relu")(self)
     return np.where(self < 0, 0, self)
 

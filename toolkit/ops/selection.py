@@ -19,7 +19,6 @@ from . import api
 from ._meta_rules import elementwise_meta
 from .complex_refusal import refuse_complex
 from .elementwise import (
-    FORMULA_KERNEL_DTYPES,
     FORMULA_KERNEL_MIN,
     compiled_float,
     formula_kernel,
@@ -102,7 +101,9 @@ def _compiled_where(condition: np.ndarray, self, other):
 
 _NUMBERS = (float, int, bool)  # Python numbers: an array's float dtype takes them as they are (NEP 50)
 _BOTH, _SELF, _OTHER = ("condition", "self", "other"), ("condition", "self"), ("condition", "other")
-_WHERE_KERNELS: dict = {}  # by the formula's inputs that are arrays
+# The kernels by the formula's inputs that are arrays: map_kernel memoizes them too, but building its key cost
+# 0.35 us a call (3.4 against 3.0 us for 6400 values), a tenth of the call near the threshold.
+_WHERE_KERNELS: dict = {}
 
 
 @where.meta_rule
@@ -156,7 +157,7 @@ def _clamp(self, min, max):  # noqa: A002
             raise not_implemented("clamp", "clamp_cpu" if tensors else "clamp_scalar_cpu", dt)
         if not tensors:
             raise not_implemented("clamp", "clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu", dt)
-    if (type(self) is np.ndarray and self.size >= FORMULA_KERNEL_MIN and dt in FORMULA_KERNEL_DTYPES
+    if (type(self) is np.ndarray and self.size >= FORMULA_KERNEL_MIN and compiled_float(dt)
             and not isinstance(min, np.ndarray) and not isinstance(max, np.ndarray)):
         bounds = tuple(dt.type(b) for b in (min, max) if b is not None)
         return _clamp_kernel(min is not None, max is not None)(self, *bounds)

@@ -106,7 +106,8 @@ class MapKernel:
         """The loop on input arrays as they are, where they need no preparing: one shape, C-contiguous, native
         byte order, all of one dtype besides bool ones (a condition: bool promotes to any dtype, so the result
         has that dtype and a converted condition would read the same); None where they do, or where the loop
-        splits over the cores."""
+        splits over the cores. (The one-array call keeps its own shorter test in ``__call__``: through this
+        loop relu's kernel on 6400 values took 1.98 us instead of 1.56.)"""
         first, dt = values[0], None
         shape = first.shape if type(first) is np.ndarray else None
         for a in values[:n_in]:
